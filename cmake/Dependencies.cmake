@@ -1,0 +1,19 @@
+# Every dependency is a Debian 12 package found on the system; nothing is downloaded.
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(benchmark REQUIRED)
+
+# Standalone Asio (libasio-dev) ships headers only and no CMake package.
+find_path(ASIO_INCLUDE_DIR asio.hpp REQUIRED)
+add_library(asio_standalone INTERFACE)
+target_include_directories(asio_standalone SYSTEM INTERFACE ${ASIO_INCLUDE_DIR})
+target_compile_definitions(asio_standalone INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED)
+target_link_libraries(asio_standalone INTERFACE Threads::Threads)
+add_library(asio::asio ALIAS asio_standalone)
+
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(READLINE REQUIRED IMPORTED_TARGET readline)

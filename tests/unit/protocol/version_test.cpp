@@ -1,0 +1,9 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ecsd/protocol/version.hpp"
+
+TEST(Version, LineNamesProgramAndVersion) {
+    EXPECT_EQ(std::string(ecsd::protocol::version_line("ecsd")), std::string("ecsd ") + ecsd::protocol::version);
+}
