@@ -1,0 +1,49 @@
+#include "ecsd/protocol/framer.hpp"
+
+#include <cstring>
+
+namespace ecsd::protocol {
+
+void line_framer::compact() {
+    // Move the partial line to the front so the buffer does not grow with the stream.
+    if (start_ == 0) return;
+    const std::size_t rest = size_ - start_;
+    if (rest > 0) std::memmove(buf_.data(), buf_.data() + start_, rest);
+    size_ = rest;
+    start_ = 0;
+}
+
+std::span<char> line_framer::prepare(std::size_t min_bytes) {
+    if (start_ > 0 && (start_ == size_ || buf_.size() - size_ < min_bytes)) compact();
+    if (buf_.size() - size_ < min_bytes) buf_.resize(size_ + min_bytes);
+    return {buf_.data() + size_, buf_.size() - size_};
+}
+
+void line_framer::feed(std::string_view bytes) {
+    auto space = prepare(bytes.size());
+    if (!bytes.empty()) std::memcpy(space.data(), bytes.data(), bytes.size());
+    commit(bytes.size());
+}
+
+frame line_framer::next() noexcept {
+    const char* base = buf_.data() + start_;
+    const std::size_t avail = size_ - start_;
+    const void* lf = avail > scanned_ ? std::memchr(base + scanned_, '\n', avail - scanned_) : nullptr;
+    if (lf == nullptr) {
+        scanned_ = avail;
+        // A pending line may be max_line_ bytes plus a CR still waiting for its LF.
+        const bool over = avail > max_line_ + 1 || (avail == max_line_ + 1 && base[avail - 1] != '\r');
+        if (over) return {frame_status::too_large, {}};
+        if (avail == 0) start_ = size_ = 0;  // cheap reset keeps the buffer at the front
+        return {frame_status::need_more, {}};
+    }
+    std::size_t len = static_cast<const char*>(lf) - base;
+    const std::size_t consumed = len + 1;
+    if (len > 0 && base[len - 1] == '\r') --len;
+    if (len > max_line_) return {frame_status::too_large, {}};
+    start_ += consumed;
+    scanned_ = 0;
+    return {frame_status::line, std::string_view(base, len)};
+}
+
+}  // namespace ecsd::protocol

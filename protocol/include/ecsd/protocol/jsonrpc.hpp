@@ -1,0 +1,82 @@
+#pragma once
+// JSON-RPC 2.0 messages: turning one framed line into requests (single or batch) and building
+// response lines. Pure functions; the server and ecsctl share them.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ecsd/protocol/depth.hpp"
+#include "ecsd/protocol/errors.hpp"
+
+namespace ecsd::protocol {
+
+/// @brief A valid request or notification.
+struct request {
+    nlohmann::json id;          ///< string, number or null; meaningless for notifications
+    bool notification = false;  ///< true when the message had no "id" member: no response
+    std::string method;
+    nlohmann::json params;      ///< object, array, or null when absent
+};
+
+/// @brief A message that must be answered with an error instead of being dispatched.
+struct bad_message {
+    nlohmann::json id;  ///< the request's id when it could be read, else null
+    reason why;
+    std::string detail;
+    nlohmann::json data = nullptr;  ///< extra members for error.data
+};
+
+/// @brief One element of a parsed line.
+using message = std::variant<request, bad_message>;
+
+/// @brief A parsed line: one message, or the elements of a batch.
+struct parsed_line {
+    bool batch = false;  ///< true for a non-empty array: the answer is an array too
+    std::vector<message> messages;
+};
+
+/// @brief Limits applied while parsing.
+struct parse_limits {
+    std::size_t max_depth = max_nesting_depth;
+    std::size_t max_batch = 1024;  ///< more elements than this: one invalid_request error
+};
+
+/// @brief Parses and validates one line. Never throws for bad input: every failure becomes a
+/// bad_message that the caller answers (parse_error and empty batches answer with id null).
+[[nodiscard]] parsed_line parse_line(std::string_view line, const parse_limits& limits = {});
+
+/// @brief Validates an already parsed JSON value as one request (consumes it).
+[[nodiscard]] message to_message(nlohmann::json&& value);
+
+/// @brief The text of a success response, without the trailing newline.
+[[nodiscard]] std::string make_result(const nlohmann::json& id, const nlohmann::json& result);
+
+/// @brief The text of an error response, without the trailing newline. error.message is
+/// `detail` (or the reason's default message when empty); error.data is {reason, ...data}.
+[[nodiscard]] std::string make_error(const nlohmann::json& id, reason why, std::string_view detail = {},
+                                     const nlohmann::json& data = nullptr);
+
+/// @brief The error object {code, message, data} alone, for callers that assemble responses.
+[[nodiscard]] nlohmann::json error_object(reason why, std::string_view detail = {},
+                                          const nlohmann::json& data = nullptr);
+
+/// @brief An error object for a reason string outside the table (code unknown_reason_code).
+[[nodiscard]] nlohmann::json error_object(std::string_view reason_name, std::string_view detail);
+
+/// @brief A complete response from an id and either a result or an error object.
+[[nodiscard]] std::string make_response(const nlohmann::json& id, const nlohmann::json& result_or_error,
+                                        bool is_error);
+
+/// @brief The text of a request line, without the newline; params omitted when null.
+[[nodiscard]] std::string make_request(const nlohmann::json& id, std::string_view method,
+                                       const nlohmann::json& params = nullptr);
+
+/// @brief The text of a notification line (no id, so no response), without the newline.
+[[nodiscard]] std::string make_notification(std::string_view method, const nlohmann::json& params = nullptr);
+
+}  // namespace ecsd::protocol

@@ -1,0 +1,136 @@
+#include "ecsd/protocol/jsonrpc.hpp"
+
+#include <utility>
+
+namespace ecsd::protocol {
+namespace {
+
+using nlohmann::json;
+
+bool valid_id(const json& id) noexcept { return id.is_string() || id.is_number() || id.is_null(); }
+
+bad_message bad(json id, reason why, std::string detail, json data = nullptr) {
+    return bad_message{std::move(id), why, std::move(detail), std::move(data)};
+}
+
+}  // namespace
+
+message to_message(json&& value) {
+    if (!value.is_object()) return bad(nullptr, reason::invalid_request, "a request must be a JSON object");
+    json id = nullptr;
+    bool has_id = false;
+    if (auto it = value.find("id"); it != value.end()) {
+        if (!valid_id(*it)) return bad(nullptr, reason::invalid_request, "id must be a string, a number or null");
+        id = std::move(*it);
+        has_id = true;
+    }
+    auto version = value.find("jsonrpc");
+    if (version == value.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
+        return bad(std::move(id), reason::invalid_request, R"(jsonrpc must be "2.0")");
+    }
+    auto method = value.find("method");
+    if (method == value.end() || !method->is_string()) {
+        return bad(std::move(id), reason::invalid_request, "method must be a string");
+    }
+    request out;
+    if (auto params = value.find("params"); params != value.end()) {
+        if (!params->is_object() && !params->is_array()) {
+            return bad(std::move(id), reason::invalid_request, "params must be an object or an array");
+        }
+        out.params = std::move(*params);
+    }
+    out.method = std::move(method->get_ref<std::string&>());
+    out.id = std::move(id);
+    out.notification = !has_id;
+    return out;
+}
+
+parsed_line parse_line(std::string_view line, const parse_limits& limits) {
+    parsed_line out;
+    if (exceeds_depth(line, limits.max_depth)) {
+        out.messages.emplace_back(bad(nullptr, reason::invalid_request, "nesting deeper than the limit",
+                                      json{{"limit", limits.max_depth}}));
+        return out;
+    }
+    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) {
+        // Parse again with exceptions only to report where it failed; bad input is rare.
+        std::string detail = "malformed JSON";
+        try {
+            const json again = json::parse(line);
+            (void)again;
+        } catch (const json::exception& e) {
+            detail = e.what();
+        }
+        out.messages.emplace_back(bad(nullptr, reason::parse_error, std::move(detail)));
+        return out;
+    }
+    if (!value.is_array()) {
+        out.messages.emplace_back(to_message(std::move(value)));
+        return out;
+    }
+    if (value.empty()) {
+        out.messages.emplace_back(bad(nullptr, reason::invalid_request, "empty batch"));
+        return out;
+    }
+    if (value.size() > limits.max_batch) {
+        out.messages.emplace_back(bad(nullptr, reason::limit_reached, "batch has too many elements",
+                                      json{{"limit", limits.max_batch}}));
+        return out;
+    }
+    out.batch = true;
+    out.messages.reserve(value.size());
+    for (auto& element : value) out.messages.emplace_back(to_message(std::move(element)));
+    return out;
+}
+
+json error_object(reason why, std::string_view detail, const json& data) {
+    const auto& row = info(why);
+    json error_data = json::object();
+    error_data["reason"] = row.name;
+    if (data.is_object()) {
+        for (const auto& [key, val] : data.items()) {
+            if (key != "reason") error_data[key] = val;
+        }
+    }
+    return json{{"code", row.code},
+                {"message", detail.empty() ? row.message : detail},
+                {"data", std::move(error_data)}};
+}
+
+json error_object(std::string_view reason_name, std::string_view detail) {
+    if (auto known = reason_from_name(reason_name)) return error_object(*known, detail);
+    return json{{"code", unknown_reason_code},
+                {"message", detail.empty() ? std::string_view("Server error") : detail},
+                {"data", {{"reason", reason_name}}}};
+}
+
+std::string make_response(const json& id, const json& result_or_error, bool is_error) {
+    // Assembled as text: cheaper than building a json object around the result just to dump it.
+    std::string out = R"({"jsonrpc":"2.0","id":)";
+    out += id.dump(-1, ' ', false, json::error_handler_t::replace);
+    out += is_error ? R"(,"error":)" : R"(,"result":)";
+    out += result_or_error.dump(-1, ' ', false, json::error_handler_t::replace);
+    out += '}';
+    return out;
+}
+
+std::string make_result(const json& id, const json& result) { return make_response(id, result, false); }
+
+std::string make_error(const json& id, reason why, std::string_view detail, const json& data) {
+    return make_response(id, error_object(why, detail, data), true);
+}
+
+std::string make_request(const json& id, std::string_view method, const json& params) {
+    json msg{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+    if (!params.is_null()) msg["params"] = params;
+    return msg.dump();
+}
+
+std::string make_notification(std::string_view method, const json& params) {
+    json msg{{"jsonrpc", "2.0"}, {"method", method}};
+    if (!params.is_null()) msg["params"] = params;
+    return msg.dump();
+}
+
+}  // namespace ecsd::protocol

@@ -1,0 +1,143 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ecsd/protocol/jsonrpc.hpp"
+
+namespace p = ecsd::protocol;
+using nlohmann::json;
+
+namespace {
+
+const p::request& as_request(const p::message& m) {
+    EXPECT_TRUE(std::holds_alternative<p::request>(m));
+    return std::get<p::request>(m);
+}
+
+const p::bad_message& as_bad(const p::message& m) {
+    EXPECT_TRUE(std::holds_alternative<p::bad_message>(m));
+    return std::get<p::bad_message>(m);
+}
+
+}  // namespace
+
+TEST(ParseLine, SingleRequest) {
+    auto out = p::parse_line(R"({"jsonrpc":"2.0","id":7,"method":"server.ping","params":{"a":1}})");
+    EXPECT_FALSE(out.batch);
+    ASSERT_EQ(out.messages.size(), 1U);
+    const auto& r = as_request(out.messages[0]);
+    EXPECT_EQ(r.id, 7);
+    EXPECT_FALSE(r.notification);
+    EXPECT_EQ(r.method, "server.ping");
+    EXPECT_EQ(r.params["a"], 1);
+}
+
+TEST(ParseLine, NotificationHasNoId) {
+    auto out = p::parse_line(R"({"jsonrpc":"2.0","method":"server.ping"})");
+    const auto& r = as_request(out.messages.at(0));
+    EXPECT_TRUE(r.notification);
+    EXPECT_TRUE(r.params.is_null());
+}
+
+TEST(ParseLine, NullIdIsARequestNotANotification) {
+    auto out = p::parse_line(R"({"jsonrpc":"2.0","id":null,"method":"m"})");
+    EXPECT_FALSE(as_request(out.messages.at(0)).notification);
+}
+
+TEST(ParseLine, MalformedJsonIsParseErrorWithNullId) {
+    for (const char* line : {"{", "nope", R"({"jsonrpc":"2.0","id":1,)", "1e400", "\xff\xfe", ""}) {
+        auto out = p::parse_line(line);
+        ASSERT_EQ(out.messages.size(), 1U) << line;
+        const auto& b = as_bad(out.messages[0]);
+        EXPECT_EQ(b.why, p::reason::parse_error) << line;
+        EXPECT_TRUE(b.id.is_null());
+    }
+}
+
+TEST(ParseLine, InvalidRequestsKeepTheirIdWhenReadable) {
+    auto out = p::parse_line(R"({"jsonrpc":"1.0","id":"abc","method":"m"})");
+    const auto& b = as_bad(out.messages.at(0));
+    EXPECT_EQ(b.why, p::reason::invalid_request);
+    EXPECT_EQ(b.id, "abc");
+    EXPECT_EQ(as_bad(p::parse_line(R"({"jsonrpc":"2.0","id":1,"method":5})").messages.at(0)).why,
+              p::reason::invalid_request);
+    EXPECT_EQ(as_bad(p::parse_line(R"({"jsonrpc":"2.0","id":1,"method":"m","params":3})").messages.at(0)).why,
+              p::reason::invalid_request);
+    const auto obj_line = p::parse_line(R"({"jsonrpc":"2.0","id":{},"method":"m"})");
+    const auto& obj_id = as_bad(obj_line.messages.at(0));
+    EXPECT_EQ(obj_id.why, p::reason::invalid_request);
+    EXPECT_TRUE(obj_id.id.is_null());
+    EXPECT_EQ(as_bad(p::parse_line("42").messages.at(0)).why, p::reason::invalid_request);
+}
+
+TEST(ParseLine, EmptyBatchIsOneInvalidRequest) {
+    auto out = p::parse_line("[]");
+    EXPECT_FALSE(out.batch);
+    EXPECT_EQ(as_bad(out.messages.at(0)).why, p::reason::invalid_request);
+}
+
+TEST(ParseLine, BatchMixesValidAndInvalid) {
+    auto out = p::parse_line(R"([{"jsonrpc":"2.0","id":1,"method":"a"},1,{"jsonrpc":"2.0","method":"n"}])");
+    EXPECT_TRUE(out.batch);
+    ASSERT_EQ(out.messages.size(), 3U);
+    EXPECT_EQ(as_request(out.messages[0]).method, "a");
+    EXPECT_EQ(as_bad(out.messages[1]).why, p::reason::invalid_request);
+    EXPECT_TRUE(as_request(out.messages[2]).notification);
+}
+
+TEST(ParseLine, BatchSizeIsLimited) {
+    std::string line = "[";
+    for (int i = 0; i < 5; ++i) line += R"({"jsonrpc":"2.0","id":1,"method":"a"},)";
+    line.back() = ']';
+    p::parse_limits limits;
+    limits.max_batch = 4;
+    EXPECT_EQ(as_bad(p::parse_line(line, limits).messages.at(0)).why, p::reason::limit_reached);
+}
+
+TEST(ParseLine, DeepNestingIsRefusedBeforeParsing) {
+    std::string deep = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"x":)" + std::string(70, '[') +
+                       std::string(70, ']') + "}}";
+    const auto deep_line = p::parse_line(deep);
+    const auto& b = as_bad(deep_line.messages.at(0));
+    EXPECT_EQ(b.why, p::reason::invalid_request);
+    EXPECT_EQ(b.data["limit"], 64);
+    std::string ok = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"x":)" + std::string(60, '[') +
+                     std::string(60, ']') + "}}";
+    EXPECT_EQ(as_request(p::parse_line(ok).messages.at(0)).method, "m");
+}
+
+TEST(Responses, ResultLine) {
+    auto line = p::make_result(3, "pong");
+    EXPECT_EQ(line, R"({"jsonrpc":"2.0","id":3,"result":"pong"})");
+    EXPECT_EQ(json::parse(line)["result"], "pong");
+}
+
+TEST(Responses, ErrorLineCarriesReasonAndData) {
+    auto parsed = json::parse(p::make_error("x", p::reason::no_such_world, "no world 'w'", {{"world", "w"}}));
+    EXPECT_EQ(parsed["jsonrpc"], "2.0");
+    EXPECT_EQ(parsed["id"], "x");
+    EXPECT_EQ(parsed["error"]["code"], -32001);
+    EXPECT_EQ(parsed["error"]["message"], "no world 'w'");
+    EXPECT_EQ(parsed["error"]["data"]["reason"], "no_such_world");
+    EXPECT_EQ(parsed["error"]["data"]["world"], "w");
+}
+
+TEST(Responses, DefaultMessageAndUnknownReason) {
+    EXPECT_EQ(p::error_object(p::reason::internal)["message"], "Internal error");
+    auto unknown = p::error_object("brand_new", "x");
+    EXPECT_EQ(unknown["code"], p::unknown_reason_code);
+    EXPECT_EQ(unknown["data"]["reason"], "brand_new");
+    EXPECT_EQ(p::error_object("no_such_entity", "gone")["code"], -32003);
+}
+
+TEST(Responses, InvalidUtf8IsReplacedNotThrown) {
+    EXPECT_NO_THROW((void)p::make_result(1, std::string("\xff")));
+}
+
+TEST(Requests, RoundTrip) {
+    auto line = p::make_request(1, "world.step", {{"ticks", 2}});
+    const auto parsed = p::parse_line(line);
+    const auto& r = as_request(parsed.messages.at(0));
+    EXPECT_EQ(r.params["ticks"], 2);
+    EXPECT_TRUE(as_request(p::parse_line(p::make_notification("server.ping")).messages.at(0)).notification);
+}
