@@ -1,0 +1,116 @@
+#pragma once
+// How a typed (C++ struct) component describes itself: its name and its
+// fields. JSON conversion, validation, schema and hashing derive from this
+// one description, so a built-in component is one struct plus one traits row.
+//
+//   template <> struct component_traits<Position> {
+//       static constexpr const char* name = "Position";
+//       static constexpr auto fields = std::make_tuple(field("x", &Position::x), field("y", &Position::y));
+//   };
+
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+#include "ecs/value_codec.hpp"
+
+namespace ecsd::ecs {
+
+template <typename C, typename M>
+struct field_desc {
+    const char* name;
+    M C::*member;
+    using value_type = M;
+};
+
+/// @brief One field of a typed component: its JSON name and member pointer.
+template <typename C, typename M>
+constexpr field_desc<C, M> field(const char* name, M C::*member) {
+    return {name, member};
+}
+
+/// @brief Specialize with `name` and `fields` for every typed component.
+template <typename T>
+struct component_traits;
+
+/// @brief A component with no data: stored as membership only (seed 002's Player).
+template <typename T>
+inline constexpr bool is_tag_v = std::is_empty_v<T>;
+
+namespace internal {
+template <typename T, typename F>
+void for_each_field(F&& f) {
+    std::apply([&](const auto&... d) { (f(d), ...); }, component_traits<T>::fields);
+}
+}  // namespace internal
+
+/// @brief The JSON object form of a typed component value.
+template <typename T>
+json typed_to_json(const T& value) {
+    json out = json::object();
+    internal::for_each_field<T>([&](const auto& d) {
+        using M = typename std::decay_t<decltype(d)>::value_type;
+        out[d.name] = value_codec<M>::write(value.*(d.member));
+    });
+    return out;
+}
+
+/// @brief Parses a JSON object onto `base` (fields not named keep base's value).
+/// Unknown fields and wrong types throw invalid_value; nothing is half-applied.
+template <typename T>
+T typed_from_json(const json& j, T base = T{}) {
+    const std::string type = component_traits<T>::name;
+    if (j.is_null()) return base;
+    if (!j.is_object()) internal::bad_value(type, "an object", j);
+    for (const auto& [key, _] : j.items()) {
+        bool known = false;
+        internal::for_each_field<T>([&](const auto& d) { known = known || key == d.name; });
+        if (!known) throw ecs_error(reason::invalid_value, type + ": unknown field '" + key + "'");
+    }
+    internal::for_each_field<T>([&](const auto& d) {
+        using M = typename std::decay_t<decltype(d)>::value_type;
+        if (auto it = j.find(d.name); it != j.end())
+            base.*(d.member) = value_codec<M>::read(*it, type + "." + d.name);
+    });
+    return base;
+}
+
+/// @brief Sets one named field from JSON; throws invalid_value for a bad name or type.
+template <typename T>
+void typed_set_field(T& value, std::string_view name, const json& j) {
+    const std::string type = component_traits<T>::name;
+    bool found = false;
+    internal::for_each_field<T>([&](const auto& d) {
+        using M = typename std::decay_t<decltype(d)>::value_type;
+        if (!found && name == d.name) {
+            value.*(d.member) = value_codec<M>::read(j, type + "." + d.name);
+            found = true;
+        }
+    });
+    if (!found) throw ecs_error(reason::invalid_value, type + ": unknown field '" + std::string(name) + "'");
+}
+
+template <typename T>
+void typed_hash(state_hasher& h, const T& value) {
+    internal::for_each_field<T>([&](const auto& d) {
+        using M = typename std::decay_t<decltype(d)>::value_type;
+        value_codec<M>::hash(h, value.*(d.member));
+    });
+}
+
+/// @brief Field list with types and defaults, as reported to clients.
+template <typename T>
+json typed_schema_fields() {
+    json fields = json::array();
+    const T defaults{};
+    internal::for_each_field<T>([&](const auto& d) {
+        using M = typename std::decay_t<decltype(d)>::value_type;
+        fields.push_back({{"name", d.name},
+                          {"type", value_codec<M>::type_name},
+                          {"default", value_codec<M>::write(defaults.*(d.member))}});
+    });
+    return fields;
+}
+
+}  // namespace ecsd::ecs

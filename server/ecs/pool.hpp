@@ -1,0 +1,235 @@
+#pragma once
+// Storages: one sparse set per component type, plus the per-tick change
+// records (seed 004's dirty and dead). Three kinds share one interface, so
+// the registry, queries and serialization treat them alike:
+//   typed_pool<T>  a C++ struct, packed in a dense array beside the slots
+//   tag_pool       no data at all: membership is the value (seed 002's Player)
+//   dynamic_pool   a run-time component (seed 004): validated JSON objects
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ecs/component_traits.hpp"
+#include "ecs/dynamic_schema.hpp"
+#include "ecs/sparse_set.hpp"
+
+namespace ecsd::ecs {
+
+enum class storage_kind { typed, tag, dynamic };
+
+/// @brief The type-erased face of a component storage.
+class pool : public sparse_set {
+public:
+    pool(component_id id, std::string name, storage_kind kind) : id_(id), name_(std::move(name)), kind_(kind) {}
+
+    [[nodiscard]] component_id id() const noexcept { return id_; }
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    [[nodiscard]] storage_kind kind() const noexcept { return kind_; }
+
+    /// @brief Throws invalid_value when `value` is not a valid value of this type.
+    virtual void validate(const json& value) const = 0;
+    /// @brief Adds the slot with a value parsed from JSON (null means defaults).
+    virtual void emplace_json(std::uint32_t slot, const json& value) = 0;
+    /// @brief Replaces the value of a slot already present.
+    virtual void assign_json(std::uint32_t slot, const json& value) = 0;
+    /// @brief Writes one field of a slot already present.
+    virtual void set_field_json(std::uint32_t slot, std::string_view field, const json& value) = 0;
+    [[nodiscard]] virtual json value_json(std::uint32_t slot) const = 0;
+    virtual void hash_value(std::uint32_t slot, state_hasher& h) const = 0;
+    /// @brief The field list with types and defaults.
+    [[nodiscard]] virtual json schema_fields() const = 0;
+
+    // --- change tracking -------------------------------------------------
+    /// @brief Epoch of the last write for each dense position (data pools only).
+    [[nodiscard]] std::uint32_t stamp_at(std::uint32_t pos) const noexcept {
+        return pos < stamps_.size() ? stamps_[pos] : 0;
+    }
+    /// @brief Marks the value at a dense position as written this tick.
+    void mark_written(std::uint32_t pos) noexcept {
+        if (pos < stamps_.size()) stamps_[pos] = *epoch_;
+    }
+    [[nodiscard]] std::uint32_t* stamps() noexcept { return stamps_.data(); }
+    [[nodiscard]] bool tracks_writes() const noexcept { return tracking_; }
+    void bind_epoch(const std::uint32_t* epoch) noexcept { epoch_ = epoch; }
+    void track_writes(bool on) {
+        tracking_ = on && kind_ != storage_kind::tag;
+        stamps_.assign(tracking_ ? size() : 0, 0);
+    }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept override {
+        return sparse_set::memory_bytes() + stamps_.capacity() * sizeof(std::uint32_t);
+    }
+    void reset_stamps() { std::fill(stamps_.begin(), stamps_.end(), 0); }
+
+    /// @brief Entities that gained / lost this component: [0] last tick, [1] this tick.
+    std::vector<entity_id> added[2];
+    std::vector<entity_id> removed[2];
+
+    /// @brief Owning group of this pool, or -1.
+    int owner_group = -1;
+
+protected:
+    void push_stamp() {
+        if (tracking_) stamps_.push_back(*epoch_);
+    }
+    void on_swap_and_pop(std::uint32_t pos) override {
+        if (tracking_) {
+            stamps_[pos] = stamps_.back();
+            stamps_.pop_back();
+        }
+    }
+    void on_swap(std::uint32_t a, std::uint32_t b) override {
+        if (tracking_) std::swap(stamps_[a], stamps_[b]);
+    }
+    void on_reserve(std::size_t n) override {
+        if (tracking_) stamps_.reserve(n);
+    }
+    void on_clear() override { stamps_.clear(); }
+
+private:
+    component_id id_;
+    std::string name_;
+    storage_kind kind_;
+    bool tracking_ = false;
+    const std::uint32_t* epoch_ = nullptr;
+    std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> stamps_;
+};
+
+/// @brief Storage of a C++ struct component in a packed array.
+template <typename T>
+class typed_pool final : public pool {
+public:
+    typed_pool(component_id id) : pool(id, component_traits<T>::name, storage_kind::typed) {}
+
+    [[nodiscard]] T* data() noexcept { return data_.data(); }
+    [[nodiscard]] T& get(std::uint32_t slot) noexcept { return data_[index(slot)]; }
+    [[nodiscard]] const T& get(std::uint32_t slot) const noexcept { return data_[index(slot)]; }
+    [[nodiscard]] T& at(std::uint32_t pos) noexcept { return data_[pos]; }
+
+    T& emplace(std::uint32_t slot, T value) {
+        push_slot(slot);
+        push_stamp();
+        return data_.emplace_back(std::move(value));
+    }
+
+    void validate(const json& value) const override { (void)typed_from_json<T>(value); }
+    void emplace_json(std::uint32_t slot, const json& value) override { emplace(slot, typed_from_json<T>(value)); }
+    void assign_json(std::uint32_t slot, const json& value) override {
+        const auto pos = index(slot);
+        data_[pos] = typed_from_json<T>(value);
+        mark_written(pos);
+    }
+    void set_field_json(std::uint32_t slot, std::string_view f, const json& value) override {
+        const auto pos = index(slot);
+        T copy = data_[pos];  // write only when the whole field validated
+        typed_set_field(copy, f, value);
+        data_[pos] = std::move(copy);
+        mark_written(pos);
+    }
+    [[nodiscard]] json value_json(std::uint32_t slot) const override { return typed_to_json(get(slot)); }
+    void hash_value(std::uint32_t slot, state_hasher& h) const override { typed_hash(h, get(slot)); }
+    [[nodiscard]] json schema_fields() const override { return typed_schema_fields<T>(); }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept override {
+        return pool::memory_bytes() + data_.capacity() * sizeof(T);
+    }
+
+private:
+    void on_swap_and_pop(std::uint32_t pos) override {
+        if (pos + 1 != data_.size()) data_[pos] = std::move(data_.back());
+        data_.pop_back();
+        pool::on_swap_and_pop(pos);
+    }
+    void on_swap(std::uint32_t a, std::uint32_t b) override {
+        std::swap(data_[a], data_[b]);
+        pool::on_swap(a, b);
+    }
+    void on_reserve(std::size_t n) override {
+        data_.reserve(n);
+        pool::on_reserve(n);
+    }
+    void on_clear() override {
+        data_.clear();
+        pool::on_clear();
+    }
+
+    std::vector<T, huge_page_allocator<T>> data_;
+};
+
+/// @brief A component without data: only the sparse set, no per-entity bytes.
+class tag_pool final : public pool {
+public:
+    tag_pool(component_id id, std::string name) : pool(id, std::move(name), storage_kind::tag) {}
+
+    void emplace(std::uint32_t slot) { push_slot(slot); }
+
+    void validate(const json& value) const override {
+        if (!value.is_null() && !(value.is_object() && value.empty()) && !(value.is_boolean() && value.get<bool>()))
+            throw ecs_error(reason::invalid_value, name() + " is a tag and holds no fields; send {} or null");
+    }
+    void emplace_json(std::uint32_t slot, const json& value) override {
+        validate(value);
+        emplace(slot);
+    }
+    void assign_json(std::uint32_t, const json& value) override { validate(value); }
+    void set_field_json(std::uint32_t, std::string_view f, const json&) override {
+        throw ecs_error(reason::invalid_value, name() + " is a tag and has no field '" + std::string(f) + "'");
+    }
+    [[nodiscard]] json value_json(std::uint32_t) const override { return json::object(); }
+    void hash_value(std::uint32_t, state_hasher&) const override {}
+    [[nodiscard]] json schema_fields() const override { return json::array(); }
+};
+
+/// @brief Storage of a run-time component: validated JSON objects.
+class dynamic_pool final : public pool {
+public:
+    dynamic_pool(component_id id, dynamic_schema schema)
+        : pool(id, schema.name(), storage_kind::dynamic), schema_(std::move(schema)) {}
+
+    [[nodiscard]] const dynamic_schema& schema() const noexcept { return schema_; }
+
+    void validate(const json& value) const override { (void)schema_.make_value(value); }
+    void emplace_json(std::uint32_t slot, const json& value) override {
+        json v = schema_.make_value(value);
+        push_slot(slot);
+        push_stamp();
+        data_.push_back(std::move(v));
+    }
+    void assign_json(std::uint32_t slot, const json& value) override {
+        const auto pos = index(slot);
+        data_[pos] = schema_.make_value(value);
+        mark_written(pos);
+    }
+    void set_field_json(std::uint32_t slot, std::string_view f, const json& value) override {
+        const auto pos = index(slot);
+        data_[pos] = schema_.with_field(data_[pos], f, value);
+        mark_written(pos);
+    }
+    [[nodiscard]] json value_json(std::uint32_t slot) const override { return data_[index(slot)]; }
+    void hash_value(std::uint32_t slot, state_hasher& h) const override { schema_.hash(h, data_[index(slot)]); }
+    [[nodiscard]] json schema_fields() const override { return schema_.to_json(); }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept override {
+        return pool::memory_bytes() + data_.capacity() * sizeof(json);
+    }
+
+private:
+    void on_swap_and_pop(std::uint32_t pos) override {
+        if (pos + 1 != data_.size()) data_[pos] = std::move(data_.back());
+        data_.pop_back();
+        pool::on_swap_and_pop(pos);
+    }
+    void on_swap(std::uint32_t a, std::uint32_t b) override {
+        std::swap(data_[a], data_[b]);
+        pool::on_swap(a, b);
+    }
+    void on_clear() override {
+        data_.clear();
+        pool::on_clear();
+    }
+
+    dynamic_schema schema_;
+    std::vector<json> data_;
+};
+
+}  // namespace ecsd::ecs

@@ -1,0 +1,384 @@
+#include "ecs/registry.hpp"
+
+#include <unordered_set>
+
+namespace ecsd::ecs {
+
+namespace {
+std::string id_text(entity_id e) { return std::to_string(e); }
+}  // namespace
+
+// --- component types -------------------------------------------------------------
+
+component_id registry::next_id(const std::string& name) const {
+    if (name.empty() || name.size() > 64)
+        throw ecs_error(reason::invalid_value, "component names are 1 to 64 characters");
+    if (by_name_.count(name)) throw ecs_error(reason::component_exists, "component type '" + name + "' already exists");
+    if (pools_.size() >= max_component_types)
+        throw ecs_error(reason::limit_reached, "at most " + std::to_string(max_component_types) + " component types");
+    return static_cast<component_id>(pools_.size());
+}
+
+void registry::install(std::unique_ptr<pool> p) {
+    p->bind_epoch(&epoch_);
+    p->track_writes(tracking_);
+    by_name_.emplace(p->name(), p->id());
+    pools_.push_back(std::move(p));
+    watches_by_component_.emplace_back();
+    entities_.ensure_types(pools_.size());
+}
+
+component_id registry::register_dynamic(const std::string& name, const json& fields) {
+    const auto id = next_id(name);
+    auto schema = dynamic_schema::parse(name, fields);
+    if (schema.is_tag()) {
+        install(std::make_unique<tag_pool>(id, name));
+    } else {
+        install(std::make_unique<dynamic_pool>(id, std::move(schema)));
+    }
+    return id;
+}
+
+std::optional<component_id> registry::find_component(std::string_view name) const {
+    if (auto it = by_name_.find(std::string(name)); it != by_name_.end()) return it->second;
+    return std::nullopt;
+}
+
+component_id registry::component_by_name(std::string_view name) const {
+    if (auto id = find_component(name)) return *id;
+    throw ecs_error(reason::no_such_component, "no component type named '" + std::string(name) + "'");
+}
+
+void registry::track_writes(bool on) {
+    tracking_ = on;
+    for (auto& p : pools_) p->track_writes(on);
+}
+
+// --- entities --------------------------------------------------------------------
+
+void registry::check(entity_id e) const {
+    if (entities_.alive(e)) return;
+    if (entities_.stale(e))
+        throw ecs_error(reason::no_such_entity, "entity " + id_text(e) + " is stale: it was destroyed");
+    throw ecs_error(reason::no_such_entity, "entity " + id_text(e) + " does not exist");
+}
+
+void registry::reserve(std::size_t n) {
+    entities_.reserve(n);
+    for (auto& p : pools_) p->reserve(n);
+}
+
+void registry::destroy(entity_id e) {
+    check(e);
+    if (iterating_ > 0) {
+        defer([this, e] {
+            if (alive(e)) destroy_now(e);
+        });
+        return;
+    }
+    destroy_now(e);
+}
+
+void registry::destroy_now(entity_id e) {
+    const auto slot = index_of(e);
+    entities_.for_each_component(slot, [&](component_id c) {
+        before_removed(slot, c);
+        pools_[c]->erase(slot);
+        pools_[c]->removed[1].push_back(e);
+        entities_.clear_bit(slot, c);
+    });
+    for (auto& w : watches_)  // an entity matching a query with no `all` can have no components
+        if (w->members.contains(slot)) w->members.erase(slot);
+    entities_.destroy(slot);
+    died_[1].push_back(e);
+}
+
+// --- components --------------------------------------------------------------------
+
+void registry::throw_exists(entity_id e, component_id c) const {
+    throw ecs_error(reason::component_exists,
+                    "entity " + id_text(e) + " already has " + pools_[c]->name() + " (use insert to replace it)");
+}
+
+void registry::emplace_json(entity_id e, component_id c, const json& value) {
+    check(e);
+    const auto slot = index_of(e);
+    if (pools_[c]->contains(slot)) throw_exists(e, c);
+    pools_[c]->validate(value);
+    if (iterating_ > 0) {
+        defer([this, e, c, value] {
+            if (alive(e) && !has(e, c)) emplace_json(e, c, value);
+        });
+        return;
+    }
+    pools_[c]->emplace_json(slot, value);
+    on_added(slot, c);
+}
+
+void registry::insert_json(entity_id e, component_id c, const json& value) {
+    check(e);
+    if (pools_[c]->contains(index_of(e))) {
+        pools_[c]->assign_json(index_of(e), value);
+    } else {
+        emplace_json(e, c, value);
+    }
+}
+
+void registry::set_field_json(entity_id e, component_id c, std::string_view field, const json& value) {
+    check(e);
+    if (!pools_[c]->contains(index_of(e)))
+        throw ecs_error(reason::no_such_component, "entity " + id_text(e) + " has no " + pools_[c]->name());
+    pools_[c]->set_field_json(index_of(e), field, value);
+}
+
+json registry::get_json(entity_id e, component_id c) const {
+    check(e);
+    if (!pools_[c]->contains(index_of(e)))
+        throw ecs_error(reason::no_such_component, "entity " + id_text(e) + " has no " + pools_[c]->name());
+    return pools_[c]->value_json(index_of(e));
+}
+
+void registry::remove(entity_id e, component_id c) {
+    check(e);
+    const auto slot = index_of(e);
+    if (c == null_index || !pools_[c]->contains(slot))
+        throw ecs_error(reason::no_such_component,
+                        "entity " + id_text(e) + " has no " + (c == null_index ? "such component" : pools_[c]->name()));
+    if (iterating_ > 0) {
+        defer([this, e, c] {
+            if (has(e, c)) remove(e, c);
+        });
+        return;
+    }
+    before_removed(slot, c);
+    pools_[c]->erase(slot);
+    entities_.clear_bit(slot, c);
+    pools_[c]->removed[1].push_back(e);
+    update_watches(slot, c);
+}
+
+std::vector<component_id> registry::components_of(entity_id e) const {
+    check(e);
+    std::vector<component_id> out;
+    entities_.for_each_component(index_of(e), [&](component_id c) { out.push_back(c); });
+    return out;
+}
+
+// --- signature changes: groups, watches, change records ----------------------------
+
+void registry::on_added(std::uint32_t slot, component_id c) {
+    entities_.set_bit(slot, c);
+    pools_[c]->added[1].push_back(entities_.id_of(slot));
+    if (const int g = pools_[c]->owner_group; g >= 0) {
+        auto& grp = groups_[static_cast<std::size_t>(g)];
+        bool all = true;
+        for (auto o : grp.owned) all = all && entities_.has(slot, o);
+        if (all && pools_[grp.owned[0]]->index(slot) >= grp.size) {
+            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
+            ++grp.size;
+        }
+    }
+    update_watches(slot, c);
+}
+
+void registry::before_removed(std::uint32_t slot, component_id c) {
+    if (const int g = pools_[c]->owner_group; g >= 0) {
+        auto& grp = groups_[static_cast<std::size_t>(g)];
+        if (pools_[c]->index(slot) < grp.size) {
+            --grp.size;
+            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
+        }
+    }
+}
+
+void registry::update_watches(std::uint32_t slot, component_id c) {
+    for (int id : watches_by_component_[c]) {
+        auto& w = *watches_[static_cast<std::size_t>(id)];
+        const bool in = w.members.contains(slot);
+        const bool should = matches(slot, w.q);
+        if (should && !in) w.members.insert(slot);
+        if (!should && in) w.members.erase(slot);
+    }
+}
+
+void registry::own_group_ids(std::vector<component_id> owned) {
+    for (auto c : owned) {
+        if (c == null_index || c >= pools_.size())
+            throw ecs_error(reason::no_such_component, "owning group over an unregistered component");
+        if (pools_[c]->owner_group >= 0)
+            throw ecs_error(reason::invalid_value, pools_[c]->name() + " is already owned by a group");
+    }
+    const int g = static_cast<int>(groups_.size());
+    groups_.push_back({owned, 0});
+    for (auto c : owned) pools_[c]->owner_group = g;
+    // Align the entities that already have every owned component.
+    const pool& lead = *pools_[owned[0]];
+    for (std::size_t i = 0; i < lead.size(); ++i) {
+        const auto slot = lead.slot_at(i);
+        bool all = true;
+        for (auto o : owned) all = all && pools_[o]->contains(slot);
+        if (!all) continue;
+        auto& grp = groups_.back();
+        for (auto o : owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
+        ++grp.size;
+    }
+}
+
+long registry::group_size_of(component_id c) const noexcept {
+    const int g = pools_[c]->owner_group;
+    return g < 0 ? -1 : static_cast<long>(groups_[static_cast<std::size_t>(g)].size);
+}
+
+int registry::watch(const query& q) {
+    const int id = static_cast<int>(watches_.size());
+    auto entry = std::make_unique<watch_entry>();
+    entry->q = q;
+    std::unordered_set<component_id> mentioned;
+    q.all.for_each([&](component_id c) { mentioned.insert(c); });
+    q.none.for_each([&](component_id c) { mentioned.insert(c); });
+    for (const auto& g : q.any) g.for_each([&](component_id c) { mentioned.insert(c); });
+    for (auto c : mentioned) watches_by_component_[c].push_back(id);
+    for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
+        if (entities_.slot_alive(slot) && matches(slot, q)) entry->members.insert(slot);
+    watches_.push_back(std::move(entry));
+    return id;
+}
+
+// --- queries --------------------------------------------------------------------------
+
+query registry::resolve(const query_terms& t) const {
+    query q;
+    for (const auto& n : t.all) {
+        const auto c = component_by_name(n);
+        q.all.set(c);
+        q.all_ids.push_back(c);
+    }
+    for (const auto& n : t.none) q.none.set(component_by_name(n));
+    for (const auto& group : t.any) {
+        component_mask m;
+        for (const auto& n : group) m.set(component_by_name(n));
+        q.any.push_back(std::move(m));
+    }
+    for (const auto& n : t.added) q.added.push_back(component_by_name(n));
+    for (const auto& n : t.changed) q.changed.push_back(component_by_name(n));
+    for (const auto& n : t.removed) q.removed.push_back(component_by_name(n));
+    q.died = t.died;
+    return q;
+}
+
+bool registry::matches(std::uint32_t slot, const query& q) const noexcept {
+    static const component_mask empty;
+    if (!entities_.matches(slot, q.all, empty, q.none)) return false;
+    for (const auto& g : q.any)
+        if (!entities_.matches(slot, empty, g, empty)) return false;
+    return true;
+}
+
+void registry::for_each_match(const query& q, const std::function<void(entity_id)>& f) const {
+    // Dead entities first: `died` and `removed` name entities that may be gone.
+    if (q.died || !q.removed.empty()) {
+        std::vector<entity_id> candidates;
+        if (q.died) {
+            candidates = died();
+        } else {
+            for (auto c : q.removed)
+                for (int g = 0; g < 2; ++g)
+                    for (auto e : pools_[c]->removed[g]) candidates.push_back(e);
+        }
+        std::sort(candidates.begin(), candidates.end());
+        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+        std::vector<std::unordered_set<entity_id>> removed_sets;
+        for (auto c : q.removed) {
+            const auto& r = pools_[c]->removed;
+            std::unordered_set<entity_id> s(r[0].begin(), r[0].end());
+            s.insert(r[1].begin(), r[1].end());
+            removed_sets.push_back(std::move(s));
+        }
+        for (auto e : candidates) {
+            bool ok = true;
+            for (const auto& s : removed_sets) ok = ok && s.count(e) > 0;
+            const bool live = alive(e);
+            if (ok && (!q.died || !live) && (live ? matches(index_of(e), q) : q.all.empty()) ) f(e);
+        }
+        return;
+    }
+    // Entities added in the last tick or since, per `added` (and untracked `changed`) component.
+    std::vector<std::unordered_set<entity_id>> added_sets;
+    const auto added_set = [&](component_id c) {
+        std::unordered_set<entity_id> s;
+        for (int g = 0; g < 2; ++g) s.insert(pools_[c]->added[g].begin(), pools_[c]->added[g].end());
+        return s;
+    };
+    for (auto c : q.added) added_sets.push_back(added_set(c));
+    for (auto c : q.changed)
+        if (!pools_[c]->tracks_writes()) added_sets.push_back(added_set(c));
+    const auto passes_changes = [&](std::uint32_t slot) {
+        const entity_id e = entities_.id_of(slot);
+        std::size_t k = 0;
+        for (auto c : q.added)
+            if (!pools_[c]->contains(slot) || !added_sets[k++].count(e)) return false;
+        for (auto c : q.changed) {
+            const pool& p = *pools_[c];
+            if (!p.contains(slot)) return false;
+            if (p.tracks_writes() ? p.stamp_at(p.index(slot)) < change_floor() : !added_sets[k++].count(e))
+                return false;
+        }
+        return true;
+    };
+    // Walk the smallest `all` pool when it is much smaller than the entity table.
+    const pool* lead = nullptr;
+    for (auto c : q.all_ids)
+        if (!lead || pools_[c]->size() < lead->size()) lead = pools_[c].get();
+    for (auto c : q.added)
+        if (!lead || pools_[c]->size() < lead->size()) lead = pools_[c].get();
+    if (lead && lead->size() * 8 < entities_.slot_count()) {
+        std::vector<std::uint32_t> slots(lead->slots(), lead->slots() + lead->size());
+        std::sort(slots.begin(), slots.end());
+        for (auto slot : slots)
+            if (matches(slot, q) && passes_changes(slot)) f(entities_.id_of(slot));
+        return;
+    }
+    for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
+        if (entities_.slot_alive(slot) && matches(slot, q) && passes_changes(slot)) f(entities_.id_of(slot));
+}
+
+// --- ticks ------------------------------------------------------------------------------
+
+void registry::flush() {
+    // Ops may queue more ops (a deferred destroy inside a walk started by another op).
+    while (!deferred_.empty()) {
+        auto ops = std::move(deferred_);
+        deferred_.clear();
+        for (auto& op : ops) op();
+    }
+}
+
+void registry::end_tick() {
+    flush();
+    for (auto& p : pools_) {
+        p->added[0] = std::move(p->added[1]);
+        p->added[1].clear();
+        p->removed[0] = std::move(p->removed[1]);
+        p->removed[1].clear();
+    }
+    died_[0] = std::move(died_[1]);
+    died_[1].clear();
+    if (++epoch_ == 0) {  // after 2^32 ticks: restart stamps rather than alias old ones
+        for (auto& p : pools_) p->reset_stamps();
+        epoch_ = 2;
+    }
+}
+
+std::vector<entity_id> registry::died() const {
+    std::vector<entity_id> out = died_[0];
+    out.insert(out.end(), died_[1].begin(), died_[1].end());
+    return out;
+}
+
+std::size_t registry::memory_bytes() const {
+    std::size_t total = entities_.bytes();
+    for (const auto& p : pools_) total += p->memory_bytes();
+    return total;
+}
+
+}  // namespace ecsd::ecs

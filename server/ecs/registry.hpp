@@ -1,0 +1,313 @@
+#pragma once
+// The registry owns the entities, one storage per component type, the owning
+// groups that keep hot component pairs aligned, the member sets that systems
+// watch (seed 000's entitySignatureChanged, seed 003's pools), per-tick
+// change records, and the queue of structural changes deferred while a walk
+// is in progress (seed 004's end-of-frame deletion).
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "ecs/entity_table.hpp"
+#include "ecs/pool.hpp"
+#include "ecs/query.hpp"
+
+namespace ecsd::ecs {
+
+namespace internal {
+inline std::size_t next_type_seq() noexcept {
+    static std::size_t counter = 0;
+    return counter++;
+}
+/// @brief A process-wide number per C++ component type, used to find its id in a registry.
+template <typename T>
+inline const std::size_t type_seq = next_type_seq();
+}  // namespace internal
+
+template <typename T>
+using storage_for = std::conditional_t<is_tag_v<T>, tag_pool, typed_pool<T>>;
+
+class registry {
+public:
+    /// @brief Upper bound on component types per registry (no fixed 32 of seed 001).
+    static constexpr std::size_t max_component_types = 4096;
+
+    registry() = default;
+    registry(const registry&) = delete;
+    registry& operator=(const registry&) = delete;
+
+    // --- component types ---------------------------------------------------------
+    /// @brief Registers a C++ component type (idempotent); empty structs become tags.
+    template <typename T>
+    component_id register_component() {
+        const std::size_t seq = internal::type_seq<std::remove_const_t<T>>;
+        if (seq < typed_ids_.size() && typed_ids_[seq] != null_index) return typed_ids_[seq];
+        const auto id = next_id(component_traits<T>::name);
+        if constexpr (is_tag_v<T>) {
+            install(std::make_unique<tag_pool>(id, component_traits<T>::name));
+        } else {
+            install(std::make_unique<typed_pool<T>>(id));
+        }
+        if (typed_ids_.size() <= seq) typed_ids_.resize(seq + 1, null_index);
+        typed_ids_[seq] = id;
+        return id;
+    }
+    /// @brief Registers a run-time component (seed 004's world:register). Empty fields make a tag.
+    component_id register_dynamic(const std::string& name, const json& fields);
+
+    [[nodiscard]] std::optional<component_id> find_component(std::string_view name) const;
+    /// @brief The id of a component by name; throws no_such_component.
+    [[nodiscard]] component_id component_by_name(std::string_view name) const;
+    template <typename T>
+    [[nodiscard]] component_id id_of() const {
+        const std::size_t seq = internal::type_seq<std::remove_const_t<T>>;
+        return seq < typed_ids_.size() ? typed_ids_[seq] : null_index;
+    }
+    [[nodiscard]] std::size_t component_count() const noexcept { return pools_.size(); }
+    [[nodiscard]] pool& storage(component_id id) { return *pools_[id]; }
+    [[nodiscard]] const pool& storage(component_id id) const { return *pools_[id]; }
+    template <typename T>
+    [[nodiscard]] storage_for<std::remove_const_t<T>>& storage() {
+        return static_cast<storage_for<std::remove_const_t<T>>&>(*pools_[id_of<T>()]);
+    }
+
+    /// @brief Turns per-value write stamps (the "changed" filter) on or off for every data pool.
+    void track_writes(bool on);
+
+    // --- entities ---------------------------------------------------------------
+    [[nodiscard]] entity_id create() { return entities_.create(); }
+    /// @brief Destroys an entity and its components; deferred while a walk is in progress.
+    void destroy(entity_id e);
+    [[nodiscard]] bool alive(entity_id e) const noexcept { return entities_.alive(e); }
+    /// @brief Throws no_such_entity (saying whether the id is stale or never existed) unless alive.
+    void check(entity_id e) const;
+    [[nodiscard]] std::size_t size() const noexcept { return entities_.alive_count(); }
+    [[nodiscard]] const entity_table& entities() const noexcept { return entities_; }
+    [[nodiscard]] entity_table& entities() noexcept { return entities_; }
+    void reserve(std::size_t n);
+
+    // --- typed components ----------------------------------------------------------
+    /// @brief Adds a component (immediately; deferred during a walk). Throws component_exists.
+    template <typename T>
+    void emplace(entity_id e, T value = {}) {
+        check(e);
+        const component_id c = id_of<T>();
+        if (iterating_ > 0) {
+            defer([this, e, v = std::move(value)]() mutable {
+                if (alive(e) && !has<T>(e)) emplace<T>(e, std::move(v));
+            });
+            return;
+        }
+        const auto slot = index_of(e);
+        if (pools_[c]->contains(slot)) throw_exists(e, c);
+        if constexpr (is_tag_v<T>) {
+            storage<T>().emplace(slot);
+        } else {
+            storage<T>().emplace(slot, std::move(value));
+        }
+        on_added(slot, c);
+    }
+    template <typename T>
+    [[nodiscard]] bool has(entity_id e) const noexcept {
+        const component_id c = id_of<T>();
+        return alive(e) && c != null_index && pools_[c]->contains(index_of(e));
+    }
+    /// @brief The component of a live entity that has it (unchecked).
+    template <typename T>
+    [[nodiscard]] T& get(entity_id e) noexcept {
+        return storage<T>().get(index_of(e));
+    }
+    template <typename T>
+    [[nodiscard]] T* try_get(entity_id e) noexcept {
+        if (!has<T>(e)) return nullptr;
+        return &storage<T>().get(index_of(e));
+    }
+    /// @brief Marks a component as written this tick (seed 004's touch).
+    template <typename T>
+    void touch(entity_id e) noexcept {
+        auto& s = storage<T>();
+        s.mark_written(s.index(index_of(e)));
+    }
+    template <typename T>
+    void remove(entity_id e) {
+        remove(e, id_of<T>());
+    }
+
+    // --- components by id (the JSON face used by the server) ------------------------
+    [[nodiscard]] bool has(entity_id e, component_id c) const noexcept {
+        return alive(e) && pools_[c]->contains(index_of(e));
+    }
+    /// @brief Adds a component from JSON; throws component_exists or invalid_value.
+    void emplace_json(entity_id e, component_id c, const json& value);
+    /// @brief Adds or replaces a component from JSON.
+    void insert_json(entity_id e, component_id c, const json& value);
+    void set_field_json(entity_id e, component_id c, std::string_view field, const json& value);
+    [[nodiscard]] json get_json(entity_id e, component_id c) const;
+    /// @brief Removes a component; throws no_such_component when the entity lacks it.
+    void remove(entity_id e, component_id c);
+    /// @brief Component ids of a live entity, in id order.
+    [[nodiscard]] std::vector<component_id> components_of(entity_id e) const;
+
+    // --- owning groups: pools kept aligned so a pair walks as two packed arrays ---
+    /// @brief Makes A and B an owning group (EnTT's full-owning group). Each pool has one owner.
+    template <typename A, typename B>
+    void own_group() {
+        own_group_ids({id_of<A>(), id_of<B>()});
+    }
+    void own_group_ids(std::vector<component_id> owned);
+    /// @brief Size of the group that owns the pool of `c`, or -1 when none does.
+    [[nodiscard]] long group_size_of(component_id c) const noexcept;
+
+    // --- member sets (systems) ------------------------------------------------------------
+    /// @brief Starts keeping the set of entities matching q (all / any / none) current.
+    int watch(const query& q);
+    [[nodiscard]] const entity_set& members(int watch_id) const { return watches_[static_cast<std::size_t>(watch_id)]->members; }
+
+    // --- walks -------------------------------------------------------------------
+    /// @brief Calls f(entity_id, T&...) for every entity with all T. A const T is not stamped as
+    /// written; a non-const one is (when write tracking is on). Uses an owning group when one fits.
+    template <typename... T, typename F>
+    void each(F&& f);
+
+    /// @brief Calls f(entity_id) for every entity matching a resolved query, in ascending id order.
+    void for_each_match(const query& q, const std::function<void(entity_id)>& f) const;
+    /// @brief Resolves names; throws no_such_component.
+    [[nodiscard]] query resolve(const query_terms& terms) const;
+    [[nodiscard]] bool matches(std::uint32_t slot, const query& q) const noexcept;
+
+    /// @brief RAII marker of a walk in progress: structural changes made meanwhile are deferred.
+    class walk_guard {
+    public:
+        explicit walk_guard(registry& r) : r_(r) { ++r_.iterating_; }
+        ~walk_guard() { --r_.iterating_; }
+        walk_guard(const walk_guard&) = delete;
+        walk_guard& operator=(const walk_guard&) = delete;
+
+    private:
+        registry& r_;
+    };
+    [[nodiscard]] bool walking() const noexcept { return iterating_ > 0; }
+    /// @brief Queues a structural change to run at flush().
+    void defer(std::function<void()> op) { deferred_.push_back(std::move(op)); }
+    [[nodiscard]] std::size_t deferred_count() const noexcept { return deferred_.size(); }
+    /// @brief Applies the deferred structural changes (end of tick).
+    void flush();
+
+    // --- ticks and change tracking -------------------------------------------------
+    /// @brief Current write epoch; values stamped >= change_floor() count as changed.
+    [[nodiscard]] std::uint32_t epoch() const noexcept { return epoch_; }
+    [[nodiscard]] std::uint32_t change_floor() const noexcept { return epoch_ - 1; }
+    /// @brief Flushes deferred changes, then rotates the change records: what happened in the
+    /// tick just ended stays visible until the end of the next one.
+    void end_tick();
+    /// @brief Entities destroyed in the last tick or since.
+    [[nodiscard]] std::vector<entity_id> died() const;
+
+    /// @brief Bytes held by entity records and storages (capacity, not size).
+    [[nodiscard]] std::size_t memory_bytes() const;
+
+private:
+    struct watch_entry {
+        query q;
+        entity_set members;
+    };
+    struct group_entry {
+        std::vector<component_id> owned;
+        std::uint32_t size = 0;
+    };
+
+    component_id next_id(const std::string& name) const;
+    void install(std::unique_ptr<pool> p);
+    void on_added(std::uint32_t slot, component_id c);
+    void before_removed(std::uint32_t slot, component_id c);
+    void update_watches(std::uint32_t slot, component_id c);
+    [[noreturn]] void throw_exists(entity_id e, component_id c) const;
+    void destroy_now(entity_id e);
+
+    template <typename... T, typename F>
+    void each_from_pool(std::size_t driver, F& f);
+
+    entity_table entities_;
+    std::vector<std::unique_ptr<pool>> pools_;
+    std::unordered_map<std::string, component_id> by_name_;
+    std::vector<component_id> typed_ids_;
+    std::vector<group_entry> groups_;
+    std::vector<std::unique_ptr<watch_entry>> watches_;
+    std::vector<std::vector<int>> watches_by_component_;
+    std::vector<std::function<void()>> deferred_;
+    std::vector<entity_id> died_[2];
+    std::uint32_t epoch_ = 2;
+    int iterating_ = 0;
+    bool tracking_ = true;
+};
+
+// --- template definitions --------------------------------------------------------
+
+template <typename... T, typename F>
+void registry::each(F&& f) {
+    static_assert(sizeof...(T) >= 1, "each<T...> needs at least one component");
+    walk_guard guard(*this);
+    const std::array<component_id, sizeof...(T)> ids{id_of<T>()...};
+    for (auto c : ids)
+        if (c == null_index) return;  // a type never registered has no entities
+
+    // An owning group that owns exactly these pools walks two packed arrays.
+    if constexpr (sizeof...(T) == 2) {
+        const int g0 = pools_[ids[0]]->owner_group;
+        if (g0 >= 0 && g0 == pools_[ids[1]]->owner_group && groups_[static_cast<std::size_t>(g0)].owned.size() == 2) {
+            const std::uint32_t n = groups_[static_cast<std::size_t>(g0)].size;
+            auto ptrs = std::make_tuple(storage<T>().data()...);
+            const std::uint32_t* slots = pools_[ids[0]]->slots();
+            auto stamp_ptrs = std::array<std::uint32_t*, 2>{
+                (!std::is_const_v<T> && pools_[id_of<T>()]->tracks_writes()) ? pools_[id_of<T>()]->stamps() : nullptr...};
+            const std::uint32_t ep = epoch_;
+            if constexpr (std::is_invocable_v<F&, T&...>) {
+                (void)slots;
+                for (std::uint32_t i = 0; i < n; ++i) std::apply([&](auto*... p) { f(p[i]...); }, ptrs);
+            } else {
+                for (std::uint32_t i = 0; i < n; ++i)
+                    std::apply([&](auto*... p) { f(entities_.id_of(slots[i]), p[i]...); }, ptrs);
+            }
+            for (auto* st : stamp_ptrs)
+                if (st) std::fill(st, st + n, ep);
+            return;
+        }
+    }
+    std::size_t driver = 0;
+    for (std::size_t i = 1; i < ids.size(); ++i)
+        if (pools_[ids[i]]->size() < pools_[ids[driver]]->size()) driver = i;
+    each_from_pool<T...>(ids[driver], f);
+}
+
+template <typename... T, typename F>
+void registry::each_from_pool(std::size_t driver, F& f) {
+    const pool& lead = *pools_[driver];
+    const std::size_t n = lead.size();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t slot = lead.slot_at(i);
+        if (!(pools_[id_of<T>()]->contains(slot) && ...)) continue;
+        auto fetch = [&](auto* tag) -> decltype(auto) {
+            using U = std::remove_pointer_t<decltype(tag)>;
+            auto& s = storage<U>();
+            const auto pos = s.index(slot);
+            if constexpr (!std::is_const_v<U>) s.mark_written(pos);
+            return static_cast<U&>(s.at(pos));
+        };
+        if constexpr (std::is_invocable_v<F&, T&...>) {
+            f(fetch(static_cast<T*>(nullptr))...);
+        } else {
+            f(entities_.id_of(slot), fetch(static_cast<T*>(nullptr))...);
+        }
+    }
+}
+
+}  // namespace ecsd::ecs

@@ -1,0 +1,122 @@
+#pragma once
+// A sparse set of entity slots: a paged sparse index (slot -> dense position)
+// and a dense array of slots kept hole-free by swap-and-pop (seed 000's
+// A,B,C,D table). Storages derive from it and move their data in step.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ecs/entity.hpp"
+#include "ecs/huge_page_allocator.hpp"
+
+namespace ecsd::ecs {
+
+class sparse_set {
+public:
+    static constexpr std::size_t page_size = 4096;  // slots per sparse page (16 KiB)
+
+    sparse_set() = default;
+    sparse_set(const sparse_set&) = delete;
+    sparse_set& operator=(const sparse_set&) = delete;
+    virtual ~sparse_set() = default;
+
+    /// @brief True when the slot is in the set.
+    [[nodiscard]] bool contains(std::uint32_t slot) const noexcept {
+        const std::size_t page = slot / page_size;
+        return page < sparse_.size() && sparse_[page] && sparse_[page][slot % page_size] != null_index;
+    }
+    /// @brief Dense position of a slot that is in the set.
+    [[nodiscard]] std::uint32_t index(std::uint32_t slot) const noexcept {
+        return sparse_[slot / page_size][slot % page_size];
+    }
+    /// @brief Dense position of the slot, or null_index.
+    [[nodiscard]] std::uint32_t find(std::uint32_t slot) const noexcept {
+        return contains(slot) ? index(slot) : null_index;
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return dense_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return dense_.empty(); }
+    /// @brief The packed array of slots, in dense order.
+    [[nodiscard]] const std::uint32_t* slots() const noexcept { return dense_.data(); }
+    [[nodiscard]] std::uint32_t slot_at(std::size_t pos) const noexcept { return dense_[pos]; }
+
+    /// @brief Removes the slot by moving the last element into its place.
+    void erase(std::uint32_t slot) {
+        const std::uint32_t pos = index(slot);
+        const std::uint32_t last = dense_.back();
+        dense_[pos] = last;
+        sparse_ref(last) = pos;
+        sparse_ref(slot) = null_index;
+        dense_.pop_back();
+        on_swap_and_pop(pos);
+    }
+
+    /// @brief Exchanges two dense positions (used by owning groups).
+    void swap_positions(std::uint32_t a, std::uint32_t b) {
+        if (a == b) return;
+        const std::uint32_t sa = dense_[a];
+        const std::uint32_t sb = dense_[b];
+        dense_[a] = sb;
+        dense_[b] = sa;
+        sparse_ref(sa) = b;
+        sparse_ref(sb) = a;
+        on_swap(a, b);
+    }
+
+    void reserve(std::size_t n) {
+        dense_.reserve(n);
+        on_reserve(n);
+    }
+
+    /// @brief Bytes held (capacity): sparse pages plus the dense array.
+    [[nodiscard]] virtual std::size_t memory_bytes() const noexcept {
+        std::size_t pages = 0;
+        for (const auto& p : sparse_) pages += p ? 1 : 0;
+        return pages * page_size * sizeof(std::uint32_t) + sparse_.capacity() * sizeof(void*) +
+               dense_.capacity() * sizeof(std::uint32_t);
+    }
+
+    void clear() {
+        for (std::uint32_t slot : dense_) sparse_ref(slot) = null_index;
+        dense_.clear();
+        on_clear();
+    }
+
+protected:
+    /// @brief Appends the slot; the derived class appends its data right after.
+    std::uint32_t push_slot(std::uint32_t slot) {
+        const auto pos = static_cast<std::uint32_t>(dense_.size());
+        ensure_page(slot / page_size)[slot % page_size] = pos;
+        dense_.push_back(slot);
+        return pos;
+    }
+    virtual void on_swap_and_pop(std::uint32_t /*pos*/) {}
+    virtual void on_swap(std::uint32_t /*a*/, std::uint32_t /*b*/) {}
+    virtual void on_reserve(std::size_t /*n*/) {}
+    virtual void on_clear() {}
+
+private:
+    std::uint32_t& sparse_ref(std::uint32_t slot) noexcept { return sparse_[slot / page_size][slot % page_size]; }
+
+    std::uint32_t* ensure_page(std::size_t page) {
+        if (page >= sparse_.size()) sparse_.resize(page + 1);
+        if (!sparse_[page]) {
+            sparse_[page] = std::make_unique_for_overwrite<std::uint32_t[]>(page_size);
+            std::fill_n(sparse_[page].get(), page_size, null_index);
+        }
+        return sparse_[page].get();
+    }
+
+    std::vector<std::unique_ptr<std::uint32_t[]>> sparse_;
+    std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> dense_;
+};
+
+/// @brief A plain set of slots, e.g. the entities a system watches.
+class entity_set : public sparse_set {
+public:
+    void insert(std::uint32_t slot) { push_slot(slot); }
+};
+
+}  // namespace ecsd::ecs

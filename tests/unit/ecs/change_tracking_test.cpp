@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include "ecs/registry.hpp"
+#include "test_components.hpp"
+
+using namespace ecsd::ecs;
+using test::Position;
+
+class ChangeTracking : public ::testing::Test {
+protected:
+    ChangeTracking() {
+        reg.register_component<Position>();
+        reg.register_component<test::Velocity>();
+    }
+    std::vector<entity_id> run(const char* text) {
+        std::vector<entity_id> out;
+        reg.for_each_match(reg.resolve(parse_query(text)), [&](entity_id e) { out.push_back(e); });
+        return out;
+    }
+    registry reg;
+};
+
+TEST_F(ChangeTracking, AddedChangedRemovedAndDiedAreSeenForOneTickThenCleared) {
+    const auto a = reg.create();
+    const auto b = reg.create();
+    const auto c = reg.create();
+    reg.emplace<Position>(a);
+    reg.emplace<Position>(b);
+    reg.emplace<test::Velocity>(c);
+    reg.end_tick();  // tick 1 ends: its additions stay visible through tick 2
+    EXPECT_EQ(run("added(Position)"), (std::vector<entity_id>{a, b}));
+    reg.end_tick();
+    EXPECT_TRUE(run("added(Position)").empty());
+    EXPECT_TRUE(run("changed(Position)").empty());
+
+    reg.insert_json(b, reg.id_of<Position>(), {{"x", 1}});
+    reg.remove<test::Velocity>(c);
+    reg.destroy(a);
+    EXPECT_EQ(run("changed(Position)"), (std::vector<entity_id>{b}));
+    EXPECT_EQ(run("removed(Velocity)"), (std::vector<entity_id>{c}));
+    EXPECT_EQ(run("died"), (std::vector<entity_id>{a}));
+    EXPECT_EQ(run("removed(Position)"), (std::vector<entity_id>{a}));
+
+    reg.end_tick();
+    reg.end_tick();
+    EXPECT_TRUE(run("changed(Position)").empty());
+    EXPECT_TRUE(run("removed(Velocity)").empty());
+    EXPECT_TRUE(run("died").empty());
+}
+
+TEST_F(ChangeTracking, TouchAndMutableWalksCountAsChanged) {
+    const auto a = reg.create();
+    const auto b = reg.create();
+    reg.emplace<Position>(a);
+    reg.emplace<Position>(b);
+    reg.emplace<test::Velocity>(b);
+    reg.end_tick();
+    reg.end_tick();
+    reg.touch<Position>(a);
+    EXPECT_EQ(run("changed(Position)"), (std::vector<entity_id>{a}));
+    reg.end_tick();
+    reg.end_tick();
+    reg.each<Position, const test::Velocity>([](Position& p, const test::Velocity&) { p.x += 1; });
+    EXPECT_EQ(run("changed(Position)"), (std::vector<entity_id>{b}));
+    EXPECT_TRUE(run("changed(Velocity)").empty());  // walked as const: not written
+}

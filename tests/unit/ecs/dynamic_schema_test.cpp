@@ -1,0 +1,38 @@
+#include "ecs/dynamic_schema.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace ecsd::ecs;
+
+TEST(DynamicSchema, InfersTypesFromDefaultsAndTakesTheLongForm) {
+    const auto s = dynamic_schema::parse("Stats", {{"speed", 1.5},
+                                                   {"alive", true},
+                                                   {"label", "x"},
+                                                   {"path", json::array({1, 2})},
+                                                   {"level", {{"type", "integer"}, {"default", 3}}},
+                                                   {"owner", {{"type", "entity"}}}});
+    const auto v = s.make_value(json::object());
+    EXPECT_EQ(v["speed"], 1.5);
+    EXPECT_EQ(v["level"], 3);
+    EXPECT_EQ(v["owner"], 0);
+    EXPECT_EQ(v["path"], json::array({1.0, 2.0}));
+}
+
+TEST(DynamicSchema, WrongFieldOrTypeIsInvalidValue) {
+    const auto s = dynamic_schema::parse("Stats", {{"level", {{"type", "integer"}}}, {"label", "x"}});
+    for (const json& bad : {json{{"level", 1.5}}, json{{"level", "high"}}, json{{"nope", 1}}, json{{"label", 3}},
+                            json::array(), json{{"level", 1e300}}}) {
+        try {
+            (void)s.make_value(bad);
+            FAIL() << bad.dump();
+        } catch (const ecs_error& e) {
+            EXPECT_STREQ(e.reason(), reason::invalid_value);
+        }
+    }
+}
+
+TEST(DynamicSchema, BadDefinitionIsRejected) {
+    EXPECT_THROW((void)dynamic_schema::parse("X", {{"f", {{"type", "quaternion"}}}}), ecs_error);
+    EXPECT_THROW((void)dynamic_schema::parse("X", {{"f", nullptr}}), ecs_error);
+    EXPECT_THROW((void)dynamic_schema::parse("X", json::array()), ecs_error);
+}
