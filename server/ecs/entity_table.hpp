@@ -172,7 +172,7 @@ public:
         words_.clear();
         for (auto g : generations) words_.push_back(std::uint64_t{g} << generation_shift);
         overflow_.assign(words_.size() * overflow_words_, 0);
-        free_ = free_queue;
+        free_.assign(free_queue.begin(), free_queue.end());
         free_head_ = 0;
         alive_ = 0;
         retired_ = 0;
@@ -189,7 +189,7 @@ private:
     std::vector<std::uint64_t, huge_page_allocator<std::uint64_t>> words_;
     std::vector<std::uint64_t> overflow_;
     std::size_t overflow_words_ = 0;
-    std::vector<std::uint32_t> free_;
+    std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> free_;
     std::size_t free_head_ = 0;
     std::size_t alive_ = 0;
     std::size_t retired_ = 0;

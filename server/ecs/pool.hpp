@@ -64,8 +64,8 @@ public:
     void reset_stamps() { std::fill(stamps_.begin(), stamps_.end(), 0); }
 
     /// @brief Entities that gained / lost this component: [0] last tick, [1] this tick.
-    std::vector<entity_id> added[2];
-    std::vector<entity_id> removed[2];
+    id_list added[2];
+    id_list removed[2];
 
     /// @brief Owning group of this pool, or -1.
     int owner_group = -1;

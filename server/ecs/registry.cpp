@@ -81,8 +81,20 @@ void registry::destroy(entity_id e) {
 
 void registry::destroy_now(entity_id e) {
     const auto slot = index_of(e);
+    // Leave owning groups first. When every owned pool holds only group members, the
+    // swap-and-pop below keeps the pools aligned by itself, so no group swap is needed.
     entities_.for_each_component(slot, [&](component_id c) {
-        before_removed(slot, c);
+        const int g = pools_[c]->owner_group;
+        if (g < 0) return;
+        auto& grp = groups_[static_cast<std::size_t>(g)];
+        if (c != grp.owned[0] || pools_[c]->index(slot) >= grp.size) return;  // once per group
+        bool tail_only = true;
+        for (auto o : grp.owned) tail_only = tail_only && pools_[o]->size() == grp.size;
+        --grp.size;
+        if (!tail_only)
+            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
+    });
+    entities_.for_each_component(slot, [&](component_id c) {
         pools_[c]->erase(slot);
         pools_[c]->removed[1].push_back(e);
         entities_.clear_bit(slot, c);
@@ -355,13 +367,14 @@ void registry::flush() {
 
 void registry::end_tick() {
     flush();
+    // Swap rather than move so both buffers keep their capacity (no fresh pages per tick).
     for (auto& p : pools_) {
-        p->added[0] = std::move(p->added[1]);
+        std::swap(p->added[0], p->added[1]);
         p->added[1].clear();
-        p->removed[0] = std::move(p->removed[1]);
+        std::swap(p->removed[0], p->removed[1]);
         p->removed[1].clear();
     }
-    died_[0] = std::move(died_[1]);
+    std::swap(died_[0], died_[1]);
     died_[1].clear();
     if (++epoch_ == 0) {  // after 2^32 ticks: restart stamps rather than alias old ones
         for (auto& p : pools_) p->reset_stamps();
@@ -370,7 +383,7 @@ void registry::end_tick() {
 }
 
 std::vector<entity_id> registry::died() const {
-    std::vector<entity_id> out = died_[0];
+    std::vector<entity_id> out(died_[0].begin(), died_[0].end());
     out.insert(out.end(), died_[1].begin(), died_[1].end());
     return out;
 }

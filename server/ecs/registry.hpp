@@ -244,7 +244,7 @@ private:
     std::vector<std::unique_ptr<watch_entry>> watches_;
     std::vector<std::vector<int>> watches_by_component_;
     std::vector<std::function<void()>> deferred_;
-    std::vector<entity_id> died_[2];
+    id_list died_[2];
     std::uint32_t epoch_ = 2;
     int iterating_ = 0;
     bool tracking_ = true;

@@ -14,6 +14,9 @@
 
 namespace ecsd::ecs {
 
+/// @brief A list of entity ids on huge pages (change records grow to millions in a bulk tick).
+using id_list = std::vector<entity_id, huge_page_allocator<entity_id>>;
+
 class sparse_set {
 public:
     static constexpr std::size_t page_size = 4096;  // slots per sparse page (16 KiB)

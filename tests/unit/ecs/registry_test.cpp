@@ -198,3 +198,22 @@ TEST(RegistryTypes, DuplicateNameIsComponentExists) {
         EXPECT_STREQ(e.reason(), reason::component_exists);
     }
 }
+
+TEST_F(RegistryTest, DestroyingFromAFullyOwnedGroupKeepsItAligned) {
+    reg.own_group<Position, Velocity>();
+    std::vector<entity_id> ids;
+    for (int i = 0; i < 40; ++i) {
+        ids.push_back(reg.create());
+        reg.emplace<Position>(ids.back(), {static_cast<float>(i), 0});
+        reg.emplace<Velocity>(ids.back(), {static_cast<float>(i), 0});
+    }
+    for (int i = 0; i < 40; i += 3) reg.destroy(ids[static_cast<std::size_t>(i)]);
+    std::size_t seen = 0;
+    reg.each<Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
+        EXPECT_FLOAT_EQ(p.x, v.x);
+        EXPECT_EQ(static_cast<float>(std::find(ids.begin(), ids.end(), e) - ids.begin()), p.x);
+        ++seen;
+    });
+    EXPECT_EQ(seen, 26u);
+    EXPECT_EQ(reg.group_size_of(reg.id_of<Position>()), 26);
+}

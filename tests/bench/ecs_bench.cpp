@@ -1,0 +1,159 @@
+// ECS core benchmark (issue 3): 1,000,000 entities with Position{float x,y} and
+// Velocity{float x,y}. Run by hand from a Release build:
+//   build/release/bin/ecs_bench --benchmark_repetitions=7 --benchmark_report_aggregates_only=true
+// Cases: create, update (owning group, the systems' path), update_view (smallest
+// pool + lookups), update_members (a watched member set + lookups), add_remove,
+// destroy; the *_tracked variants keep per-value write stamps for changed().
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include "ecs/registry.hpp"
+
+namespace {
+struct Position { float x = 0, y = 0; };
+struct Velocity { float x = 0, y = 0; };
+struct Mass { float kg = 1; };
+constexpr std::size_t entity_count = 1'000'000;
+constexpr float dt = 1.0f / 60.0f;
+}  // namespace
+
+namespace ecsd::ecs {
+template <> struct component_traits<Position> {
+    static constexpr const char* name = "Position";
+    static constexpr auto fields = std::make_tuple(field("x", &Position::x), field("y", &Position::y));
+};
+template <> struct component_traits<Velocity> {
+    static constexpr const char* name = "Velocity";
+    static constexpr auto fields = std::make_tuple(field("x", &Velocity::x), field("y", &Velocity::y));
+};
+template <> struct component_traits<Mass> {
+    static constexpr const char* name = "Mass";
+    static constexpr auto fields = std::make_tuple(field("kg", &Mass::kg));
+};
+}  // namespace ecsd::ecs
+
+using ecsd::ecs::entity_id;
+using ecsd::ecs::registry;
+
+namespace {
+enum class layout { group, plain };
+
+std::unique_ptr<registry> make_world(layout l, bool tracked) {
+    auto reg = std::make_unique<registry>();
+    reg->register_component<Position>();
+    reg->register_component<Velocity>();
+    reg->register_component<Mass>();
+    reg->track_writes(tracked);
+    if (l == layout::group) reg->own_group<Position, Velocity>();
+    return reg;
+}
+
+// Reserves the entity table and the two pools the benchmark fills (not Mass).
+void reserve_pair(registry& reg) {
+    reg.entities().reserve(entity_count);
+    reg.storage<Position>().reserve(entity_count);
+    reg.storage<Velocity>().reserve(entity_count);
+}
+
+void populate(registry& reg) {
+    for (std::size_t i = 0; i < entity_count; ++i) {
+        const entity_id e = reg.create();
+        reg.emplace<Position>(e, {static_cast<float>(i), 0});
+        reg.emplace<Velocity>(e, {1, 0});
+    }
+}
+
+void physics_step(Position& p, Velocity& v) {
+    v.y -= 9.8f * dt;
+    p.x += v.x * dt;
+    p.y += v.y * dt;
+}
+
+void create(benchmark::State& state, bool tracked, bool reserve) {
+    double bytes = 0;
+    for (auto _ : state) {
+        auto reg = make_world(layout::group, tracked);
+        if (reserve) reserve_pair(*reg);
+        populate(*reg);
+        state.PauseTiming();
+        bytes = static_cast<double>(reg->memory_bytes()) / entity_count;
+        reg.reset();
+        state.ResumeTiming();
+    }
+    state.counters["bytes_per_entity"] = bytes;
+}
+void BM_create(benchmark::State& state) { create(state, false, true); }
+void BM_create_unreserved(benchmark::State& state) { create(state, false, false); }
+void BM_create_tracked(benchmark::State& state) { create(state, true, true); }
+
+void update(benchmark::State& state, layout l, bool tracked) {
+    auto reg = make_world(l, tracked);
+    reserve_pair(*reg);
+    populate(*reg);
+    for (auto _ : state) {
+        reg->each<Position, Velocity>(physics_step);
+        benchmark::ClobberMemory();
+    }
+    state.counters["bytes_per_entity"] = static_cast<double>(reg->memory_bytes()) / entity_count;
+}
+void BM_update(benchmark::State& state) { update(state, layout::group, false); }
+void BM_update_tracked(benchmark::State& state) { update(state, layout::group, true); }
+void BM_update_view(benchmark::State& state) { update(state, layout::plain, false); }
+
+// Seed 000's approach: the system walks its own member set and looks both components up.
+void BM_update_members(benchmark::State& state) {
+    auto reg = make_world(layout::plain, false);
+    const int members = reg->watch(reg->resolve(ecsd::ecs::parse_query("Position, Velocity")));
+    populate(*reg);
+    auto& pos = reg->storage<Position>();
+    auto& vel = reg->storage<Velocity>();
+    for (auto _ : state) {
+        const auto& set = reg->members(members);
+        const std::uint32_t* slots = set.slots();
+        for (std::size_t i = 0; i < set.size(); ++i) physics_step(pos.get(slots[i]), vel.get(slots[i]));
+        benchmark::ClobberMemory();
+    }
+}
+
+void BM_add_remove(benchmark::State& state) {
+    auto reg = make_world(layout::group, false);
+    populate(*reg);
+    std::vector<entity_id> ids;
+    reg->each<Position>([&](entity_id e, Position&) { ids.push_back(e); });
+    for (auto _ : state) {
+        for (auto e : ids) reg->emplace<Mass>(e, {2});
+        for (auto e : ids) reg->remove<Mass>(e);
+        reg->end_tick();  // as the world does: change records are kept for one tick only
+    }
+}
+
+void BM_destroy(benchmark::State& state) {
+    for (auto _ : state) {
+        state.PauseTiming();
+        auto reg = make_world(layout::group, false);
+        populate(*reg);
+        std::vector<entity_id> ids;
+        ids.reserve(entity_count);
+        reg->each<Position>([&](entity_id e, Position&) { ids.push_back(e); });
+        state.ResumeTiming();
+        for (auto e : ids) reg->destroy(e);
+        reg->end_tick();
+        state.PauseTiming();
+        if (reg->size() != 0) state.SkipWithError("entities left after destroy");
+        reg.reset();
+        state.ResumeTiming();
+    }
+}
+}  // namespace
+
+BENCHMARK(BM_create)->Name("create")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_create_unreserved)->Name("create_unreserved")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_create_tracked)->Name("create_tracked")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_update)->Name("update")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_update_tracked)->Name("update_tracked")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_update_view)->Name("update_view")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_update_members)->Name("update_members")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_add_remove)->Name("add_remove")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_destroy)->Name("destroy")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_MAIN();
