@@ -1,8 +1,139 @@
-#include <cstdio>
+// ecsctl: the command-line client of ecsd. One verb per run, a script (-f FILE or standard input), or an
+// interactive shell when started on a terminal without a verb.
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
 
 #include "ecsd/protocol/version.hpp"
+#include "errors.hpp"
+#include "script.hpp"
+#include "session.hpp"
+#include "shell.hpp"
+#include "verb_parser.hpp"
 
-int main() {
-    std::puts(ecsd::protocol::version_line("ecsctl"));
-    return 0;
+namespace {
+
+using namespace ecsd::cli;
+
+constexpr const char* footer = R"(Run `ecsctl VERB --help` for a verb's arguments and examples.
+Without a verb: reads commands from -f FILE, or from standard input when it is not a terminal
+(script mode), or opens an interactive shell.
+
+Environment: ECSD_HOST, ECSD_PORT, ECSD_TOKEN, ECSD_WORLD, ECSCTL_TIMEOUT stand in for the options;
+ECSCTL_HISTORY names the shell's history file (default ~/.ecsctl_history).
+
+Output: tables on a terminal, one JSON text per result otherwise (or with --json).
+Exit codes: 0 ok, 1 server error, 2 usage error, 3 connection error or timeout.
+
+Examples:
+  ecsctl ping
+  ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' RigidBody
+  ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20
+  ecsctl --world arena step 60
+  ecsctl -f setup.ecs --keep-going
+  ecsctl call world.info '{"world":"default"}'
+)";
+
+struct global_options {
+    std::string host = "127.0.0.1";
+    int port = 7777;
+    std::string token;
+    std::string world;
+    double timeout = 10.0;
+    bool json = false;
+    std::string output;
+    std::string file;
+    bool keep_going = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"ecsctl: the command-line client of ecsd (JSON-RPC over TCP)", "ecsctl"};
+    app.footer(footer);
+    app.fallthrough();  // `ecsctl get 42 --json`: options after the verb belong to ecsctl
+    app.require_subcommand(0, 1);
+    global_options g;
+    app.add_option("--host", g.host, "server address")->envname("ECSD_HOST")->capture_default_str();
+    app.add_option("-p,--port", g.port, "server port")
+        ->envname("ECSD_PORT")
+        ->check(CLI::Range(1, 65535))
+        ->capture_default_str();
+    app.add_option("--token", g.token, "authentication token, sent with server.auth first")->envname("ECSD_TOKEN");
+    app.add_option("-w,--world", g.world, "world for world.* calls (default: the server's, \"default\")")
+        ->envname("ECSD_WORLD");
+    app.add_option("-t,--timeout", g.timeout, "seconds to wait for the connection and for each answer")
+        ->envname("ECSCTL_TIMEOUT")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    app.add_flag("-j,--json", g.json, "print one JSON text per result (the default when stdout is not a terminal)");
+    app.add_option("-o,--output", g.output, "output format: table or json (default: table on a terminal)")
+        ->check(CLI::IsMember({"table", "json"}));
+    app.add_option("-f,--file", g.file, "run the commands in FILE ('-' for standard input)");
+    app.add_flag("-k,--keep-going", g.keep_going, "script mode: run every line, even after one fails");
+    app.set_version_flag("-V,--version", ecsd::protocol::version_line("ecsctl"));
+    verb_parser parser(app);
+
+    // `ecsctl help [VERB]` is a friendlier spelling of `ecsctl [VERB] --help`.
+    if (argc >= 2 && std::string_view(argv[1]) == "help") {
+        std::string name;
+        for (int i = 2; i < argc; ++i) name += (i > 2 ? " " : "") + std::string(argv[i]);
+        const std::string text = name.empty() ? app.help() : help_text(name);
+        if (text.empty()) {
+            std::cerr << "ecsctl: no verb called '" << name << "'\n";
+            return static_cast<int>(exit_code::usage);
+        }
+        std::cout << text;
+        return 0;
+    }
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);  // --help, --version
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "ecsctl: " << e.what() << "\nRun with --help for more information.\n";
+        return static_cast<int>(exit_code::usage);
+    }
+
+    connection_options conn;
+    conn.host = g.host;
+    conn.port = static_cast<std::uint16_t>(g.port);
+    if (!g.token.empty()) conn.token = g.token;
+    conn.timeout = std::chrono::milliseconds(static_cast<long long>(g.timeout * 1000.0));
+    session s{rpc_client(conn), std::nullopt, output_format::json_lines, {}, &std::cout, &std::cerr};
+    if (!g.world.empty()) s.world = g.world;
+    const bool out_tty = isatty(STDOUT_FILENO) != 0;
+    if (g.json || g.output == "json") {
+        s.format = output_format::json_lines;
+    } else if (g.output == "table" || out_tty) {
+        s.format = output_format::table;
+    }
+
+    if (const verb* v = parser.selected(); v != nullptr) {
+        if (!g.file.empty()) {
+            std::cerr << "ecsctl: give either a verb or -f FILE, not both\n";
+            return static_cast<int>(exit_code::usage);
+        }
+        const auto code = guarded(s, "ecsctl", [&] { std::cout << render(run_verb(s, *v, parser.input()), s.format); });
+        return static_cast<int>(code);
+    }
+    if (!app.get_subcommands().empty()) return static_cast<int>(exit_code::usage);  // a bare group: `ecsctl world`
+
+    if (!g.file.empty() && g.file != "-") {
+        std::ifstream in(g.file);
+        if (!in) {
+            std::cerr << "ecsctl: cannot open " << g.file << '\n';
+            return static_cast<int>(exit_code::usage);
+        }
+        return static_cast<int>(run_script(s, in, g.file, g.keep_going));
+    }
+    if (g.file == "-" || isatty(STDIN_FILENO) == 0) {
+        return static_cast<int>(run_script(s, std::cin, "<stdin>", g.keep_going));
+    }
+    return static_cast<int>(run_shell(s));
 }

@@ -1,0 +1,80 @@
+#include "connection.hpp"
+
+#include <asio/connect.hpp>
+#include <asio/read_until.hpp>
+#include <asio/write.hpp>
+
+#include "errors.hpp"
+
+namespace ecsd::cli {
+
+connection::connection(const std::string& host, std::uint16_t port, clock::time_point deadline)
+    : socket_(io_), peer_(host + ":" + std::to_string(port)) {
+    asio::ip::tcp::resolver resolver(io_);
+    asio::error_code error = asio::error::would_block;
+    asio::ip::tcp::resolver::results_type endpoints;
+    resolver.async_resolve(host, std::to_string(port),
+                           [&](const asio::error_code& ec, asio::ip::tcp::resolver::results_type results) {
+                               error = ec;
+                               endpoints = std::move(results);
+                           });
+    run_until(deadline, "resolving the host", [&] { resolver.cancel(); });
+    if (error) throw connection_error("cannot resolve " + host + ": " + error.message());
+
+    error = asio::error::would_block;
+    asio::async_connect(socket_, endpoints,
+                        [&](const asio::error_code& ec, const asio::ip::tcp::endpoint&) { error = ec; });
+    run_until(deadline, "connecting");
+    if (error) throw connection_error("cannot connect to " + peer_ + ": " + error.message());
+    socket_.set_option(asio::ip::tcp::no_delay(true));
+}
+
+connection::~connection() {
+    asio::error_code ignored;
+    socket_.close(ignored);
+}
+
+void connection::write_line(std::string_view line, clock::time_point deadline) {
+    std::string framed;
+    framed.reserve(line.size() + 1);
+    framed.append(line);
+    framed.push_back('\n');
+    asio::error_code error = asio::error::would_block;
+    asio::async_write(socket_, asio::buffer(framed), [&](const asio::error_code& ec, std::size_t) { error = ec; });
+    run_until(deadline, "sending the request");
+    if (error) throw connection_error("lost connection to " + peer_ + ": " + error.message());
+}
+
+std::string connection::read_line(clock::time_point deadline) {
+    asio::error_code error = asio::error::would_block;
+    std::size_t length = 0;
+    asio::async_read_until(socket_, asio::dynamic_buffer(buffer_, max_line), '\n',
+                           [&](const asio::error_code& ec, std::size_t n) {
+                               error = ec;
+                               length = n;
+                           });
+    run_until(deadline, "waiting for the response");
+    if (error == asio::error::eof) throw connection_error(peer_ + " closed the connection");
+    if (error == asio::error::not_found) throw connection_error("response from " + peer_ + " is too long");
+    if (error) throw connection_error("lost connection to " + peer_ + ": " + error.message());
+    std::string line = buffer_.substr(0, length - 1);
+    buffer_.erase(0, length);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return line;
+}
+
+void connection::run_until(clock::time_point deadline, std::string_view what,
+                           const std::function<void()>& cancel) {
+    io_.restart();
+    io_.run_until(deadline);
+    if (!io_.stopped()) {
+        // Time is up: closing the socket cancels the pending operation; let its handler run.
+        if (cancel) cancel();
+        asio::error_code ignored;
+        socket_.close(ignored);
+        io_.run();
+        throw connection_error("timed out " + std::string(what) + " (" + peer_ + ")");
+    }
+}
+
+}  // namespace ecsd::cli

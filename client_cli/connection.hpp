@@ -1,0 +1,51 @@
+#pragma once
+
+// A blocking line-oriented TCP client with a deadline on every operation, built on Asio the way Asio's
+// blocking_tcp_client example does: asynchronous operations run on a private io_context for at most the
+// time left, and the socket is closed when the time is up.
+
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace ecsd::cli {
+
+/// @brief One TCP connection that writes and reads LF-terminated lines; every failure, the peer closing
+///        and an expired deadline throw connection_error.
+class connection {
+public:
+    using clock = std::chrono::steady_clock;
+
+    /// @brief Resolves `host` and connects to `port` before `deadline`.
+    connection(const std::string& host, std::uint16_t port, clock::time_point deadline);
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+    ~connection();
+
+    /// @brief Sends `line` followed by '\n'.
+    void write_line(std::string_view line, clock::time_point deadline);
+
+    /// @brief Reads one line (without its LF or CRLF).
+    [[nodiscard]] std::string read_line(clock::time_point deadline);
+
+    /// @brief "host:port", for messages.
+    [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
+
+    /// @brief Largest response line accepted (64 MiB); a longer one is a connection error.
+    static constexpr std::size_t max_line = std::size_t{64} << 20U;
+
+private:
+    /// @brief Runs the io_context until the pending operation completes or `deadline` passes.
+    void run_until(clock::time_point deadline, std::string_view what, const std::function<void()>& cancel = {});
+
+    asio::io_context io_;
+    asio::ip::tcp::socket socket_;
+    std::string buffer_;
+    std::string peer_;
+};
+
+}  // namespace ecsd::cli

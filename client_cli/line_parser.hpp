@@ -1,0 +1,48 @@
+#pragma once
+
+// Pure parsing of script and interactive lines: words, quotes, comments, `$var = ...` assignments
+// and variable substitution. No I/O; unit-tested.
+
+#include <map>
+#include "json.hpp"
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ecsd::cli {
+
+/// @brief Variables of a script or interactive session, by name without the `$`.
+using variables = std::map<std::string, json, std::less<>>;
+
+/// @brief One line split into words, with the variable it assigns to, if any.
+struct parsed_line {
+    /// @brief Name (without `$`) when the line reads `$name = VERB ...`.
+    std::optional<std::string> assign_to;
+    /// @brief The command's words, quotes removed, variables not yet substituted.
+    std::vector<std::string> words;
+};
+
+/// @brief Splits a line into words like a small shell: blanks separate words, '...' keeps everything
+///        literally, "..." honours \" and \\, a backslash outside quotes escapes the next character,
+///        and `#` at the start of a word begins a comment.
+/// @throws usage_error on an unterminated quote or a trailing backslash.
+[[nodiscard]] std::vector<std::string> split_words(std::string_view line);
+
+/// @brief Splits a line and recognises `$name = VERB ...`; an empty or comment-only line has no words.
+/// @throws usage_error on a malformed assignment (bad name, nothing after `=`).
+[[nodiscard]] parsed_line parse_line(std::string_view line);
+
+/// @brief Replaces `$name`, `${name}` and `${name.path.0}` in a word with the variable's value: strings
+///        and numbers as their plain text, anything else as compact JSON. `$$` is a literal `$`.
+/// @throws usage_error on an undefined variable or a path that does not exist.
+[[nodiscard]] std::string substitute(std::string_view word, const variables& vars);
+
+/// @brief The value a `$var = VERB` line stores: the entity id when the result is an object with an
+///        integer `entity` member (spawn, cast), otherwise the whole result.
+[[nodiscard]] json value_to_store(const json& result);
+
+/// @brief True when `name` is a valid variable name: a letter or `_`, then letters, digits or `_`.
+[[nodiscard]] bool valid_variable_name(std::string_view name) noexcept;
+
+}  // namespace ecsd::cli

@@ -1,0 +1,60 @@
+#include "rpc_client.hpp"
+
+#include "errors.hpp"
+
+namespace ecsd::cli {
+
+json rpc_client::call(std::string_view method, const json& params) {
+    const auto deadline = connection::clock::now() + options_.timeout;
+    try {
+        if (!conn_) {
+            conn_ = std::make_unique<connection>(options_.host, options_.port, deadline);
+            if (options_.token) {
+                try {
+                    round_trip("server.auth", {{"token", *options_.token}}, deadline);
+                } catch (const server_error&) {
+                    conn_.reset();  // not authenticated: never send anything else on it
+                    throw;
+                }
+            }
+        }
+        return round_trip(method, params, deadline);
+    } catch (const connection_error&) {
+        conn_.reset();  // the next call starts over with a fresh connection
+        throw;
+    }
+}
+
+json rpc_client::round_trip(std::string_view method, const json& params,
+                                      connection::clock::time_point deadline) {
+    const std::int64_t id = next_id_++;
+    json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+    if (!params.is_null()) request["params"] = params;
+    conn_->write_line(request.dump(-1, ' ', false, json::error_handler_t::replace), deadline);
+    for (;;) {
+        const std::string line = conn_->read_line(deadline);
+        auto response = json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (response.is_discarded() || !response.is_object()) {
+            throw connection_error("malformed response from " + conn_->peer() + ": " + line.substr(0, 200));
+        }
+        const auto it = response.find("id");
+        if (it == response.end()) continue;  // a notification, not an answer
+        const bool ours = it->is_number_integer() && it->get<std::int64_t>() == id;
+        const bool orphan_error = it->is_null() && response.contains("error");
+        if (!ours && !orphan_error) continue;  // a stale answer to an earlier, timed-out request
+        if (const auto error = response.find("error"); error != response.end()) {
+            server_error failure(*error);
+            // An error that answers no request (id null: the server gave up on the line, e.g. too_large
+            // or the connection limit) may be followed by the server hanging up: start over next time.
+            if (!ours) conn_.reset();
+            throw failure;
+        }
+        const auto result = response.find("result");
+        if (result == response.end()) {
+            throw connection_error("response from " + conn_->peer() + " has neither result nor error");
+        }
+        return *result;
+    }
+}
+
+}  // namespace ecsd::cli

@@ -1,0 +1,47 @@
+#pragma once
+
+// A session: the connection, the chosen world, the output format and the script variables, plus running
+// one verb or one script/shell line against them and reporting errors with the right exit code.
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "errors.hpp"
+#include "line_parser.hpp"
+#include "output.hpp"
+#include "rpc_client.hpp"
+#include "verbs.hpp"
+
+namespace ecsd::cli {
+
+/// @brief Everything one ecsctl run shares between its commands.
+struct session {
+    rpc_client client;
+    std::optional<std::string> world;  ///< added to world.* params (--world, ECSD_WORLD, `use`)
+    output_format format = output_format::json_lines;
+    variables vars;
+    std::ostream* out = nullptr;
+    std::ostream* err = nullptr;
+};
+
+/// @brief Builds, sends and reshapes one verb's request; returns the result to print.
+/// @throws usage_error, server_error, connection_error
+[[nodiscard]] json run_verb(session& s, const verb& v, const verb_input& input);
+
+/// @brief Runs `f` and turns what it throws into a message on `s.err` (prefixed with `where`, e.g.
+///        "ecsctl" or "setup.ecs:3") and an exit code.
+exit_code guarded(session& s, std::string_view where, const std::function<void()>& f);
+
+/// @brief What a line asked for beyond its exit code.
+enum class line_effect { none, quit };
+
+/// @brief Runs one script or shell line: `#` comments, `$var = VERB ...`, variable substitution, the
+///        local commands (help, use, vars, echo, exit) and any verb. Errors are printed with `where`.
+/// @param interactive in the shell an assignment echoes the stored value; in a script it prints nothing.
+exit_code run_line(session& s, std::string_view line, std::string_view where, bool interactive,
+                   line_effect* effect = nullptr);
+
+}  // namespace ecsd::cli

@@ -1,0 +1,86 @@
+#pragma once
+
+// The verb table: one row per ecsctl verb with its arguments, options, examples and the JSON-RPC request
+// it builds. The command line, script lines, the interactive shell, completion and `help` all read it.
+
+#include <functional>
+#include <map>
+#include "json.hpp"
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ecsd::cli {
+
+/// @brief How many words a positional argument takes.
+enum class arity {
+    one,       ///< exactly one, required
+    optional,  ///< zero or one
+    many,      ///< one or more
+    any,       ///< zero or more
+};
+
+/// @brief A positional argument of a verb.
+struct positional_spec {
+    std::string_view name;  ///< upper-case placeholder shown in help, e.g. "ID"
+    std::string_view help;
+    arity count = arity::one;
+};
+
+/// @brief An option of a verb (`--limit N`) or a flag (`--paused`).
+struct option_spec {
+    std::string_view name;  ///< with its dashes, e.g. "--limit"
+    std::string_view help;
+    bool is_flag = false;
+    std::string_view value_name = "VALUE";
+};
+
+/// @brief The words a verb was given, by positional or option name.
+struct verb_input {
+    std::map<std::string, std::vector<std::string>, std::less<>> values;
+    std::set<std::string, std::less<>> flags;
+
+    /// @brief The single value of `name`, if given.
+    [[nodiscard]] std::optional<std::string> one(std::string_view name) const;
+    /// @brief All values of `name` (empty when not given).
+    [[nodiscard]] std::span<const std::string> all(std::string_view name) const;
+    /// @brief True when the flag `name` was given.
+    [[nodiscard]] bool flag(std::string_view name) const { return flags.contains(name); }
+};
+
+/// @brief A JSON-RPC call to make.
+struct request {
+    std::string method;
+    json params = json::object();
+};
+
+/// @brief One verb: a row of the table.
+struct verb {
+    std::string_view name;     ///< "spawn", or "world create" for a verb inside a group
+    std::string_view method;   ///< the JSON-RPC method it calls, for help ("" for `call`)
+    std::string_view summary;  ///< one line
+    std::vector<positional_spec> args;
+    std::vector<option_spec> options;
+    std::vector<std::string_view> examples;  ///< full command lines, shown by `VERB --help`
+    std::function<request(const verb_input&)> build;  ///< throws usage_error
+    /// @brief Optional reshaping of the result before it is printed (both formats).
+    std::function<json(const json&)> shape;
+    /// @brief Which completion list fits its positional words: "components", "systems", "spells",
+    ///        "methods", "worlds", "prefabs" or "".
+    std::string_view completes;
+};
+
+/// @brief Every verb, in the order help lists them.
+[[nodiscard]] const std::vector<verb>& verbs();
+
+/// @brief The verb called `name` ("spawn", "world create"), or nullptr.
+[[nodiscard]] const verb* find_verb(std::string_view name);
+
+/// @brief Adds `params.world` to a world.* request (except world.list) when a world was chosen and the
+///        params name none.
+void apply_world(request& req, const std::optional<std::string>& world);
+
+}  // namespace ecsd::cli

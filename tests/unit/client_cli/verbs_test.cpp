@@ -1,0 +1,121 @@
+#include "verbs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "errors.hpp"
+#include "line_parser.hpp"
+#include "verb_parser.hpp"
+
+namespace ecsd::cli {
+namespace {
+
+
+
+/// @brief The request a script line builds, as {method, params}.
+request build(const std::string& line, const std::optional<std::string>& world = std::nullopt) {
+    std::ostringstream help;
+    const auto parsed = parse_words(split_words(line), help);
+    EXPECT_NE(parsed.row, nullptr) << line;
+    if (parsed.row == nullptr) return {};
+    auto req = parsed.row->build(parsed.input);
+    apply_world(req, world);
+    return req;
+}
+
+TEST(verbs, spawn_sends_components_with_defaults_for_bare_names) {
+    const auto r = build(R"(spawn Position='{"x":0,"y":10}' RigidBody Collider='{"radius":0.5}')");
+    EXPECT_EQ(r.method, "world.spawn_entity");
+    EXPECT_EQ(r.params, json::parse(R"({"components":{"Position":{"x":0,"y":10},"RigidBody":{},
+                                         "Collider":{"radius":0.5}}})"));
+}
+
+TEST(verbs, entity_verbs) {
+    EXPECT_EQ(build("get 4294967296").params, json::parse(R"({"entity":4294967296})"));
+    EXPECT_EQ(build("get 7 Position Velocity").params,
+              json::parse(R"({"entity":7,"components":["Position","Velocity"]})"));
+    EXPECT_EQ(build("insert 7 Frozen Velocity='{\"x\":1}'").params,
+              json::parse(R"({"entity":7,"components":{"Frozen":{},"Velocity":{"x":1}}})"));
+    EXPECT_EQ(build("remove 7 Velocity Frozen").params,
+              json::parse(R"({"entity":7,"components":["Velocity","Frozen"]})"));
+    EXPECT_EQ(build("despawn 7").method, "world.despawn_entity");
+    EXPECT_EQ(build("mutate 7 Position y 2.5").params,
+              json::parse(R"({"entity":7,"component":"Position","path":"y","value":2.5})"));
+}
+
+TEST(verbs, query_text_or_json_with_fields_and_paging) {
+    const auto r = build("query 'Position, Velocity, !Frozen' --fields Position --fields Velocity --limit 20");
+    EXPECT_EQ(r.method, "world.query");
+    EXPECT_EQ(r.params, json::parse(R"({"query":"Position, Velocity, !Frozen","fields":["Position","Velocity"],
+                                         "limit":20})"));
+    EXPECT_EQ(build("query --fields Position --limit 2 Position").params,
+              json::parse(R"({"query":"Position","fields":["Position"],"limit":2})"));
+    EXPECT_EQ(build(R"(query '{"all":["Position"]}' --offset 5)").params,
+              json::parse(R"({"query":{"all":["Position"]},"offset":5})"));
+}
+
+TEST(verbs, world_group_and_world_option) {
+    EXPECT_EQ(build("world create arena --tick-hz 30 --paused").params,
+              json::parse(R"({"world":"arena","tick_hz":30,"paused":true})"));
+    EXPECT_EQ(build("world destroy arena", "other").params, json::parse(R"({"world":"arena"})"));
+    EXPECT_EQ(build("step 60", "arena").params, json::parse(R"({"ticks":60,"world":"arena"})"));
+    EXPECT_EQ(build("step").params, json::parse(R"({"ticks":1})"));
+    EXPECT_EQ(build("worlds", "arena").params, json::object());  // world.list takes no world
+    EXPECT_EQ(build("ping", "arena").params, json::object());    // server.* neither
+}
+
+TEST(verbs, systems_spells_prefabs) {
+    EXPECT_EQ(build("system-entities physics --limit 3").params, json::parse(R"({"system":"physics","limit":3})"));
+    EXPECT_EQ(build("cast 1 kill_all_monsters").params, json::parse(R"({"caster":1,"spell":"kill_all_monsters"})"));
+    EXPECT_EQ(build("cast 1 freeze 2").params, json::parse(R"({"caster":1,"spell":"freeze","target":2})"));
+    EXPECT_EQ(build("prefab define tree Static Position='{\"x\":1}'").params,
+              json::parse(R"({"name":"tree","components":{"Static":{},"Position":{"x":1}}})"));
+    EXPECT_EQ(build("prefab spawn tree --count 3").params, json::parse(R"({"name":"tree","count":3})"));
+}
+
+TEST(verbs, call_is_raw) {
+    const auto r = build(R"(call world.query '{"query":"Position"}')");
+    EXPECT_EQ(r.method, "world.query");
+    EXPECT_EQ(r.params, json::parse(R"({"query":"Position"})"));
+    EXPECT_TRUE(build("call server.ping").params.is_null());
+    EXPECT_EQ(build("call world.info", "arena").params, json::parse(R"({"world":"arena"})"));
+}
+
+TEST(verbs, usage_errors) {
+    std::ostringstream help;
+    for (const char* bad : {"frobnicate", "get", "get x", "get 1 Position={}", "remove 1", "step -1", "step x",
+                            "query", "world", "world create", "call", "call m '{'", "call m 5",
+                            "spawn Position={", "cast 1", "get 1 --nope"}) {
+        EXPECT_THROW(
+            {
+                const auto p = parse_words(split_words(bad), help);
+                ASSERT_NE(p.row, nullptr);
+                (void)p.row->build(p.input);
+            },
+            usage_error)
+            << bad;
+    }
+}
+
+TEST(verbs, help_prints_examples_and_method) {
+    std::ostringstream help;
+    const auto p = parse_words({"spawn", "--help"}, help);
+    EXPECT_EQ(p.row, nullptr);
+    EXPECT_NE(help.str().find("world.spawn_entity"), std::string::npos);
+    EXPECT_NE(help.str().find("Examples:"), std::string::npos);
+    EXPECT_NE(help_text("world create").find("--tick-hz"), std::string::npos);
+    EXPECT_TRUE(help_text("nope").empty());
+}
+
+TEST(verbs, every_verb_has_a_summary_an_example_and_a_builder) {
+    for (const auto& v : verbs()) {
+        EXPECT_FALSE(v.summary.empty()) << v.name;
+        EXPECT_FALSE(v.examples.empty()) << v.name;
+        EXPECT_TRUE(static_cast<bool>(v.build)) << v.name;
+        EXPECT_EQ(find_verb(v.name), &v);
+    }
+}
+
+}  // namespace
+}  // namespace ecsd::cli
