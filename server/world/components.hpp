@@ -1,0 +1,71 @@
+#pragma once
+// The world's built-in components. Units: metres, seconds, kilograms.
+// Each is a plain struct plus one traits row (name and fields); JSON form,
+// validation, schema and hashing come from that row (ecs/component_traits.hpp).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ecs/component_traits.hpp"
+
+namespace ecsd::world {
+
+using ecs::entity_ref;
+
+/// @brief Where an entity is, in metres.
+struct Position { double x = 0, y = 0; };
+/// @brief Metres per second.
+struct Velocity { double x = 0, y = 0; };
+/// @brief Makes a mover feel gravity and collide with mass. mass in kg (0 = immovable),
+/// restitution 0..1 (bounciness), gravity_scale multiplies the world's gravity.
+struct RigidBody { double mass = 1, restitution = 0.5, gravity_scale = 1; };
+/// @brief A circle of `radius` metres. Two colliders touch when (a.layer & b.mask) and (b.layer & a.mask).
+struct Collider { double radius = 0.5; std::uint32_t layer = 1, mask = 0xFFFFFFFFu; };
+/// @brief Entities this one overlaps, written every tick by collision detection.
+struct Contacts { std::vector<entity_ref> entities; };
+/// @brief What the entity looks like to a client (seed 001's sprite name).
+struct Appearance { std::string name; };
+struct Health { double hp = 100, max = 100; };
+/// @brief Marks a monster: `kill_all_monsters` destroys everything with Health and AI.
+struct AI { std::string kind = "monster"; };
+/// @brief Tag: the entity is a player (seed 002).
+struct Player {};
+/// @brief Tag: the entity was frozen (its Velocity removed) by the freeze spell.
+struct Frozen {};
+/// @brief Seed 001's GhostBehaviour: contacts with entities having any component named in
+/// `passes` are dropped before collision response; removed when `remaining` seconds run out.
+struct Ghost { std::vector<std::string> passes; double remaining = 5; };
+/// @brief A spell to cast (seed 001); consumed by the spells system on the next tick.
+/// target 0 means the caster itself; amount is spell-specific (0 = the spell's default).
+struct MagicInput { std::string spell; entity_ref target; double amount = 0; };
+/// @brief Seconds until the entity is destroyed.
+struct Lifetime { double remaining = 1; };
+
+}  // namespace ecsd::world
+
+namespace ecsd::ecs {
+#define ECSD_COMPONENT(T, ...)                                          \
+    template <>                                                         \
+    struct component_traits<world::T> {                                 \
+        using C = world::T;                                             \
+        static constexpr const char* name = #T;                         \
+        static constexpr auto fields = std::make_tuple(__VA_ARGS__);    \
+    }
+
+ECSD_COMPONENT(Position, field("x", &C::x), field("y", &C::y));
+ECSD_COMPONENT(Velocity, field("x", &C::x), field("y", &C::y));
+ECSD_COMPONENT(RigidBody, field("mass", &C::mass), field("restitution", &C::restitution),
+               field("gravity_scale", &C::gravity_scale));
+ECSD_COMPONENT(Collider, field("radius", &C::radius), field("layer", &C::layer), field("mask", &C::mask));
+ECSD_COMPONENT(Contacts, field("entities", &C::entities));
+ECSD_COMPONENT(Appearance, field("name", &C::name));
+ECSD_COMPONENT(Health, field("hp", &C::hp), field("max", &C::max));
+ECSD_COMPONENT(AI, field("kind", &C::kind));
+ECSD_COMPONENT(Player);
+ECSD_COMPONENT(Frozen);
+ECSD_COMPONENT(Ghost, field("passes", &C::passes), field("remaining", &C::remaining));
+ECSD_COMPONENT(MagicInput, field("spell", &C::spell), field("target", &C::target), field("amount", &C::amount));
+ECSD_COMPONENT(Lifetime, field("remaining", &C::remaining));
+#undef ECSD_COMPONENT
+}  // namespace ecsd::ecs

@@ -1,0 +1,245 @@
+#include "world/world.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ecs/state_hasher.hpp"
+#include "world/systems.hpp"
+
+namespace ecsd::world {
+
+using ecs::ecs_error;
+namespace reason = ecs::reason;
+
+namespace {
+void check_settings(const WorldSettings& s) {
+    if (!(s.tick_hz >= 1 && s.tick_hz <= 1000))
+        throw ecs_error(reason::invalid_value, "tick_hz must be between 1 and 1000");
+    if (!std::isfinite(s.gravity_x) || !std::isfinite(s.gravity_y))
+        throw ecs_error(reason::invalid_value, "gravity must be finite");
+}
+}  // namespace
+
+World::World(WorldSettings settings) : settings_(std::move(settings)), clock_(settings_.tick_hz) {
+    check_settings(settings_);
+    reg_.register_component<Position>();
+    reg_.register_component<Velocity>();
+    reg_.register_component<RigidBody>();
+    reg_.register_component<Collider>();
+    reg_.register_component<Contacts>();
+    reg_.register_component<Appearance>();
+    reg_.register_component<Health>();
+    reg_.register_component<AI>();
+    reg_.register_component<Player>();
+    reg_.register_component<Frozen>();
+    reg_.register_component<Ghost>();
+    reg_.register_component<MagicInput>();
+    reg_.register_component<Lifetime>();
+    // Movers walk Position and Velocity as two aligned packed arrays.
+    reg_.own_group<Position, Velocity>();
+    install_builtin_systems();
+    install_builtin_spells();
+    clock_.restart(clock::now());
+}
+
+void World::install_builtin_systems() {
+    add_system("spells", "input", "MagicInput", spells_system);
+    add_system("movement", "simulation", "Position, Velocity", movement_system);
+    add_system("collision_detection", "collision", "Position, Collider", collision_detection_system);
+    add_system("ghost_filter", "collision", "Ghost", ghost_filter_system);
+    add_system("collision_response", "collision", "Position, Collider, Contacts", collision_response_system);
+    add_system("lifetime", "post", "Lifetime", lifetime_system);
+    add_system("cleanup", "cleanup", "*", cleanup_system);
+}
+
+void World::add_system(std::string name, std::string phase, std::string signature, std::function<void(World&)> run) {
+    system_def s;
+    s.name = std::move(name);
+    s.phase = std::move(phase);
+    s.signature = std::move(signature);
+    s.run = std::move(run);
+    const auto terms = ecs::parse_query(s.signature);
+    if (!terms.match_all) s.watch = reg_.watch(reg_.resolve(terms));
+    systems_.push_back(std::move(s));
+}
+
+void World::add_spell(std::string name, std::string description, spell_fn fn) {
+    spells_.push_back({std::move(name), std::move(description), std::move(fn)});
+}
+
+// --- running ------------------------------------------------------------------------------
+
+void World::time_system(system_def& s) {
+    const auto t0 = clock::now();
+    s.run(*this);
+    s.stats.record(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+}
+
+void World::run_tick() {
+    const auto t0 = clock::now();
+    for (auto& s : systems_) {
+        if (s.enabled) time_system(s);  // cleanup cannot be disabled (set_system_enabled)
+    }
+    ++tick_;
+    last_tick_ms_ = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    if (last_tick_ms_ > 1000.0 / settings_.tick_hz) {
+        ++overruns_;
+        spdlog::warn("world '{}': tick {} took {:.2f} ms (budget {:.2f} ms)", settings_.name, tick_, last_tick_ms_,
+                     1000.0 / settings_.tick_hz);
+    }
+}
+
+std::uint64_t World::step(std::uint64_t n) {
+    for (std::uint64_t i = 0; i < n; ++i) run_tick();
+    return tick_;
+}
+
+void World::resume(clock::time_point now) noexcept {
+    settings_.paused = false;
+    clock_.restart(now);
+}
+
+World::clock::time_point World::advance(clock::time_point now) {
+    if (settings_.paused) return now + clock_.period();
+    const auto before = clock_.skipped_ticks();
+    const int due = clock_.due(now);
+    if (clock_.skipped_ticks() != before)
+        spdlog::warn("world '{}': fell behind, skipped {} ticks ({} in all)", settings_.name,
+                     clock_.skipped_ticks() - before, clock_.skipped_ticks());
+    for (int i = 0; i < due; ++i) {
+        run_tick();
+        clock_.advance();
+    }
+    return clock_.next_deadline();
+}
+
+json World::info() const {
+    return {{"world", settings_.name},
+            {"tick", tick_},
+            {"tick_hz", settings_.tick_hz},
+            {"paused", settings_.paused},
+            {"gravity", {{"x", settings_.gravity_x}, {"y", settings_.gravity_y}}},
+            {"entities", reg_.size()},
+            {"component_types", reg_.component_count()},
+            {"overruns", overruns_},
+            {"skipped_ticks", clock_.skipped_ticks()},
+            {"skipped_seconds", static_cast<double>(clock_.skipped_ticks()) / settings_.tick_hz},
+            {"last_tick_ms", last_tick_ms_},
+            {"max_entities", settings_.max_entities},
+            {"spell_failures", [&] {
+                 json out = json::array();
+                 for (const auto& f : spell_failures_)
+                     out.push_back({{"tick", f.tick}, {"caster", f.caster}, {"spell", f.spell}, {"error", f.error}});
+                 return out;
+             }()}};
+}
+
+std::uint64_t World::state_hash() const {
+    ecs::state_hasher h;
+    const auto& table = reg_.entities();
+    for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot) {
+        if (!table.slot_alive(slot)) continue;
+        h.add_u64(table.id_of(slot));
+        // Names, not ids: the hash must not depend on registration order.
+        std::vector<const ecs::pool*> comps;
+        table.for_each_component(slot, [&](ecs::component_id c) { comps.push_back(&reg_.storage(c)); });
+        std::sort(comps.begin(), comps.end(), [](auto* a, auto* b) { return a->name() < b->name(); });
+        for (const auto* p : comps) {
+            h.add_string(p->name());
+            p->hash_value(slot, h);
+        }
+    }
+    return h.value();
+}
+
+// --- systems --------------------------------------------------------------------------------
+
+system_def& World::system(const std::string& name) {
+    for (auto& s : systems_)
+        if (s.name == name) return s;
+    throw ecs_error(reason::no_such_system, "no system named '" + name + "'");
+}
+
+json World::list_systems() const {
+    json out = json::array();
+    int order = 0;
+    for (const auto& s : systems_) {
+        out.push_back({{"name", s.name},
+                       {"phase", s.phase},
+                       {"order", order++},
+                       {"enabled", s.enabled},
+                       {"signature", s.signature},
+                       {"members", s.watch >= 0 ? reg_.members(s.watch).size() : reg_.size()},
+                       {"runs", s.stats.runs()},
+                       {"last_ms", s.stats.last_ms()},
+                       {"p50_ms", s.stats.quantile(0.5)},
+                       {"p99_ms", s.stats.quantile(0.99)}});
+    }
+    return out;
+}
+
+void World::set_system_enabled(const std::string& name, bool enabled) {
+    auto& s = system(name);
+    if (s.name == "cleanup" && !enabled)
+        throw ecs_error(reason::invalid_value, "cleanup cannot be disabled: deferred destruction depends on it");
+    s.enabled = enabled;
+}
+
+void World::run_system(const std::string& name) {
+    auto& s = system(name);
+    time_system(s);
+    reg_.flush();  // a system run on demand finishes its deferred changes at once
+}
+
+json World::system_entities(const std::string& name, std::size_t limit, std::size_t offset) const {
+    for (const auto& s : systems_) {
+        if (s.name != name) continue;
+        std::vector<entity_id> ids;
+        if (s.watch >= 0) {
+            const auto& m = reg_.members(s.watch);
+            for (std::size_t i = 0; i < m.size(); ++i) ids.push_back(reg_.entities().id_of(m.slot_at(i)));
+        } else {
+            reg_.for_each_match(ecs::query{}, [&](entity_id e) { ids.push_back(e); });
+        }
+        std::sort(ids.begin(), ids.end());
+        json page = json::array();
+        for (std::size_t i = offset; i < ids.size() && page.size() < limit; ++i) page.push_back(ids[i]);
+        return {{"system", name}, {"entities", page}, {"total", ids.size()}};
+    }
+    throw ecs_error(reason::no_such_system, "no system named '" + name + "'");
+}
+
+// --- spells -----------------------------------------------------------------------------------
+
+json World::list_spells() const {
+    json out = json::array();
+    for (const auto& s : spells_) out.push_back({{"name", s.name}, {"description", s.description}});
+    return out;
+}
+
+const spell_def* World::find_spell(const std::string& name) const {
+    for (const auto& s : spells_)
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+std::uint64_t World::cast_spell(entity_id caster, const std::string& spell, entity_id target, double amount) {
+    reg_.check(caster);
+    if (!find_spell(spell)) throw ecs_error(reason::no_such_spell, "no spell named '" + spell + "'");
+    if (target != ecs::null_entity) reg_.check(target);
+    if (!std::isfinite(amount) || amount < 0) throw ecs_error(reason::invalid_value, "amount must be >= 0");
+    if (reg_.has<MagicInput>(caster))
+        throw ecs_error(reason::component_exists, "entity already has a spell queued for the next tick");
+    reg_.emplace<MagicInput>(caster, {spell, {target}, amount});
+    return tick_ + 1;
+}
+
+void World::record_spell_failure(entity_id caster, const std::string& spell, const std::string& error) {
+    spdlog::info("world '{}': spell '{}' cast by {} failed: {}", settings_.name, spell, caster, error);
+    spell_failures_.push_back({tick_, caster, spell, error});
+    if (spell_failures_.size() > 32) spell_failures_.erase(spell_failures_.begin());
+}
+
+}  // namespace ecsd::world

@@ -1,0 +1,169 @@
+#pragma once
+// A world: a registry, the built-in components, an ordered pipeline of systems
+// ticked at a fixed rate, the spell table and prefabs. Nothing here knows
+// about sockets: the server calls these methods from the world's own strand.
+// Every method that takes JSON validates all of its input before changing
+// anything and throws ecs::ecs_error with a protocol reason on bad input.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ecs/registry.hpp"
+#include "world/components.hpp"
+#include "world/system_stats.hpp"
+#include "world/tick_clock.hpp"
+
+namespace ecsd::world {
+
+using ecs::entity_id;
+using ecs::json;
+
+struct WorldSettings {
+    std::string name = "default";
+    double tick_hz = 60;
+    double gravity_x = 0;
+    double gravity_y = -9.81;
+    bool paused = false;
+    std::size_t max_entities = 10'000'000;  // a spawn past this is limit_reached
+};
+
+class World;
+
+/// @brief One stage of the tick pipeline.
+struct system_def {
+    std::string name;
+    std::string phase;
+    std::string signature;  // the query text of the entities it works on
+    bool enabled = true;
+    std::function<void(World&)> run;
+    int watch = -1;  // member set kept current by the registry
+    system_stats stats;
+};
+
+/// @brief A spell: runs on the caster (and target) when the spells system reads a MagicInput.
+using spell_fn = std::function<void(World&, entity_id caster, const MagicInput& input)>;
+
+struct spell_def {
+    std::string name;
+    std::string description;
+    spell_fn cast;
+};
+
+/// @brief A spell that could not be cast, kept for world.info (most recent last, bounded).
+struct spell_failure {
+    std::uint64_t tick;
+    entity_id caster;
+    std::string spell;
+    std::string error;
+};
+
+class World {
+public:
+    using clock = tick_clock::clock;
+
+    explicit World(WorldSettings settings);
+    World(const World&) = delete;
+    World& operator=(const World&) = delete;
+
+    // --- settings and state ---------------------------------------------------------
+    [[nodiscard]] const std::string& name() const noexcept { return settings_.name; }
+    [[nodiscard]] const WorldSettings& settings() const noexcept { return settings_; }
+    [[nodiscard]] double tick_hz() const noexcept { return settings_.tick_hz; }
+    [[nodiscard]] double dt() const noexcept { return 1.0 / settings_.tick_hz; }
+    [[nodiscard]] std::uint64_t tick() const noexcept { return tick_; }
+    [[nodiscard]] bool paused() const noexcept { return settings_.paused; }
+    [[nodiscard]] ecs::registry& registry() noexcept { return reg_; }
+    [[nodiscard]] const ecs::registry& registry() const noexcept { return reg_; }
+
+    // --- running ----------------------------------------------------------------------
+    /// @brief Runs one tick now: every enabled system in order, then the tick ends.
+    void run_tick();
+    /// @brief Runs n ticks now, paused or not. Returns the new tick number.
+    std::uint64_t step(std::uint64_t n);
+    void pause() noexcept { settings_.paused = true; }
+    /// @brief Resumes; the next tick is due one period after `now`.
+    void resume(clock::time_point now) noexcept;
+    /// @brief Runs the ticks due at `now` (bounded catch-up). Returns when to call again.
+    clock::time_point advance(clock::time_point now);
+    /// @brief Starts the schedule (the server calls this when it hosts the world).
+    void start_clock(clock::time_point now) noexcept { clock_.restart(now); }
+
+    [[nodiscard]] std::uint64_t overruns() const noexcept { return overruns_; }
+    [[nodiscard]] std::uint64_t skipped_ticks() const noexcept { return clock_.skipped_ticks(); }
+    /// @brief Summary: tick, tick_hz, paused, gravity, entity count, overruns, skipped, timing.
+    [[nodiscard]] json info() const;
+    /// @brief Hash of every live entity's id and component values, in id order.
+    [[nodiscard]] std::uint64_t state_hash() const;
+
+    // --- systems ----------------------------------------------------------------------
+    [[nodiscard]] json list_systems() const;
+    [[nodiscard]] system_def& system(const std::string& name);
+    void set_system_enabled(const std::string& name, bool enabled);
+    /// @brief Runs one system once, now, outside the tick (seed 001: a spell run as a system).
+    void run_system(const std::string& name);
+    [[nodiscard]] json system_entities(const std::string& name, std::size_t limit, std::size_t offset) const;
+
+    // --- spells -----------------------------------------------------------------------
+    [[nodiscard]] json list_spells() const;
+    /// @brief Queues a MagicInput on the caster; returns the tick at which it takes effect.
+    std::uint64_t cast_spell(entity_id caster, const std::string& spell, entity_id target, double amount);
+    [[nodiscard]] const spell_def* find_spell(const std::string& name) const;
+    void record_spell_failure(entity_id caster, const std::string& spell, const std::string& error);
+
+    // --- entities and components as JSON (the protocol's world.* methods) ---------------
+    entity_id spawn(const json& components);
+    std::vector<entity_id> spawn_many(const json& list);
+    void despawn(entity_id e);
+    [[nodiscard]] json get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const;
+    void insert_components(entity_id e, const json& components);
+    void mutate_component(entity_id e, const std::string& component, const std::string& path, const json& value);
+    void remove_components(entity_id e, const std::vector<std::string>& names);
+    /// @brief Entities matching the query (text or {all, any, none, added, changed, removed}),
+    /// with the requested fields: {"entities": [{"entity": id, "components": {...}}], "total": n}.
+    [[nodiscard]] json query(const json& query, const std::optional<std::vector<std::string>>& fields,
+                             std::size_t limit, std::size_t offset) const;
+    [[nodiscard]] json list_components(std::optional<entity_id> e) const;
+    void register_component(const std::string& name, const json& fields);
+
+    // --- prefabs (seed 001's createTree) ------------------------------------------------
+    void define_prefab(const std::string& name, const json& components);
+    std::vector<entity_id> spawn_prefab(const std::string& name, std::size_t count, const json& overrides);
+    [[nodiscard]] const std::map<std::string, json>& prefabs() const noexcept { return prefabs_; }
+
+    // --- what persistence needs ------------------------------------------------------------
+    [[nodiscard]] const std::map<std::string, json>& runtime_components() const noexcept { return runtime_defs_; }
+    void set_tick(std::uint64_t t) noexcept { tick_ = t; }
+    void set_gravity(double x, double y) noexcept {
+        settings_.gravity_x = x;
+        settings_.gravity_y = y;
+    }
+
+private:
+    void add_system(std::string name, std::string phase, std::string signature, std::function<void(World&)> run);
+    void add_spell(std::string name, std::string description, spell_fn fn);
+    void install_builtin_systems();
+    void install_builtin_spells();
+    /// @brief Resolves and validates {Name: value}; throws before anything changes.
+    [[nodiscard]] std::vector<std::pair<ecs::component_id, const json*>> resolve_components(const json& components) const;
+    void check_capacity(std::size_t more) const;
+    void time_system(system_def& s);
+
+    WorldSettings settings_;
+    ecs::registry reg_;
+    std::vector<system_def> systems_;
+    std::vector<spell_def> spells_;
+    std::vector<spell_failure> spell_failures_;
+    std::map<std::string, json> prefabs_;
+    std::map<std::string, json> runtime_defs_;
+    tick_clock clock_;
+    std::uint64_t tick_ = 0;
+    std::uint64_t overruns_ = 0;
+    double last_tick_ms_ = 0;
+};
+
+}  // namespace ecsd::world

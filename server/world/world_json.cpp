@@ -1,0 +1,225 @@
+// The JSON face of a world: what the protocol's entity, component, query and
+// prefab methods do. Every method validates all of its input before it
+// changes anything, so a refused request leaves the world as it was.
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "world/world.hpp"
+
+namespace ecsd::world {
+
+using ecs::ecs_error;
+namespace reason = ecs::reason;
+
+namespace {
+constexpr std::size_t max_prefabs = 1024;
+
+std::vector<std::string> string_list(const json& j, const char* what) {
+    if (!j.is_array()) throw ecs_error(reason::invalid_params, std::string(what) + " must be an array of names");
+    std::vector<std::string> out;
+    for (const auto& item : j) {
+        if (!item.is_string()) throw ecs_error(reason::invalid_params, std::string(what) + " must be an array of names");
+        out.push_back(item.get<std::string>());
+    }
+    return out;
+}
+
+ecs::query_terms terms_from_json(const json& q) {
+    if (q.is_string()) return ecs::parse_query(q.get<std::string>());
+    if (!q.is_object())
+        throw ecs_error(reason::invalid_params, "query must be a string or an object {all, any, none, added, changed, removed}");
+    ecs::query_terms t;
+    for (const auto& [key, value] : q.items()) {
+        if (key == "all") t.all = string_list(value, "query.all");
+        else if (key == "any") t.any.push_back(string_list(value, "query.any"));
+        else if (key == "none") t.none = string_list(value, "query.none");
+        else if (key == "added") t.added = string_list(value, "query.added");
+        else if (key == "changed") t.changed = string_list(value, "query.changed");
+        else if (key == "removed") t.removed = string_list(value, "query.removed");
+        else if (key == "died") {
+            if (!value.is_boolean()) throw ecs_error(reason::invalid_params, "query.died must be true or false");
+            t.died = value.get<bool>();
+        } else {
+            throw ecs_error(reason::invalid_params, "query has no key '" + key + "'");
+        }
+    }
+    if (!t.any.empty() && t.any[0].empty()) t.any.clear();
+    return t;
+}
+}  // namespace
+
+std::vector<std::pair<ecs::component_id, const json*>> World::resolve_components(const json& components) const {
+    if (!components.is_object())
+        throw ecs_error(reason::invalid_params, "components must be an object {\"Name\": value}");
+    std::vector<std::pair<ecs::component_id, const json*>> out;
+    for (const auto& [name, value] : components.items()) {
+        const auto c = reg_.component_by_name(name);
+        reg_.storage(c).validate(value);
+        out.emplace_back(c, &value);
+    }
+    return out;
+}
+
+void World::check_capacity(std::size_t more) const {
+    if (reg_.size() + more > settings_.max_entities)
+        throw ecs_error(reason::limit_reached, "world '" + settings_.name + "' is limited to " +
+                                                   std::to_string(settings_.max_entities) + " entities");
+}
+
+entity_id World::spawn(const json& components) {
+    const auto resolved = resolve_components(components);
+    check_capacity(1);
+    const entity_id e = reg_.create();
+    for (const auto& [c, value] : resolved) reg_.emplace_json(e, c, *value);
+    return e;
+}
+
+std::vector<entity_id> World::spawn_many(const json& list) {
+    if (!list.is_array()) throw ecs_error(reason::invalid_params, "entities must be an array of component objects");
+    std::vector<std::vector<std::pair<ecs::component_id, const json*>>> all;
+    all.reserve(list.size());
+    for (const auto& item : list) {
+        const json& comps = item.is_object() && item.contains("components") ? item["components"] : item;
+        all.push_back(resolve_components(comps));
+    }
+    check_capacity(list.size());
+    std::vector<entity_id> ids;
+    ids.reserve(all.size());
+    for (const auto& resolved : all) {
+        const entity_id e = reg_.create();
+        for (const auto& [c, value] : resolved) reg_.emplace_json(e, c, *value);
+        ids.push_back(e);
+    }
+    return ids;
+}
+
+void World::despawn(entity_id e) { reg_.destroy(e); }
+
+json World::get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const {
+    reg_.check(e);
+    json out = json::object();
+    if (names) {
+        for (const auto& n : *names) out[n] = reg_.get_json(e, reg_.component_by_name(n));
+        return out;
+    }
+    for (auto c : reg_.components_of(e)) out[reg_.storage(c).name()] = reg_.get_json(e, c);
+    return out;
+}
+
+void World::insert_components(entity_id e, const json& components) {
+    reg_.check(e);
+    const auto resolved = resolve_components(components);
+    for (const auto& [c, value] : resolved) reg_.insert_json(e, c, *value);
+}
+
+void World::mutate_component(entity_id e, const std::string& component, const std::string& path, const json& value) {
+    reg_.check(e);
+    const auto c = reg_.component_by_name(component);
+    std::string field = path;
+    if (!field.empty() && field.front() == '/') field.erase(0, 1);  // accept a JSON pointer to a field
+    if (field.empty() || field.find('/') != std::string::npos)
+        throw ecs_error(reason::invalid_params, "path must name one field of " + component + ", e.g. \"x\"");
+    reg_.set_field_json(e, c, field, value);
+}
+
+void World::remove_components(entity_id e, const std::vector<std::string>& names) {
+    reg_.check(e);
+    std::vector<ecs::component_id> ids;
+    for (const auto& n : names) {
+        const auto c = reg_.component_by_name(n);
+        if (!reg_.has(e, c))
+            throw ecs_error(reason::no_such_component, "entity " + std::to_string(e) + " has no " + n);
+        ids.push_back(c);
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (auto c : ids) reg_.remove(e, c);
+}
+
+json World::query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
+                  std::size_t offset) const {
+    const auto terms = terms_from_json(q);
+    const auto resolved = reg_.resolve(terms);
+    std::vector<ecs::component_id> field_ids;
+    if (fields)
+        for (const auto& f : *fields) field_ids.push_back(reg_.component_by_name(f));
+    json rows = json::array();
+    std::size_t total = 0;
+    reg_.for_each_match(resolved, [&](entity_id e) {
+        if (total++ < offset || rows.size() >= limit) return;
+        json row = {{"entity", e}};
+        if (reg_.alive(e)) {
+            json comps = json::object();
+            if (fields) {
+                for (auto c : field_ids)
+                    if (reg_.has(e, c)) comps[reg_.storage(c).name()] = reg_.get_json(e, c);
+            } else {
+                for (auto c : reg_.components_of(e)) comps[reg_.storage(c).name()] = reg_.get_json(e, c);
+            }
+            row["components"] = std::move(comps);
+        } else {
+            row["alive"] = false;
+        }
+        rows.push_back(std::move(row));
+    });
+    return {{"entities", std::move(rows)}, {"total", total}};
+}
+
+json World::list_components(std::optional<entity_id> e) const {
+    if (e) {
+        json names = json::array();
+        for (auto c : reg_.components_of(*e)) names.push_back(reg_.storage(c).name());
+        return names;
+    }
+    json out = json::array();
+    for (ecs::component_id c = 0; c < reg_.component_count(); ++c) {
+        const auto& p = reg_.storage(c);
+        const char* kind = p.kind() == ecs::storage_kind::tag ? "tag"
+                           : p.kind() == ecs::storage_kind::typed ? "builtin" : "runtime";
+        if (p.kind() == ecs::storage_kind::tag && runtime_defs_.count(p.name())) kind = "runtime_tag";
+        out.push_back({{"name", p.name()}, {"kind", kind}, {"fields", p.schema_fields()}, {"count", p.size()}});
+    }
+    return out;
+}
+
+void World::register_component(const std::string& name, const json& fields) {
+    for (char ch : name)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'))
+            throw ecs_error(reason::invalid_value, "component names use letters, digits and _ only");
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())))
+        throw ecs_error(reason::invalid_value, "component names start with a letter or _");
+    reg_.register_dynamic(name, fields);
+    runtime_defs_[name] = fields.is_null() ? json::object() : fields;
+}
+
+void World::define_prefab(const std::string& name, const json& components) {
+    if (name.empty() || name.size() > 64) throw ecs_error(reason::invalid_value, "prefab names are 1 to 64 characters");
+    (void)resolve_components(components);
+    if (!prefabs_.count(name) && prefabs_.size() >= max_prefabs)
+        throw ecs_error(reason::limit_reached, "at most " + std::to_string(max_prefabs) + " prefabs per world");
+    prefabs_[name] = components;
+}
+
+std::vector<entity_id> World::spawn_prefab(const std::string& name, std::size_t count, const json& overrides) {
+    const auto it = prefabs_.find(name);
+    if (it == prefabs_.end()) throw ecs_error(reason::no_such_prefab, "no prefab named '" + name + "'");
+    if (count > 100'000) throw ecs_error(reason::limit_reached, "spawn_prefab makes at most 100000 entities per call");
+    if (!overrides.is_null() && !overrides.is_object())
+        throw ecs_error(reason::invalid_params, "overrides must be an object {\"Name\": value}");
+    // Overrides merge field by field into the prefab's values (a new component is added whole).
+    json components = it->second;
+    if (overrides.is_object()) {
+        for (const auto& [comp, value] : overrides.items()) {
+            if (components.contains(comp) && components[comp].is_object() && value.is_object())
+                components[comp].update(value);
+            else
+                components[comp] = value;
+        }
+    }
+    json list = json::array();
+    for (std::size_t i = 0; i < count; ++i) list.push_back(components);
+    return spawn_many(list);
+}
+
+}  // namespace ecsd::world
