@@ -17,6 +17,7 @@ public:
     explicit tick_clock(double hz) { set_rate(hz); }
 
     void set_rate(double hz) {
+        hz_ = hz;
         period_ = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(1.0 / hz));
     }
     [[nodiscard]] clock::duration period() const noexcept { return period_; }
@@ -26,12 +27,17 @@ public:
         origin_ = now;
         index_ = 1;
     }
-    [[nodiscard]] clock::time_point next_deadline() const noexcept { return origin_ + period_ * index_; }
+    /// @brief origin + index/hz computed afresh (not by adding a rounded period), so no error accumulates.
+    [[nodiscard]] clock::time_point next_deadline() const noexcept {
+        return origin_ + std::chrono::duration_cast<clock::duration>(
+                             std::chrono::duration<double>(static_cast<double>(index_) / hz_));
+    }
 
     /// @brief How many ticks to run at `now` (at most max_catch_up); skips and counts the rest.
     [[nodiscard]] int due(clock::time_point now) noexcept {
         if (now < next_deadline()) return 0;
-        const auto behind = static_cast<std::uint64_t>((now - next_deadline()) / period_) + 1;
+        const auto behind = static_cast<std::uint64_t>(
+                                std::chrono::duration<double>(now - next_deadline()).count() * hz_) + 1;
         if (behind > static_cast<std::uint64_t>(max_catch_up)) {
             const std::uint64_t skip = behind - max_catch_up;
             skipped_ += skip;
@@ -47,6 +53,7 @@ public:
     void set_skipped(std::uint64_t n) noexcept { skipped_ = n; }
 
 private:
+    double hz_ = 60;
     clock::duration period_{};
     clock::time_point origin_{};
     std::uint64_t index_ = 1;

@@ -1,0 +1,289 @@
+#include "world/world.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace ecsd::world;
+using ecsd::ecs::ecs_error;
+using ecsd::ecs::json;
+
+namespace {
+WorldSettings paused_world(double hz = 60) {
+    WorldSettings s;
+    s.tick_hz = hz;
+    s.paused = true;
+    return s;
+}
+
+std::string reason_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const ecs_error& e) {
+        return e.reason();
+    }
+    return "no error";
+}
+}  // namespace
+
+TEST(Physics, FallingBodyLandsWhereSemiImplicitEulerSays) {
+    World w(paused_world());
+    const auto e = w.spawn({{"Position", {{"x", 0}, {"y", 100}}}, {"Velocity", {{"x", 2}, {"y", 0}}}, {"RigidBody", json::object()}});
+    const int n = 120;
+    w.step(n);
+    // v_k = k*g*dt, p_n = p0 + sum_{k=1..n} v_k*dt = p0 + g*dt^2*n(n+1)/2
+    const double dt = 1.0 / 60, g = -9.81;
+    const auto p = w.registry().get<Position>(e);
+    EXPECT_NEAR(p.y, 100 + g * dt * dt * n * (n + 1) / 2, 1e-9);
+    EXPECT_NEAR(p.x, 2.0 * dt * n, 1e-9);
+    EXPECT_NEAR(w.registry().get<Velocity>(e).y, g * dt * n, 1e-9);
+}
+
+TEST(Physics, MoverWithoutRigidBodyIgnoresGravity) {
+    World w(paused_world());
+    const auto e = w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 1}, {"y", 1}}}});
+    w.step(60);
+    EXPECT_NEAR(w.registry().get<Position>(e).y, 1.0, 1e-9);
+    EXPECT_NEAR(w.registry().get<Velocity>(e).y, 1.0, 1e-12);
+}
+
+TEST(Physics, GravityScaleAndWorldGravity) {
+    WorldSettings s = paused_world();
+    s.gravity_y = -2;
+    World w(s);
+    const auto e = w.spawn({{"Position", json::object()}, {"Velocity", json::object()}, {"RigidBody", {{"gravity_scale", 0.5}}}});
+    w.step(60);
+    EXPECT_NEAR(w.registry().get<Velocity>(e).y, -1.0, 1e-9);
+}
+
+TEST(Collision, OverlappingCirclesGetContactsAndAreSeparated) {
+    World w(paused_world());
+    const auto a = w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}, {"RigidBody", {{"gravity_scale", 0}, {"restitution", 1}}}, {"Collider", {{"radius", 1}}}});
+    const auto b = w.spawn({{"Position", {{"x", 1.5}, {"y", 0}}}, {"Velocity", {{"x", -1}, {"y", 0}}}, {"RigidBody", {{"gravity_scale", 0}, {"restitution", 1}}}, {"Collider", {{"radius", 1}}}});
+    const auto far = w.spawn({{"Position", {{"x", 50}, {"y", 0}}}, {"Collider", {{"radius", 1}}}});
+    w.step(1);
+    auto& reg = w.registry();
+    ASSERT_TRUE(reg.has<Contacts>(a));
+    EXPECT_EQ(reg.get<Contacts>(a).entities, (std::vector<ecsd::ecs::entity_ref>{{b}}));
+    EXPECT_EQ(reg.get<Contacts>(b).entities, (std::vector<ecsd::ecs::entity_ref>{{a}}));
+    EXPECT_FALSE(reg.has<Contacts>(far));
+    // Elastic, equal masses: velocities swap; bodies pushed apart to just touching.
+    EXPECT_NEAR(reg.get<Velocity>(a).x, -1, 1e-9);
+    EXPECT_NEAR(reg.get<Velocity>(b).x, 1, 1e-9);
+    EXPECT_NEAR(reg.get<Position>(b).x - reg.get<Position>(a).x, 2.0, 1e-9);
+}
+
+TEST(Collision, LayerAndMaskMustMatchBothWays) {
+    World w(paused_world());
+    const auto a = w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}, {"layer", 1}, {"mask", 2}}}});
+    const auto b = w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}, {"layer", 4}, {"mask", 1}}}});
+    w.step(1);
+    EXPECT_FALSE(w.registry().has<Contacts>(a));
+    EXPECT_FALSE(w.registry().has<Contacts>(b));
+}
+
+TEST(Collision, BroadphaseFindsEveryTouchingPairOfAGrid) {
+    World w(paused_world());
+    // 20x20 circles of radius 0.5, 0.9 apart: each touches its 4 (edge: fewer) neighbours.
+    for (int i = 0; i < 20; ++i)
+        for (int j = 0; j < 20; ++j)
+            w.spawn({{"Position", {{"x", i * 0.9}, {"y", j * 0.9}}}, {"Collider", {{"radius", 0.5}}}});
+    w.run_system("collision_detection");
+    std::size_t links = 0;
+    w.registry().each<const Contacts>([&](ecsd::ecs::entity_id, const Contacts& c) { links += c.entities.size(); });
+    EXPECT_EQ(links, 2u * (2 * 20 * 19));  // 760 undirected pairs, seen from both ends
+}
+
+TEST(Ghost, PassesThroughExactlyTheNamedKindsAndExpiresOnTime) {
+    World w(paused_world(10));
+    auto& reg = w.registry();
+    const auto ghost = w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}}}, {"Ghost", {{"passes", {"AI"}}, {"remaining", 0.5}}}});
+    const auto monster = w.spawn({{"Position", {{"x", 0.5}}}, {"Collider", {{"radius", 1}}}, {"AI", json::object()}});
+    const auto wall = w.spawn({{"Position", {{"x", -0.5}}}, {"Collider", {{"radius", 1}}}});
+    w.step(1);
+    EXPECT_EQ(reg.get<Contacts>(ghost).entities, (std::vector<ecsd::ecs::entity_ref>{{wall}}));
+    EXPECT_EQ(reg.get<Contacts>(monster).entities, (std::vector<ecsd::ecs::entity_ref>{{wall}}));
+    w.step(3);
+    EXPECT_TRUE(reg.has<Ghost>(ghost));  // 0.5 s at 10 Hz: 4 ticks gone, 1 left
+    w.step(1);
+    EXPECT_FALSE(reg.has<Ghost>(ghost));
+    w.step(1);
+    EXPECT_EQ(reg.get<Contacts>(ghost).entities, (std::vector<ecsd::ecs::entity_ref>{{monster}, {wall}}));
+}
+
+TEST(Spells, KillAllMonstersDestroysEverythingWithHealthAndAI) {
+    World w(paused_world());
+    const auto hero = w.spawn({{"Health", json::object()}, {"Player", json::object()}});
+    const auto orc = w.spawn({{"Health", json::object()}, {"AI", json::object()}});
+    const auto statue = w.spawn({{"AI", json::object()}});
+    EXPECT_EQ(w.cast_spell(hero, "kill_all_monsters", 0, 0), 1u);
+    w.step(1);
+    EXPECT_FALSE(w.registry().alive(orc));
+    EXPECT_TRUE(w.registry().alive(statue));
+    EXPECT_TRUE(w.registry().alive(hero));
+    EXPECT_FALSE(w.registry().has<MagicInput>(hero));
+}
+
+TEST(Spells, FreezeRemovesVelocityAndThawRestoresIt) {
+    World w(paused_world());
+    const auto mage = w.spawn({{"Player", json::object()}});
+    const auto enemy = w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 3}}}});
+    w.cast_spell(mage, "freeze", enemy, 0);
+    w.step(1);
+    EXPECT_FALSE(w.registry().has<Velocity>(enemy));
+    EXPECT_TRUE(w.registry().has<Frozen>(enemy));
+    const double x = w.registry().get<Position>(enemy).x;
+    w.step(10);
+    EXPECT_EQ(w.registry().get<Position>(enemy).x, x);  // frozen: does not move
+    w.cast_spell(mage, "thaw", enemy, 0);
+    w.step(1);
+    EXPECT_TRUE(w.registry().has<Velocity>(enemy));
+    EXPECT_FALSE(w.registry().has<Frozen>(enemy));
+}
+
+TEST(Spells, GhostAndHeal) {
+    World w(paused_world());
+    const auto hero = w.spawn({{"Health", {{"hp", 10}, {"max", 50}}}});
+    w.cast_spell(hero, "heal", 0, 15);
+    w.step(1);
+    EXPECT_EQ(w.registry().get<Health>(hero).hp, 25);
+    w.cast_spell(hero, "ghost", 0, 2);
+    EXPECT_EQ(reason_of([&] { w.cast_spell(hero, "heal", 0, 0); }), "component_exists");  // one spell per tick
+    w.step(1);
+    ASSERT_TRUE(w.registry().has<Ghost>(hero));
+    EXPECT_EQ(w.registry().get<Ghost>(hero).remaining, 2.0 - 1.0 / 60);
+    EXPECT_EQ(w.registry().get<Health>(hero).hp, 25);
+    w.cast_spell(hero, "heal", 0, 0);
+    w.step(1);
+    EXPECT_EQ(w.registry().get<Health>(hero).hp, 50);
+}
+
+TEST(Spells, UnknownSpellIsReportedNotIgnored) {
+    World w(paused_world());
+    const auto hero = w.spawn({{"Player", json::object()}});
+    EXPECT_EQ(reason_of([&] { w.cast_spell(hero, "fireball", 0, 0); }), "no_such_spell");
+    // Written directly as a component, it is reported when the spells system reads it.
+    w.insert_components(hero, {{"MagicInput", {{"spell", "fireball"}}}});
+    w.step(1);
+    const auto failures = w.info()["spell_failures"];
+    ASSERT_EQ(failures.size(), 1u);
+    EXPECT_EQ(failures[0]["spell"], "fireball");
+    EXPECT_FALSE(w.registry().has<MagicInput>(hero));
+}
+
+TEST(Spells, SpellRunAsASystemOutsideTheLoop) {
+    World w(paused_world());
+    const auto hero = w.spawn({{"Player", json::object()}});
+    w.spawn({{"Health", json::object()}, {"AI", json::object()}});
+    w.cast_spell(hero, "kill_all_monsters", 0, 0);
+    w.run_system("spells");
+    EXPECT_EQ(w.tick(), 0u);
+    EXPECT_EQ(w.registry().size(), 1u);
+}
+
+TEST(Lifetime, DestroysAtZero) {
+    World w(paused_world(10));
+    const auto e = w.spawn({{"Lifetime", {{"remaining", 1}}}});
+    w.step(9);
+    EXPECT_TRUE(w.registry().alive(e));
+    w.step(1);
+    EXPECT_FALSE(w.registry().alive(e));
+}
+
+TEST(Determinism, TwoWorldsFedTheSameCommandsHashTheSameEveryTick) {
+    World a(paused_world()), b(paused_world());
+    for (World* w : {&a, &b}) {
+        for (int i = 0; i < 200; ++i)
+            w->spawn({{"Position", {{"x", (i % 20) * 0.8}, {"y", (i / 20) * 0.8 + 5}}}, {"Velocity", {{"x", (i % 3) - 1}}},
+                      {"RigidBody", {{"restitution", 0.3}}}, {"Collider", {{"radius", 0.5}}}});
+        w->spawn({{"Position", {{"x", 5}, {"y", -10}}}, {"Collider", {{"radius", 8}}}});  // the ground
+    }
+    for (int t = 0; t < 120; ++t) {
+        if (t == 30)
+            for (World* w : {&a, &b}) w->cast_spell(ecsd::ecs::make_entity(3, 1), "freeze", 0, 0);
+        a.step(1);
+        b.step(1);
+        ASSERT_EQ(a.state_hash(), b.state_hash()) << "diverged at tick " << t;
+    }
+    World c(paused_world());
+    EXPECT_NE(a.state_hash(), c.state_hash());
+}
+
+TEST(Clock, CatchUpIsBoundedAndSkippedTimeIsCounted) {
+    World w(WorldSettings{});
+    const auto t0 = World::clock::now();
+    w.start_clock(t0);
+    const auto at = [&](double periods) {
+        return t0 + std::chrono::duration_cast<World::clock::duration>(std::chrono::duration<double>(periods / 60));
+    };
+    auto next = w.advance(at(3.5));  // deadlines 1, 2, 3 are due
+    EXPECT_EQ(w.tick(), 3u);
+    EXPECT_LE(std::chrono::abs(next - at(4)), std::chrono::nanoseconds(2));
+    w.advance(at(100.5));  // far behind: deadlines 4..100 due, 4 run, the rest skipped and counted
+    EXPECT_EQ(w.tick(), 7u);
+    EXPECT_EQ(w.skipped_ticks(), 93u);
+    EXPECT_EQ(w.info()["skipped_ticks"], 93);
+}
+
+TEST(Clock, AbsoluteDeadlinesDoNotDrift) {
+    World w(WorldSettings{});
+    const auto t0 = World::clock::now();
+    w.start_clock(t0);
+    auto now = t0;
+    while (w.tick() < 216000) now = w.advance(now);  // an hour of 60 Hz, woken exactly on time
+    // The deadline after tick 216000 is 216001/60 s after the start, to the nanosecond.
+    const auto expected = t0 + std::chrono::hours(1) + std::chrono::nanoseconds(16'666'667);
+    EXPECT_LE(std::chrono::abs(now - expected), std::chrono::nanoseconds(2));
+    EXPECT_EQ(w.skipped_ticks(), 0u);
+}
+
+TEST(WorldJson, BadInputChangesNothing) {
+    World w(paused_world());
+    const auto e = w.spawn({{"Position", {{"x", 1}}}});
+    const auto before = w.state_hash();
+    EXPECT_EQ(reason_of([&] { w.spawn({{"Position", json::object()}, {"Nope", json::object()}}); }), "no_such_component");
+    EXPECT_EQ(reason_of([&] { w.insert_components(e, {{"Velocity", json::object()}, {"Position", {{"x", "a"}}}}); }), "invalid_value");
+    EXPECT_EQ(reason_of([&] { w.remove_components(e, {"Position", "Velocity"}); }), "no_such_component");
+    EXPECT_EQ(reason_of([&] { w.mutate_component(e, "Position", "z", 1); }), "invalid_value");
+    EXPECT_EQ(reason_of([&] { w.spawn_many(json::array({{{"Position", json::object()}}, {{"Health", {{"hp", "x"}}}}})); }), "invalid_value");
+    EXPECT_EQ(reason_of([&] { w.despawn(e + (std::uint64_t{1} << 32)); }), "no_such_entity");
+    EXPECT_EQ(w.state_hash(), before);
+    EXPECT_EQ(w.registry().size(), 1u);
+}
+
+TEST(WorldJson, QueryPagesAndSelectsFields) {
+    World w(paused_world());
+    for (int i = 0; i < 10; ++i) w.spawn({{"Position", {{"x", i}}}, {"Health", json::object()}});
+    const auto r = w.query("Position, Health", std::vector<std::string>{"Position"}, 3, 4);
+    EXPECT_EQ(r["total"], 10);
+    ASSERT_EQ(r["entities"].size(), 3u);
+    EXPECT_EQ(r["entities"][0]["components"]["Position"]["x"], 4.0);
+    EXPECT_FALSE(r["entities"][0]["components"].contains("Health"));
+    const auto r2 = w.query(json{{"all", {"Position"}}, {"none", {"Health"}}}, std::nullopt, 100, 0);
+    EXPECT_EQ(r2["total"], 0);
+}
+
+TEST(Prefabs, CreateTreeLikeSeed001WithOverrides) {
+    World w(paused_world());
+    w.define_prefab("tree", {{"Position", json::object()}, {"Appearance", {{"name", "tree"}}}});
+    const auto ids = w.spawn_prefab("tree", 3, {{"Position", {{"x", 7}}}});
+    ASSERT_EQ(ids.size(), 3u);
+    EXPECT_EQ(w.get_components(ids[2], std::nullopt)["Position"]["x"], 7.0);
+    EXPECT_EQ(w.get_components(ids[2], std::nullopt)["Appearance"]["name"], "tree");
+    EXPECT_EQ(reason_of([&] { w.spawn_prefab("bush", 1, nullptr); }), "no_such_prefab");
+}
+
+TEST(Systems, ListEnableDisableAndMembers) {
+    World w(paused_world());
+    w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 1}}}});
+    const auto systems = w.list_systems();
+    ASSERT_EQ(systems.size(), 7u);
+    EXPECT_EQ(systems[1]["name"], "movement");
+    EXPECT_EQ(systems[1]["members"], 1);
+    w.set_system_enabled("movement", false);
+    w.step(5);
+    EXPECT_EQ(w.query("Position", std::nullopt, 1, 0)["entities"][0]["components"]["Position"]["x"], 0.0);
+    EXPECT_EQ(reason_of([&] { w.set_system_enabled("cleanup", false); }), "invalid_value");
+    EXPECT_EQ(reason_of([&] { w.run_system("nope"); }), "no_such_system");
+    EXPECT_EQ(w.system_entities("movement", 10, 0)["total"], 1);
+}
