@@ -7,6 +7,8 @@ namespace ecsd::cli {
 
 namespace {
 
+bool is_scalar(const json& v) { return !v.is_object() && !v.is_array(); }
+
 /// @brief Compact JSON text; invalid UTF-8 in strings is replaced rather than thrown on.
 std::string compact(const json& value) {
     return value.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -25,7 +27,6 @@ std::string upper(std::string_view text) {
     return out;
 }
 
-bool is_scalar(const json& v) { return !v.is_object() && !v.is_array(); }
 
 bool all_objects(const json& array) {
     return array.is_array() && !array.empty() &&
@@ -78,9 +79,26 @@ table rows_table(const json& array) {
     return t;
 }
 
+/// @brief A list of scalars as `a, b, c`; anything else as compact JSON.
+std::string value_text(const json& value) {
+    if (!value.is_array() || value.empty() || !std::all_of(value.begin(), value.end(), is_scalar)) {
+        return cell_text(value);
+    }
+    std::string text;
+    for (const auto& item : value) text += (text.empty() ? "" : ", ") + cell_text(item);
+    return text;
+}
+
+/// @brief KEY/VALUE rows; a nested object is expanded one level into `key.member` rows.
 table key_value_table(const json& object) {
     table t{{"key", "value"}, {}};
-    for (const auto& [key, value] : object.items()) t.rows.push_back({key, cell_text(value)});
+    for (const auto& [key, value] : object.items()) {
+        if (value.is_object() && !value.empty()) {
+            for (const auto& [member, inner] : value.items()) t.rows.push_back({key + "." + member, value_text(inner)});
+        } else {
+            t.rows.push_back({key, value_text(value)});
+        }
+    }
     return t;
 }
 

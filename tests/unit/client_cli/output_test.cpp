@@ -44,11 +44,14 @@ TEST(render_human, scalars) {
 }
 
 TEST(render_human, object_as_key_value_rows) {
-    EXPECT_EQ(render_human(json::parse(R"({"version":"0.1.0","uptime":3,"limits":{"max":1}})")),
-              "KEY      VALUE\n"
-              "version  0.1.0\n"
-              "uptime   3\n"
-              "limits   {\"max\":1}\n");
+    EXPECT_EQ(render_human(json::parse(R"({"version":"0.1.0","uptime":3,"limits":{"max":1,"deep":{"a":1}},
+                                           "worlds":["default","arena"]})")),
+              "KEY          VALUE\n"
+              "version      0.1.0\n"
+              "uptime       3\n"
+              "limits.max   1\n"
+              "limits.deep  {\"a\":1}\n"
+              "worlds       default, arena\n");
 }
 
 TEST(render_human, array_of_objects_as_table_with_union_of_keys) {

@@ -1,0 +1,283 @@
+// ecsctl against a real ecsd on a free port: every verb, both output formats, exit codes, script mode
+// with variables and a failing line, and the interactive shell on a pseudo-terminal.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "process.hpp"
+
+namespace ecsd::test {
+namespace {
+
+using json = nlohmann::json;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// @brief Every stdout line parsed as JSON.
+std::vector<json> json_lines(const std::string& out) {
+    std::vector<json> values;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) values.push_back(json::parse(line));
+    return values;
+}
+
+class ecsctl_server : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { server_ = std::make_unique<ecsd_process>(); }
+    static void TearDownTestSuite() { server_.reset(); }
+
+    void SetUp() override {
+        if (!server_->port()) GTEST_SKIP() << "ecsd does not listen yet; it printed: " << server_->banner();
+    }
+
+    /// @brief Runs ecsctl against the suite's server; stdin is a pipe, so output defaults to JSON.
+    static run_result ecsctl(std::vector<std::string> args, const std::string& input = {},
+                             std::map<std::string, std::string> env = {}) {
+        args.insert(args.begin(), {ECSCTL_PATH, "--port", std::to_string(*server_->port())});
+        return run(args, input, env);
+    }
+
+    /// @brief Runs a verb that must succeed and returns its one JSON result.
+    static json ok(const std::vector<std::string>& args) {
+        const auto r = ecsctl(args);
+        EXPECT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+        const auto values = json_lines(r.out);
+        EXPECT_EQ(values.size(), 1U) << r.out;
+        return values.empty() ? json() : values.front();
+    }
+
+    /// @brief True when the server offers `method` (world methods land one by one).
+    static bool has(const std::string& method) {
+        static std::set<std::string> methods;
+        if (methods.empty()) {
+            const auto doc = ok({"call", "rpc.discover"});
+            for (const auto& m : doc.value("methods", json::array())) methods.insert(m.value("name", ""));
+        }
+        return methods.contains(method);
+    }
+
+    static std::unique_ptr<ecsd_process> server_;
+};
+
+std::unique_ptr<ecsd_process> ecsctl_server::server_;
+
+/// @brief Skips the rest of the test while ecsd does not offer `method` yet.
+#define REQUIRE_METHOD(method) \
+    if (!has(method)) GTEST_SKIP() << (method) << " has not landed in ecsd yet"
+
+// --- server.* and output formats ------------------------------------------------------------------------
+
+TEST_F(ecsctl_server, ping_prints_pong_as_json_or_text_and_exits_0) {
+    EXPECT_EQ(ok({"ping"}), "pong");
+    const auto table = ecsctl({"-o", "table", "ping"});
+    EXPECT_EQ(table.exit_code, 0);
+    EXPECT_EQ(table.out, "pong\n");
+    const auto flag_after_verb = ecsctl({"ping", "--json"});
+    EXPECT_EQ(flag_after_verb.out, "\"pong\"\n");
+}
+
+TEST_F(ecsctl_server, info_as_json_object_and_as_key_value_table) {
+    const auto info = ok({"info"});
+    ASSERT_TRUE(info.is_object());
+    EXPECT_TRUE(info.contains("version"));
+    const auto table = ecsctl({"info", "--output", "table"});
+    EXPECT_EQ(table.exit_code, 0);
+    EXPECT_TRUE(table.out.starts_with("KEY")) << table.out;
+    EXPECT_TRUE(contains(table.out, "version")) << table.out;
+}
+
+TEST_F(ecsctl_server, methods_lists_the_discovered_methods) {
+    const auto rows = ok({"methods"});
+    ASSERT_TRUE(rows.is_array());
+    std::set<std::string> names;
+    for (const auto& row : rows) names.insert(row.value("name", ""));
+    EXPECT_TRUE(names.contains("server.ping"));
+    EXPECT_TRUE(names.contains("rpc.discover"));
+    const auto table = ecsctl({"-o", "table", "methods"});
+    EXPECT_TRUE(table.out.starts_with("NAME")) << table.out;
+    EXPECT_TRUE(contains(table.out, "server.ping"));
+}
+
+TEST_F(ecsctl_server, call_any_method_raw) {
+    EXPECT_EQ(ok({"call", "server.ping"}), "pong");
+    EXPECT_EQ(ok({"call", "server.ping", "{}"}), "pong");
+    const auto doc = ok({"call", "rpc.discover"});
+    EXPECT_TRUE(doc.contains("openrpc"));
+}
+
+TEST_F(ecsctl_server, server_error_exits_1_with_reason_on_stderr) {
+    const auto r = ecsctl({"call", "no.such.method"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_TRUE(contains(r.err, "method_not_found")) << r.err;
+}
+
+TEST(ecsctl_auth, token_from_flag_or_environment) {
+    ecsd_process server({"--token", "s3cret"});
+    if (!server.port()) GTEST_SKIP() << "ecsd does not listen yet";
+    const std::string port = std::to_string(*server.port());
+    const auto without = run({ECSCTL_PATH, "--port", port, "ping"});
+    EXPECT_EQ(without.exit_code, 1);
+    EXPECT_TRUE(contains(without.err, "unauthorized")) << without.err;
+    const auto wrong = run({ECSCTL_PATH, "--port", port, "--token", "nope", "ping"});
+    EXPECT_EQ(wrong.exit_code, 1);
+    EXPECT_TRUE(contains(wrong.err, "unauthorized")) << wrong.err;
+    const auto with_flag = run({ECSCTL_PATH, "--port", port, "--token", "s3cret", "ping"});
+    EXPECT_EQ(with_flag.exit_code, 0) << with_flag.err;
+    EXPECT_EQ(with_flag.out, "\"pong\"\n");
+    const auto with_env = run({ECSCTL_PATH, "--port", port, "ping"}, {}, {{"ECSD_TOKEN", "s3cret"}});
+    EXPECT_EQ(with_env.exit_code, 0) << with_env.err;
+}
+
+// --- script mode ----------------------------------------------------------------------------------------
+
+TEST_F(ecsctl_server, script_on_stdin_prints_one_json_value_per_result) {
+    const auto r = ecsctl({}, "# a comment\n\nping\n  call server.ping   # trailing comment\n");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "\"pong\"\n\"pong\"\n");
+}
+
+TEST_F(ecsctl_server, script_stops_at_first_failing_line_with_its_number) {
+    const auto r = ecsctl({}, "ping\n# two\ncall no.such.method\nping\n");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.out, "\"pong\"\n");
+    EXPECT_TRUE(contains(r.err, "<stdin>:3: method_not_found")) << r.err;
+}
+
+TEST_F(ecsctl_server, script_keep_going_runs_every_line_and_exits_with_first_failure) {
+    const auto r = ecsctl({"--keep-going"}, "ping\nget x\ncall no.such.method\nping\n");
+    EXPECT_EQ(r.exit_code, 2);  // line 2's usage error came first
+    EXPECT_EQ(r.out, "\"pong\"\n\"pong\"\n");
+    EXPECT_TRUE(contains(r.err, "<stdin>:2:")) << r.err;
+    EXPECT_TRUE(contains(r.err, "<stdin>:3:")) << r.err;
+}
+
+TEST_F(ecsctl_server, script_file_variables_and_local_commands) {
+    const auto path = std::filesystem::temp_directory_path() / ("ecsctl_test_" + std::to_string(getpid()) + ".ecs");
+    {
+        std::ofstream file(path);
+        file << "$p = ping\n"
+                "echo got $p and ${p}!\n"
+                "$i = info\n"
+                "echo version ${i.version}\n"
+                "echo cost 5$$\n"
+                "get $undefined\n"
+                "ping\n";
+    }
+    const auto r = ecsctl({"-f", path.string()});
+    std::filesystem::remove(path);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(r.out.starts_with("got pong and pong!\nversion ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "cost 5$\n")) << r.out;
+    EXPECT_TRUE(contains(r.err, path.string() + ":6: undefined variable $undefined")) << r.err;
+}
+
+TEST_F(ecsctl_server, script_usage_error_line) {
+    const auto r = ecsctl({}, "ping\nfrobnicate 1 2\n");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(contains(r.err, "<stdin>:2: unknown verb 'frobnicate'")) << r.err;
+}
+
+TEST_F(ecsctl_server, script_against_unreachable_server_exits_3) {
+    const auto r = run({ECSCTL_PATH, "--port", "1"}, "ping\nping\n");
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_TRUE(contains(r.err, "<stdin>:1: cannot connect")) << r.err;
+}
+
+// --- interactive shell ----------------------------------------------------------------------------------
+
+TEST_F(ecsctl_server, shell_on_a_terminal_keeps_history_and_completes_verbs) {
+    const auto home = std::filesystem::temp_directory_path() / ("ecsctl_home_" + std::to_string(getpid()));
+    std::filesystem::create_directories(home);
+    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(*server_->port())},
+                                   "ping\nhel\t\n$x = ping\necho [$x]\nexit\n", {{"HOME", home.string()}});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "127.0.0.1:" + std::to_string(*server_->port()) + "> ")) << r.out;  // the prompt
+    EXPECT_TRUE(contains(r.out, "pong")) << r.out;
+    EXPECT_TRUE(contains(r.out, "Local commands")) << r.out;  // `hel<TAB>` completed to `help`
+    EXPECT_TRUE(contains(r.out, "$x = \"pong\"")) << r.out;
+    EXPECT_TRUE(contains(r.out, "[pong]")) << r.out;
+    std::ifstream history(home / ".ecsctl_history");
+    std::stringstream saved;
+    saved << history.rdbuf();
+    EXPECT_TRUE(contains(saved.str(), "ping")) << saved.str();
+    std::filesystem::remove_all(home);
+}
+
+// --- worlds, entities, systems, spells, prefabs (each test waits for its methods to land) --------------
+
+TEST_F(ecsctl_server, entity_lifecycle_spawn_get_insert_remove_despawn) {
+    REQUIRE_METHOD("world.spawn_entity");
+    REQUIRE_METHOD("world.get_components");
+    const auto spawned = ok({"spawn", R"(Position={"x":0,"y":10})", R"(Velocity={"x":1,"y":0})"});
+    ASSERT_TRUE(spawned.contains("entity")) << spawned;
+    const std::string id = std::to_string(spawned["entity"].get<std::uint64_t>());
+    const auto got = ok({"get", id});
+    EXPECT_TRUE(contains(got.dump(), "Position")) << got;
+    EXPECT_TRUE(contains(got.dump(), "Velocity")) << got;
+
+    REQUIRE_METHOD("world.insert_components");
+    (void)ok({"insert", id, R"(Velocity={"x":0,"y":-1})"});
+    EXPECT_TRUE(contains(ok({"get", id, "Velocity"}).dump(), "-1")) << "insert replaced Velocity";
+
+    REQUIRE_METHOD("world.remove_components");
+    (void)ok({"remove", id, "Velocity"});
+    EXPECT_FALSE(contains(ok({"get", id}).dump(), "Velocity"));
+
+    REQUIRE_METHOD("world.despawn_entity");
+    (void)ok({"despawn", id});
+    const auto gone = ecsctl({"get", id});
+    EXPECT_EQ(gone.exit_code, 1);
+    EXPECT_TRUE(contains(gone.err, "no_such_entity")) << gone.err;
+}
+
+TEST_F(ecsctl_server, script_spawn_into_variable_then_get) {
+    REQUIRE_METHOD("world.spawn_entity");
+    REQUIRE_METHOD("world.get_components");
+    const auto r = ecsctl({}, "$e = spawn Position='{\"x\":3,\"y\":4}'\nget $e\necho id=$e\n");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = json_lines(r.out.substr(0, r.out.find("id=")));
+    ASSERT_EQ(lines.size(), 1U) << r.out;
+    EXPECT_TRUE(contains(lines[0].dump(), "Position")) << r.out;
+    EXPECT_TRUE(contains(r.out, "id=")) << r.out;
+}
+
+TEST_F(ecsctl_server, query_with_fields_and_limit_as_json_and_table) {
+    REQUIRE_METHOD("world.spawn_entity");
+    REQUIRE_METHOD("world.query");
+    for (int i = 0; i < 3; ++i) (void)ok({"spawn", R"(Position={"x":1,"y":2})", "Velocity={}"});
+    const auto result = ok({"query", "Position, Velocity", "--fields", "Position", "--limit", "2"});
+    EXPECT_TRUE(contains(result.dump(), "Position")) << result;
+    const auto table = ecsctl({"-o", "table", "query", "Position, Velocity", "--limit", "2"});
+    EXPECT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_TRUE(contains(table.out, "ENTITY")) << table.out;
+}
+
+TEST_F(ecsctl_server, world_verbs) {
+    REQUIRE_METHOD("world.create");
+    REQUIRE_METHOD("world.list");
+    const std::string name = "cli_" + std::to_string(getpid());
+    (void)ok({"world", "create", name, "--paused"});
+    EXPECT_TRUE(contains(ok({"worlds"}).dump(), name));
+    const auto again = ecsctl({"world", "create", name});
+    EXPECT_EQ(again.exit_code, 1);
+    EXPECT_TRUE(contains(again.err, "world_exists")) << again.err;
+    REQUIRE_METHOD("world.step");
+    const auto step = ecsctl({"--world", name, "step", "5"});
+    EXPECT_EQ(step.exit_code, 0) << step.err;
+    EXPECT_TRUE(contains(step.out, "5")) << step.out;
+    REQUIRE_METHOD("world.destroy");
+    (void)ok({"world", "destroy", name});
+    const auto missing = ecsctl({"--world", name, "step"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_TRUE(contains(missing.err, "no_such_world")) << missing.err;
+}
+
+}  // namespace
+}  // namespace ecsd::test
