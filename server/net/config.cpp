@@ -1,0 +1,91 @@
+#include "config.hpp"
+
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "ecsd/protocol/version.hpp"
+
+namespace ecsd::net {
+namespace {
+
+template <class T>
+setting row(std::string_view name, std::string_view env, std::string_view help, T server_config::*member,
+            std::function<void(CLI::Option&)> check = {}, bool secret = false) {
+    setting s{name, env, help, secret, {}, {}};
+    s.bind = [member, check](CLI::App& app, server_config& cfg, const setting& self) {
+        auto* opt = app.add_option("--" + std::string(self.name), cfg.*member, std::string(self.help));
+        opt->envname(std::string(self.env));
+        if constexpr (!std::is_same_v<T, std::string>) opt->capture_default_str();
+        if (check) check(*opt);
+    };
+    s.show = [member, secret](const server_config& cfg) -> nlohmann::json {
+        if (secret) {
+            if constexpr (std::is_same_v<T, std::string>) return (cfg.*member).empty() ? "" : "set";
+        }
+        return cfg.*member;
+    };
+    return s;
+}
+
+std::vector<setting> make_settings() {
+    const auto positive = [](CLI::Option& o) { o.check(CLI::PositiveNumber); };
+    std::vector<setting> t;
+    t.push_back(row("host", "ECSD_HOST", "address to listen on", &server_config::host));
+    t.push_back(row("port", "ECSD_PORT", "TCP port; 0 picks a free one and prints it", &server_config::port));
+    t.push_back(row("log-level", "ECSD_LOG_LEVEL", "trace, debug, info, warn, error, critical or off",
+                    &server_config::log_level, [](CLI::Option& o) {
+                        o.check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+                    }));
+    t.push_back(row("max-line-bytes", "ECSD_MAX_LINE_BYTES", "longest request line; longer ones close the connection",
+                    &server_config::max_line_bytes, positive));
+    t.push_back(row("preauth-line-bytes", "ECSD_PREAUTH_LINE_BYTES", "longest line before server.auth (token set)",
+                    &server_config::preauth_line_bytes, positive));
+    t.push_back(row("max-connections", "ECSD_MAX_CONNECTIONS", "connections served at once",
+                    &server_config::max_connections, positive));
+    t.push_back(row("idle-timeout", "ECSD_IDLE_TIMEOUT", "seconds without traffic before a connection closes; 0: never",
+                    &server_config::idle_timeout, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
+    t.push_back(row("max-output-bytes", "ECSD_MAX_OUTPUT_BYTES",
+                    "unread response bytes before a connection that does not read is closed",
+                    &server_config::max_output_bytes, positive));
+    t.push_back(row("max-batch", "ECSD_MAX_BATCH", "most requests in one batch", &server_config::max_batch, positive));
+    t.push_back(row("max-pipeline", "ECSD_MAX_PIPELINE", "requests in flight per connection before reading pauses",
+                    &server_config::max_pipeline, positive));
+    t.push_back(row("max-worlds", "ECSD_MAX_WORLDS", "most worlds at once", &server_config::max_worlds, positive));
+    t.push_back(row("token", "ECSD_TOKEN", "require server.auth with this token first", &server_config::token, {},
+                    /*secret=*/true));
+    t.push_back(row("threads", "ECSD_THREADS", "threads running connections and worlds", &server_config::threads,
+                    [](CLI::Option& o) { o.check(CLI::Range(1U, 256U)); }));
+    t.push_back(row("data-dir", "ECSD_DATA_DIR", "directory for persistent data (reserved)", &server_config::data_dir));
+    t.push_back(row("read-only", "ECSD_READ_ONLY", "refuse mutating and admin methods", &server_config::read_only));
+    return t;
+}
+
+}  // namespace
+
+const std::vector<setting>& settings() {
+    static const std::vector<setting> table = make_settings();
+    return table;
+}
+
+std::variant<server_config, int> parse_command_line(int argc, const char* const* argv) {
+    server_config cfg;
+    cfg.threads = std::max(1U, std::thread::hardware_concurrency());
+    CLI::App app{"ecsd: a networked Entity-Component-System server speaking JSON-RPC 2.0 over TCP"};
+    app.set_version_flag("--version", std::string(protocol::version_line("ecsd")));
+    for (const auto& s : settings()) s.bind(app, cfg, s);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    return cfg;
+}
+
+nlohmann::json config_to_json(const server_config& config) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& s : settings()) out[std::string(s.name)] = s.show(config);
+    return out;
+}
+
+}  // namespace ecsd::net

@@ -1,0 +1,60 @@
+#pragma once
+// One table of settings, in the style of Redis's config.c: each row names a setting once and
+// binds it to a command-line flag, an environment variable fallback and its server.info echo.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace CLI {
+class App;
+}
+
+namespace ecsd::net {
+
+/// @brief Every setting of the daemon, with its default.
+struct server_config {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 7777;
+    std::string log_level = "info";
+    std::size_t max_line_bytes = 1024 * 1024;
+    std::size_t preauth_line_bytes = 4096;  ///< line cap before server.auth when a token is set
+    std::size_t max_connections = 1024;
+    double idle_timeout = 300.0;  ///< seconds without traffic before a connection is closed; 0: never
+    std::size_t max_output_bytes = 16 * 1024 * 1024;  ///< unread responses before a slow reader is cut
+    std::size_t max_batch = 1024;
+    std::size_t max_pipeline = 4096;  ///< requests in flight per connection before reading pauses
+    std::size_t max_worlds = 64;
+    std::string token;  ///< empty: no authentication
+    unsigned threads = 2;
+    std::string data_dir;  ///< reserved for persistence
+    bool read_only = false;
+};
+
+/// @brief One row of the settings table.
+struct setting {
+    std::string_view name;  ///< flag without dashes and key in server.info
+    std::string_view env;   ///< environment variable read when the flag is absent
+    std::string_view help;
+    bool secret;  ///< never echoed or logged
+    std::function<void(CLI::App&, server_config&, const setting&)> bind;
+    std::function<nlohmann::json(const server_config&)> show;
+};
+
+/// @brief The settings table.
+[[nodiscard]] const std::vector<setting>& settings();
+
+/// @brief Parses flags (and environment fallbacks); returns the config, or the exit code when
+/// the program must stop (--help, --version, a bad value).
+[[nodiscard]] std::variant<server_config, int> parse_command_line(int argc, const char* const* argv);
+
+/// @brief The settings as JSON for server.info; secrets show as "set" or "".
+[[nodiscard]] nlohmann::json config_to_json(const server_config& config);
+
+}  // namespace ecsd::net

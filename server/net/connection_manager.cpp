@@ -1,0 +1,36 @@
+#include "connection_manager.hpp"
+
+#include <vector>
+
+#include "connection.hpp"
+
+namespace ecsd::net {
+
+void connection_manager::start(const std::shared_ptr<connection>& c) {
+    {
+        std::lock_guard lock(mutex_);
+        connections_.insert(c);
+    }
+    c->start();
+}
+
+void connection_manager::remove(const std::shared_ptr<connection>& c) {
+    std::lock_guard lock(mutex_);
+    connections_.erase(c);
+}
+
+void connection_manager::shutdown_all() {
+    std::vector<std::shared_ptr<connection>> all;
+    {
+        std::lock_guard lock(mutex_);
+        all.assign(connections_.begin(), connections_.end());
+    }
+    for (auto& c : all) c->shutdown();
+}
+
+std::size_t connection_manager::size() const {
+    std::lock_guard lock(mutex_);
+    return connections_.size();
+}
+
+}  // namespace ecsd::net

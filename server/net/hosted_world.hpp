@@ -1,0 +1,60 @@
+#pragma once
+// A world as the server hosts it: the World itself, the strand that owns it, and the timer that
+// drives its fixed-rate tick. Everything that touches the World runs on the strand, so ticks
+// and requests never overlap and the network never locks the world.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <asio.hpp>
+
+namespace ecsd::world {
+class World;
+}
+
+namespace ecsd::net {
+
+/// @brief One named world with its strand and tick timer.
+class hosted_world : public std::enable_shared_from_this<hosted_world> {
+public:
+    using strand_type = asio::strand<asio::io_context::executor_type>;
+
+    /// @brief Hosts `world` under `name`; the timer starts with start().
+    hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::World> world);
+    hosted_world(const hosted_world&) = delete;
+    hosted_world& operator=(const hosted_world&) = delete;
+
+    /// @brief The world's name.
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    /// @brief The strand every access to the world runs on.
+    [[nodiscard]] strand_type& strand() noexcept { return strand_; }
+    /// @brief The world; only on strand().
+    [[nodiscard]] world::World& world() noexcept { return *world_; }
+
+    /// @brief Arms the tick timer. Safe from any thread.
+    void start();
+    /// @brief Cancels the tick timer for good (world destroyed or server stopping). Safe from any thread.
+    void stop();
+    /// @brief On the strand: re-reads the world's next deadline (after pause/resume/step or a
+    /// tick-rate change) and re-arms the timer.
+    void reschedule();
+
+    /// @brief Ticks that ran later than one tick period behind schedule.
+    [[nodiscard]] std::uint64_t overruns() const noexcept { return overruns_.load(std::memory_order_relaxed); }
+
+private:
+    void arm();
+    void on_timer(const asio::error_code& ec);
+
+    std::string name_;
+    strand_type strand_;
+    asio::steady_timer timer_;
+    std::shared_ptr<world::World> world_;
+    bool stopped_ = false;
+    std::atomic<std::uint64_t> overruns_{0};
+};
+
+}  // namespace ecsd::net

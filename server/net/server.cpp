@@ -1,0 +1,132 @@
+#include "server.hpp"
+
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "connection.hpp"
+#include "ecsd/protocol/jsonrpc.hpp"
+#include "ecsd/protocol/version.hpp"
+#include "methods/methods.hpp"
+#include "openrpc.hpp"
+#include "world_factory.hpp"
+
+namespace ecsd::net {
+namespace {
+
+// SIGTERM to exit must take under 2 s (issue 5): connections get this long to drain.
+constexpr auto shutdown_grace = std::chrono::milliseconds(1500);
+
+}  // namespace
+
+server::server(server_config config)
+    : config_(std::move(config)),
+      io_(static_cast<int>(config_.threads)),
+      signals_(io_, SIGINT, SIGTERM),
+      acceptor_(io_),
+      accept_retry_(io_),
+      worlds_(io_, config_.max_worlds),
+      services_(config_, methods_, worlds_),
+      dispatcher_(services_) {
+    register_all_methods(methods_);
+    services_.openrpc = make_openrpc(methods_);
+    worlds_.add("default", make_world("default", nlohmann::json::object()));
+
+    const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(config_.host), config_.port);
+    acceptor_.open(endpoint.protocol());
+    acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+    acceptor_.bind(endpoint);
+    acceptor_.listen(asio::socket_base::max_listen_connections);
+
+    const auto bound = acceptor_.local_endpoint();
+    spdlog::info("ecsd {} listening on {}:{} ({} threads, token {})", protocol::version, bound.address().to_string(),
+                 bound.port(), config_.threads, config_.token.empty() ? "off" : "on");
+    // Tests and scripts read this line to learn the port chosen by --port 0.
+    std::printf("listening on %s:%u\n", bound.address().to_string().c_str(), static_cast<unsigned>(bound.port()));
+    std::fflush(stdout);
+
+    signals_.async_wait([this](const asio::error_code& ec, int signo) {
+        if (ec) return;
+        spdlog::info("signal {}: stop accepting, finishing requests in flight", signo);
+        begin_shutdown();
+    });
+    do_accept();
+}
+
+void server::do_accept() {
+    acceptor_.async_accept(asio::make_strand(io_), [this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+        if (!acceptor_.is_open()) return;
+        if (ec) {
+            // Typically EMFILE: retry shortly instead of spinning on a failing accept.
+            spdlog::warn("accept failed: {}", ec.message());
+            accept_retry_.expires_after(std::chrono::milliseconds(100));
+            accept_retry_.async_wait([this](const asio::error_code& wait_ec) {
+                if (!wait_ec) do_accept();
+            });
+            return;
+        }
+        services_.connections_total.fetch_add(1, std::memory_order_relaxed);
+        if (connections_.size() >= config_.max_connections) {
+            refuse(std::move(socket));
+        } else {
+            connections_.start(std::make_shared<connection>(std::move(socket), services_, dispatcher_, connections_,
+                                                            ++next_id_));
+        }
+        do_accept();
+    });
+}
+
+void server::refuse(asio::ip::tcp::socket socket) {
+    spdlog::warn("refusing a connection: {} connections open", config_.max_connections);
+    const std::string line = protocol::make_error(nullptr, protocol::reason::limit_reached, "too many connections",
+                                                  {{"limit", config_.max_connections}}) +
+                             "\n";
+    // A fresh socket's send buffer is empty: this short blocking write cannot stall.
+    asio::error_code ignored;
+    asio::write(socket, asio::buffer(line), ignored);
+    socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+}
+
+void server::stop() {
+    asio::post(io_, [this] { begin_shutdown(); });
+}
+
+void server::begin_shutdown() {
+    if (shutting_down_.exchange(true)) return;
+    asio::error_code ignored;
+    acceptor_.close(ignored);
+    accept_retry_.cancel();
+    signals_.cancel(ignored);
+    worlds_.stop_all();
+    connections_.shutdown_all();
+    std::lock_guard lock(done_mutex_);
+    done_cv_.notify_all();
+}
+
+void server::run() {
+    // Once shutdown starts, connections get a grace period; then the loop is stopped outright.
+    std::thread watchdog([this] {
+        std::unique_lock lock(done_mutex_);
+        done_cv_.wait(lock, [this] { return done_ || shutting_down_.load(); });
+        if (!done_cv_.wait_for(lock, shutdown_grace, [this] { return done_; })) {
+            spdlog::warn("connections still open after {} ms, stopping", shutdown_grace.count());
+            io_.stop();
+        }
+    });
+    std::vector<std::thread> workers;
+    for (unsigned i = 1; i < config_.threads; ++i) workers.emplace_back([this] { io_.run(); });
+    io_.run();
+    for (auto& t : workers) t.join();
+    {
+        std::lock_guard lock(done_mutex_);
+        done_ = true;
+    }
+    done_cv_.notify_all();
+    watchdog.join();
+    spdlog::info("stopped");
+}
+
+}  // namespace ecsd::net

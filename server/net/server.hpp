@@ -1,0 +1,61 @@
+#pragma once
+// The daemon: one io_context run by --threads threads, an acceptor, the worlds, and a
+// signal_set that turns SIGINT/SIGTERM into a graceful stop (Asio's http/server `server`).
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include <asio.hpp>
+
+#include "config.hpp"
+#include "connection_manager.hpp"
+#include "dispatcher.hpp"
+#include "method_table.hpp"
+#include "services.hpp"
+#include "world_directory.hpp"
+
+namespace ecsd::net {
+
+/// @brief The whole server.
+class server {
+public:
+    /// @brief Registers the methods, creates the "default" world and binds the listening socket
+    /// (throws on failure).
+    explicit server(server_config config);
+    server(const server&) = delete;
+    server& operator=(const server&) = delete;
+
+    /// @brief The bound address (the real port when --port 0).
+    [[nodiscard]] asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
+
+    /// @brief Serves until SIGINT/SIGTERM (or stop()), then drains connections; returns within 2 s of the signal.
+    void run();
+    /// @brief Starts the graceful stop, as a signal would. Safe from any thread.
+    void stop();
+
+private:
+    void do_accept();
+    void refuse(asio::ip::tcp::socket socket);
+    void begin_shutdown();
+
+    server_config config_;
+    asio::io_context io_;
+    asio::signal_set signals_;
+    asio::ip::tcp::acceptor acceptor_;
+    asio::steady_timer accept_retry_;
+    method_table methods_;
+    world_directory worlds_;
+    server_services services_;
+    dispatcher dispatcher_;
+    connection_manager connections_;
+    std::uint64_t next_id_ = 0;
+
+    std::mutex done_mutex_;
+    std::condition_variable done_cv_;
+    bool done_ = false;
+    std::atomic<bool> shutting_down_{false};
+};
+
+}  // namespace ecsd::net

@@ -1,0 +1,70 @@
+#include "world_directory.hpp"
+
+#include "ecsd/protocol/errors.hpp"
+#include "hosted_world.hpp"
+
+namespace ecsd::net {
+
+std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared_ptr<world::World> world) {
+    std::shared_ptr<hosted_world> hosted;
+    {
+        std::lock_guard lock(mutex_);
+        if (worlds_.contains(name)) {
+            throw protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists", {{"world", name}});
+        }
+        if (worlds_.size() >= max_worlds_) {
+            throw protocol::rpc_error(protocol::reason::limit_reached, "at most " + std::to_string(max_worlds_) + " worlds",
+                                      {{"limit", max_worlds_}});
+        }
+        hosted = std::make_shared<hosted_world>(io_, name, std::move(world));
+        worlds_.emplace(std::move(name), hosted);
+    }
+    hosted->start();
+    return hosted;
+}
+
+std::shared_ptr<hosted_world> world_directory::find(std::string_view name) const {
+    std::lock_guard lock(mutex_);
+    auto it = worlds_.find(name);
+    return it == worlds_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<hosted_world> world_directory::remove(std::string_view name) {
+    std::shared_ptr<hosted_world> gone;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = worlds_.find(name);
+        if (it == worlds_.end()) return nullptr;
+        gone = std::move(it->second);
+        worlds_.erase(it);
+    }
+    gone->stop();
+    return gone;
+}
+
+std::vector<std::string> world_directory::names() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    out.reserve(worlds_.size());
+    for (const auto& [name, w] : worlds_) out.push_back(name);
+    return out;
+}
+
+std::vector<std::shared_ptr<hosted_world>> world_directory::all() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::shared_ptr<hosted_world>> out;
+    out.reserve(worlds_.size());
+    for (const auto& [name, w] : worlds_) out.push_back(w);
+    return out;
+}
+
+std::size_t world_directory::size() const {
+    std::lock_guard lock(mutex_);
+    return worlds_.size();
+}
+
+void world_directory::stop_all() {
+    for (auto& w : all()) w->stop();
+}
+
+}  // namespace ecsd::net

@@ -1,0 +1,19 @@
+#pragma once
+// Builds a World from the settings a client (world.create) or start-up (the "default" world) asks for.
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ecsd::world {
+class World;
+}
+
+namespace ecsd::net {
+
+/// @brief Creates a World named `name` from world.create's params (tick_hz, gravity, paused);
+/// missing members take the World's defaults.
+[[nodiscard]] std::shared_ptr<world::World> make_world(const std::string& name, const nlohmann::json& params);
+
+}  // namespace ecsd::net

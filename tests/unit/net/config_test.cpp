@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "config.hpp"
+#include "constant_time.hpp"
+
+using namespace ecsd::net;
+
+namespace {
+
+std::variant<server_config, int> parse(std::vector<const char*> args) {
+    args.insert(args.begin(), "ecsd");
+    return parse_command_line(static_cast<int>(args.size()), args.data());
+}
+
+}  // namespace
+
+TEST(Config, Defaults) {
+    auto r = parse({});
+    ASSERT_TRUE(std::holds_alternative<server_config>(r));
+    const auto& c = std::get<server_config>(r);
+    EXPECT_EQ(c.host, "127.0.0.1");
+    EXPECT_EQ(c.port, 7777);
+    EXPECT_EQ(c.max_line_bytes, 1024U * 1024U);
+    EXPECT_EQ(c.max_connections, 1024U);
+    EXPECT_DOUBLE_EQ(c.idle_timeout, 300.0);
+    EXPECT_TRUE(c.token.empty());
+    EXPECT_GE(c.threads, 1U);
+}
+
+TEST(Config, FlagsOverride) {
+    auto r = parse({"--port", "0", "--host", "0.0.0.0", "--idle-timeout", "0.5", "--max-connections", "3",
+                    "--log-level", "debug", "--data-dir", "/tmp/x", "--threads", "1"});
+    ASSERT_TRUE(std::holds_alternative<server_config>(r));
+    const auto& c = std::get<server_config>(r);
+    EXPECT_EQ(c.port, 0);
+    EXPECT_EQ(c.host, "0.0.0.0");
+    EXPECT_DOUBLE_EQ(c.idle_timeout, 0.5);
+    EXPECT_EQ(c.max_connections, 3U);
+    EXPECT_EQ(c.log_level, "debug");
+    EXPECT_EQ(c.data_dir, "/tmp/x");
+    EXPECT_EQ(c.threads, 1U);
+}
+
+TEST(Config, EnvironmentIsTheFallback) {
+    ::setenv("ECSD_PORT", "9001", 1);
+    ::setenv("ECSD_TOKEN", "s3cret", 1);
+    auto from_env = parse({});
+    auto from_flag = parse({"--port", "9002"});
+    ::unsetenv("ECSD_PORT");
+    ::unsetenv("ECSD_TOKEN");
+    ASSERT_TRUE(std::holds_alternative<server_config>(from_env));
+    EXPECT_EQ(std::get<server_config>(from_env).port, 9001);
+    EXPECT_EQ(std::get<server_config>(from_env).token, "s3cret");
+    EXPECT_EQ(std::get<server_config>(from_flag).port, 9002);
+}
+
+TEST(Config, BadValuesStopTheProgram) {
+    testing::internal::CaptureStderr();
+    testing::internal::CaptureStdout();
+    EXPECT_TRUE(std::holds_alternative<int>(parse({"--port", "70000"})));
+    EXPECT_TRUE(std::holds_alternative<int>(parse({"--log-level", "loud"})));
+    EXPECT_TRUE(std::holds_alternative<int>(parse({"--max-connections", "0"})));
+    EXPECT_TRUE(std::holds_alternative<int>(parse({"--nope"})));
+    EXPECT_EQ(std::get<int>(parse({"--help"})), 0);
+    (void)testing::internal::GetCapturedStdout();
+    (void)testing::internal::GetCapturedStderr();
+}
+
+TEST(Config, EchoHidesTheToken) {
+    server_config c;
+    c.token = "s3cret";
+    const auto j = config_to_json(c);
+    EXPECT_EQ(j["token"], "set");
+    EXPECT_EQ(j["port"], 7777);
+    EXPECT_EQ(j.dump().find("s3cret"), std::string::npos);
+    EXPECT_EQ(j.size(), settings().size());
+}
+
+TEST(ConstantTime, Compares) {
+    EXPECT_TRUE(constant_time_equal("abc", "abc"));
+    EXPECT_TRUE(constant_time_equal("", ""));
+    EXPECT_FALSE(constant_time_equal("abc", "abd"));
+    EXPECT_FALSE(constant_time_equal("abc", "ab"));
+    EXPECT_FALSE(constant_time_equal("ab", "abc"));
+    EXPECT_FALSE(constant_time_equal("", "a"));
+}

@@ -1,0 +1,117 @@
+#include <gtest/gtest.h>
+
+#include "dispatcher.hpp"
+#include "ecs/error.hpp"
+#include "hosted_world.hpp"
+#include "services.hpp"
+#include "session.hpp"
+#include "world_directory.hpp"
+
+using namespace ecsd::net;
+namespace p = ecsd::protocol;
+using nlohmann::json;
+
+namespace {
+
+// A dispatcher over a small table and a directory holding one world-less host "w", so the
+// routing is tested without sockets, threads or a World.
+class DispatcherTest : public testing::Test {
+protected:
+    DispatcherTest() {
+        const auto add = [this](std::string name, method_flags flags, method_handler h, json params = object_schema()) {
+            table_.add({std::move(name), "test", std::move(params), json::object(), flags, std::move(h)});
+        };
+        add("t.echo", method_flags::read_only, [](method_context& ctx) { return ctx.params; },
+            object_schema({{"n", {{"type", "integer"}, {"minimum", 0}}}}));
+        add("t.open", method_flags::pre_auth, [](method_context&) { return json("open"); });
+        add("t.write", method_flags::mutating, [](method_context&) { return json("wrote"); });
+        add("t.rpc_error", method_flags::none, [](method_context&) -> json {
+            throw p::rpc_error(p::reason::no_such_spell, "no spell 'x'", {{"spell", "x"}});
+        });
+        add("t.ecs_error", method_flags::none, [](method_context&) -> json {
+            throw ecsd::ecs::ecs_error(ecsd::ecs::reason::no_such_entity, "entity 9 is gone");
+        });
+        add("t.crash", method_flags::none, [](method_context&) -> json { throw std::runtime_error("secret detail"); });
+        add("t.where", method_flags::world_bound | method_flags::read_only,
+            [](method_context& ctx) { return json(ctx.hosted->name()); });
+        (void)worlds_.add("w", nullptr);
+        (void)worlds_.add("default", nullptr);
+    }
+
+    json call(std::string method, json params = nullptr, bool notification = false) {
+        p::request r{json(1), notification, std::move(method), std::move(params)};
+        auto out = dispatch_.prepare(std::move(r), session_);
+        if (out.job) {
+            const auto result = dispatch_.run(*out.job);
+            auto text = dispatcher::finish(*out.job, result);
+            return text ? json::parse(*text) : json();
+        }
+        return out.response ? json::parse(*out.response) : json();
+    }
+
+    static std::string reason_of(const json& response) { return response["error"]["data"]["reason"]; }
+
+    asio::io_context io_;
+    server_config config_;
+    method_table table_;
+    world_directory worlds_{io_, 8};
+    server_services services_{config_, table_, worlds_};
+    dispatcher dispatch_{services_};
+    session session_{1, "test", true};
+};
+
+}  // namespace
+
+TEST_F(DispatcherTest, RunsAndEchoesId) {
+    auto r = call("t.echo", json{{"n", 2}});
+    EXPECT_EQ(r["id"], 1);
+    EXPECT_EQ(r["result"]["n"], 2);
+    EXPECT_EQ(call("t.echo")["result"], json::object());  // absent params count as {}
+}
+
+TEST_F(DispatcherTest, UnknownMethod) { EXPECT_EQ(reason_of(call("t.nope")), "method_not_found"); }
+
+TEST_F(DispatcherTest, ParamsAreValidated) {
+    EXPECT_EQ(reason_of(call("t.echo", json{{"n", -1}})), "invalid_params");
+    EXPECT_EQ(reason_of(call("t.echo", json{{"n", 1.5}})), "invalid_params");
+    EXPECT_EQ(reason_of(call("t.echo", json{{"m", 1}})), "invalid_params");
+    EXPECT_EQ(reason_of(call("t.echo", json::array({1}))), "invalid_params");
+}
+
+TEST_F(DispatcherTest, ErrorsKeepTheirReason) {
+    auto r = call("t.rpc_error");
+    EXPECT_EQ(reason_of(r), "no_such_spell");
+    EXPECT_EQ(r["error"]["code"], -32008);
+    EXPECT_EQ(r["error"]["data"]["spell"], "x");
+    EXPECT_EQ(reason_of(call("t.ecs_error")), "no_such_entity");
+    auto crash = call("t.crash");
+    EXPECT_EQ(reason_of(crash), "internal");
+    EXPECT_EQ(crash.dump().find("secret"), std::string::npos);
+}
+
+TEST_F(DispatcherTest, NotificationsRunButAnswerNothing) {
+    EXPECT_TRUE(call("t.echo", nullptr, true).is_null());
+    EXPECT_TRUE(call("t.nope", nullptr, true).is_null());
+    EXPECT_TRUE(call("t.where", nullptr, true).is_null());
+}
+
+TEST_F(DispatcherTest, WorldBoundMethodsResolveTheirWorld) {
+    EXPECT_EQ(call("t.where")["result"], "default");
+    EXPECT_EQ(call("t.where", json{{"world", "w"}})["result"], "w");
+    auto missing = call("t.where", json{{"world", "zz"}});
+    EXPECT_EQ(reason_of(missing), "no_such_world");
+    EXPECT_EQ(missing["error"]["data"]["world"], "zz");
+}
+
+TEST_F(DispatcherTest, UnauthenticatedSessionsMayOnlyCallPreAuthMethods) {
+    session_.authenticated = false;
+    EXPECT_EQ(reason_of(call("t.echo")), "unauthorized");
+    EXPECT_EQ(reason_of(call("t.nope")), "unauthorized");
+    EXPECT_EQ(call("t.open")["result"], "open");
+}
+
+TEST_F(DispatcherTest, ReadOnlyServerRefusesMutatingMethods) {
+    config_.read_only = true;
+    EXPECT_EQ(reason_of(call("t.write")), "unauthorized");
+    EXPECT_EQ(call("t.echo")["result"], json::object());
+}
