@@ -3,7 +3,6 @@
 // drives its fixed-rate tick. Everything that touches the World runs on the strand, so ticks
 // and requests never overlap and the network never locks the world.
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -22,7 +21,8 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
 public:
     using strand_type = asio::strand<asio::io_context::executor_type>;
 
-    /// @brief Hosts `world` under `name`; the timer starts with start().
+    /// @brief Hosts `world` under `name`; the timer starts with start(). A null world (unit
+    /// tests of routing) is hosted without a tick.
     hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::World> world);
     hosted_world(const hosted_world&) = delete;
     hosted_world& operator=(const hosted_world&) = delete;
@@ -38,15 +38,11 @@ public:
     void start();
     /// @brief Cancels the tick timer for good (world destroyed or server stopping). Safe from any thread.
     void stop();
-    /// @brief On the strand: re-reads the world's next deadline (after pause/resume/step or a
-    /// tick-rate change) and re-arms the timer.
+    /// @brief On the strand: re-arms the timer from the world's schedule; call after resume().
     void reschedule();
 
-    /// @brief Ticks that ran later than one tick period behind schedule.
-    [[nodiscard]] std::uint64_t overruns() const noexcept { return overruns_.load(std::memory_order_relaxed); }
-
 private:
-    void arm();
+    void arm(std::chrono::steady_clock::time_point now);
     void on_timer(const asio::error_code& ec);
 
     std::string name_;
@@ -54,7 +50,6 @@ private:
     asio::steady_timer timer_;
     std::shared_ptr<world::World> world_;
     bool stopped_ = false;
-    std::atomic<std::uint64_t> overruns_{0};
 };
 
 }  // namespace ecsd::net

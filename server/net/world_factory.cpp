@@ -1,8 +1,24 @@
 #include "world_factory.hpp"
 
+#include "world/world.hpp"
+
 namespace ecsd::net {
 
-// Placeholder until ecsd::world::World lands.
-std::shared_ptr<world::World> make_world(const std::string&, const nlohmann::json&) { return nullptr; }
+std::shared_ptr<world::World> make_world(const std::string& name, const nlohmann::json& params) {
+    world::WorldSettings settings;
+    settings.name = name;
+    settings.tick_hz = params.value("tick_hz", settings.tick_hz);
+    settings.paused = params.value("paused", settings.paused);
+    if (auto g = params.find("gravity"); g != params.end()) {
+        if (g->is_number()) {
+            settings.gravity_x = 0;
+            settings.gravity_y = g->get<double>();
+        } else {
+            settings.gravity_x = g->value("x", settings.gravity_x);
+            settings.gravity_y = g->value("y", settings.gravity_y);
+        }
+    }
+    return std::make_shared<world::World>(std::move(settings));  // throws ecs_error on bad settings
+}
 
 }  // namespace ecsd::net
