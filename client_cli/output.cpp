@@ -158,6 +158,8 @@ std::string render_human(const json& result) {
         return out;
     }
     if (result.empty()) return "(empty)\n";
+    // `{worlds: [...]}`: just the list.
+    if (result.size() == 1 && result.begin()->is_array()) return render_human(*result.begin());
     // An object holding one list of objects (query, systems, worlds...): the list as a table, then its
     // scalar siblings (total, tick...) as `key: value` lines.
     const json* list = nullptr;

@@ -208,14 +208,26 @@ std::vector<verb> make_verbs() {
                      return r;
                  },
                  {}, ""});
-    v.push_back({"register", "world.register_component", "register a run-time component type",
-                 {{"NAME", "component name", arity::one},
-                  {"FIELDS", "its fields as JSON, e.g. '{\"hp\":\"f64\"}'", arity::one}},
-                 {}, {R"(ecsctl register Mana '{"points":"f64","regen":"f64"}')"},
+    v.push_back({"register", "world.register_component",
+                 "register a run-time component type (no fields: a tag)",
+                 {{"NAME", "component name: letters, digits and _", arity::one},
+                  {"FIELD", "field=DEFAULT (type inferred: number, bool, string, number[]) or "
+                            "field='{\"type\":\"integer\",\"default\":10}'; or one JSON object of all fields",
+                   arity::any}},
+                 {},
+                 {"ecsctl register Mana points=0 regen=0.5",
+                  R"(ecsctl register Team id='{"type":"integer","default":1}' name='"red"')",
+                  R"(ecsctl register Vector2 '{"x":0,"y":0}')", "ecsctl register Marker"},
                  [](const verb_input& in) {
+                     const auto words = in.all("FIELD");
+                     json fields = json::object();
+                     if (words.size() == 1 && words.front().starts_with('{')) {
+                         fields = parse_json(words.front(), "FIELDS");
+                     } else {
+                         fields = parse_components(words);
+                     }
                      return request{"world.register_component",
-                                    {{"name", in.one("NAME").value_or("")},
-                                     {"fields", parse_json(in.one("FIELDS").value_or(""), "FIELDS")}}};
+                                    {{"name", in.one("NAME").value_or("")}, {"fields", fields}}};
                  },
                  {}, ""});
     // --- systems and spells -----------------------------------------------------------------------------
@@ -253,12 +265,15 @@ std::vector<verb> make_verbs() {
     v.push_back({"cast", "world.cast_spell", "cast a spell; prints the tick it takes effect on",
                  {{"CASTER", "entity id of the caster", arity::one},
                   {"SPELL", "spell name, as listed by spells", arity::one},
-                  {"TARGET", "entity id of the target, for spells that take one", arity::optional}},
-                 {}, {"ecsctl cast 4294967296 kill_all_monsters", "ecsctl cast 4294967296 freeze 4294967297"},
+                  {"TARGET", "entity id of the target (default: the caster)", arity::optional}},
+                 {{"--amount", "spell-specific strength, e.g. seconds for ghost, hp for heal", false, "X"}},
+                 {"ecsctl cast 4294967296 kill_all_monsters", "ecsctl cast 4294967296 freeze 4294967297",
+                  "ecsctl cast 4294967296 heal --amount 25"},
                  [](const verb_input& in) {
                      request r{"world.cast_spell",
                                {{"caster", entity_of(in, "CASTER")}, {"spell", in.one("SPELL").value_or("")}}};
                      if (in.one("TARGET")) r.params["target"] = entity_of(in, "TARGET");
+                     if (auto a = in.one("--amount")) r.params["amount"] = parse_json(*a, "--amount");
                      return r;
                  },
                  {}, "spells"});

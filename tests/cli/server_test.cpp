@@ -33,7 +33,7 @@ protected:
     static void TearDownTestSuite() { server_.reset(); }
 
     void SetUp() override {
-        if (!server_->port()) GTEST_SKIP() << "ecsd does not listen yet; it printed: " << server_->banner();
+        ASSERT_TRUE(server_->port().has_value()) << "ecsd did not say it listens; it printed: " << server_->banner();
     }
 
     /// @brief Runs ecsctl against the suite's server; stdin is a pipe, so output defaults to JSON.
@@ -120,7 +120,7 @@ TEST_F(ecsctl_server, server_error_exits_1_with_reason_on_stderr) {
 
 TEST(ecsctl_auth, token_from_flag_or_environment) {
     ecsd_process server({"--token", "s3cret"});
-    if (!server.port()) GTEST_SKIP() << "ecsd does not listen yet";
+    ASSERT_TRUE(server.port().has_value()) << "ecsd did not say it listens: " << server.banner();
     const std::string port = std::to_string(*server.port());
     const auto without = run({ECSCTL_PATH, "--port", port, "ping"});
     EXPECT_EQ(without.exit_code, 1);
@@ -260,23 +260,48 @@ TEST_F(ecsctl_server, query_with_fields_and_limit_as_json_and_table) {
 }
 
 TEST_F(ecsctl_server, world_verbs) {
-    REQUIRE_METHOD("world.create");
-    REQUIRE_METHOD("world.list");
     const std::string name = "cli_" + std::to_string(getpid());
-    (void)ok({"world", "create", name, "--paused"});
+    const auto created = ok({"world", "create", name, "--paused", "--tick-hz", "30"});
+    EXPECT_EQ(created.value("paused", false), true) << created;
     EXPECT_TRUE(contains(ok({"worlds"}).dump(), name));
+    const auto table = ecsctl({"-o", "table", "worlds"});
+    EXPECT_TRUE(contains(table.out, "default\n")) << table.out;
+    EXPECT_TRUE(contains(table.out, name + "\n")) << table.out;
     const auto again = ecsctl({"world", "create", name});
     EXPECT_EQ(again.exit_code, 1);
     EXPECT_TRUE(contains(again.err, "world_exists")) << again.err;
-    REQUIRE_METHOD("world.step");
-    const auto step = ecsctl({"--world", name, "step", "5"});
-    EXPECT_EQ(step.exit_code, 0) << step.err;
-    EXPECT_TRUE(contains(step.out, "5")) << step.out;
-    REQUIRE_METHOD("world.destroy");
+
+    EXPECT_EQ(ok({"world", "info", name}).value("tick", -1), 0);
+    EXPECT_EQ(ok({"--world", name, "step", "5"}).value("tick", -1), 5);
+    EXPECT_EQ(ok({"--world", name, "step"}).value("tick", -1), 6);
+    const auto info = ecsctl({"world", "info"}, {}, {{"ECSD_WORLD", name}});  // the world from the environment
+    EXPECT_EQ(json::parse(info.out).value("world", ""), name) << info.out << info.err;
+    const auto hash = ok({"--world", name, "hash"});
+    EXPECT_TRUE(hash.contains("hash")) << hash;
+    EXPECT_EQ(ok({"--world", name, "hash"}), hash) << "a paused world keeps its hash";
+    EXPECT_EQ(ok({"--world", name, "resume"}).value("paused", true), false);
+    EXPECT_EQ(ok({"--world", name, "pause"}).value("paused", false), true);
+    const auto info_table = ecsctl({"-o", "table", "world", "info", name});
+    EXPECT_TRUE(contains(info_table.out, "tick_hz")) << info_table.out;
+
     (void)ok({"world", "destroy", name});
     const auto missing = ecsctl({"--world", name, "step"});
     EXPECT_EQ(missing.exit_code, 1);
     EXPECT_TRUE(contains(missing.err, "no_such_world")) << missing.err;
+}
+
+TEST_F(ecsctl_server, script_with_world_variables_and_use) {
+    const std::string name = "script_" + std::to_string(getpid());
+    const auto r = ecsctl({}, "world create " + name + " --paused\n"
+                              "use " + name + "\n"
+                              "$t = step 3\n"
+                              "echo tick ${t.tick}\n"
+                              "$w = worlds\n"
+                              "echo ${w.worlds}\n"
+                              "world destroy " + name + "\n");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, "tick 3\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"" + name + "\"")) << r.out;
 }
 
 }  // namespace

@@ -83,6 +83,7 @@ TEST(render_human, components_object_one_row_per_component) {
 
 TEST(render_human, array_of_scalars_one_per_line) {
     EXPECT_EQ(render_human(json::parse(R"(["default","arena"])")), "default\narena\n");
+    EXPECT_EQ(render_human(json::parse(R"({"worlds":["default","arena"]})")), "default\narena\n");
 }
 
 }  // namespace

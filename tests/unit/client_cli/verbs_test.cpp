@@ -71,6 +71,13 @@ TEST(verbs, systems_spells_prefabs) {
     EXPECT_EQ(build("cast 1 freeze 2").params, json::parse(R"({"caster":1,"spell":"freeze","target":2})"));
     EXPECT_EQ(build("prefab define tree Static Position='{\"x\":1}'").params,
               json::parse(R"({"name":"tree","components":{"Static":{},"Position":{"x":1}}})"));
+    EXPECT_EQ(build("cast 1 heal --amount 25").params,
+              json::parse(R"({"caster":1,"spell":"heal","amount":25})"));
+    EXPECT_EQ(build("register Mana points=0 regen=0.5").params,
+              json::parse(R"({"name":"Mana","fields":{"points":0,"regen":0.5}})"));
+    EXPECT_EQ(build(R"(register Vector2 '{"x":0,"y":0}')").params,
+              json::parse(R"({"name":"Vector2","fields":{"x":0,"y":0}})"));
+    EXPECT_EQ(build("register Marker").params, json::parse(R"({"name":"Marker","fields":{}})"));
     EXPECT_EQ(build("prefab spawn tree --count 3").params, json::parse(R"({"name":"tree","count":3})"));
 }
 
