@@ -108,6 +108,7 @@ void connection::on_read(const asio::error_code& ec, std::size_t n) {
     framer_.commit(n);
     last_activity_ = std::chrono::steady_clock::now();
     process_lines();
+    if (stopped_) return;
     submit_jobs();
     flush();
     if (!stopped_) do_read();
@@ -128,6 +129,8 @@ void connection::process_lines() {
             return;
         }
         if (!blank(fr.line)) handle_line(fr.line);
+        // Checked per line, not per read: one read can hold thousands of requests with large answers.
+        if (!move_ready()) return;
         // server.auth may just have succeeded: lift the small pre-auth cap.
         framer_.set_max_line_bytes(session_.authenticated ? services_.config.max_line_bytes
                                                           : services_.config.preauth_line_bytes);
@@ -228,8 +231,8 @@ void connection::complete(std::uint64_t seq, std::size_t part, std::optional<std
     }
 }
 
-void connection::flush() {
-    if (stopped_) return;
+bool connection::move_ready() {
+    if (stopped_) return false;
     while (!slots_.empty() && slots_.front().pending == 0) {
         auto& s = slots_.front();
         if (!s.text.empty()) {
@@ -243,8 +246,13 @@ void connection::flush() {
         spdlog::warn("conn {}: {} bytes of responses unread, closing a slow reader", session_.id,
                      out_.size() + writing_.size());
         close("slow reader");
-        return;
+        return false;
     }
+    return true;
+}
+
+void connection::flush() {
+    if (!move_ready()) return;
     if (!write_in_flight_ && !out_.empty()) do_write();
     maybe_finish();
 }

@@ -68,7 +68,8 @@ private:
     std::uint64_t push_slot(slot s);
     void submit_jobs();
     void complete(std::uint64_t seq, std::size_t part, std::optional<std::string> text);
-    void flush();
+    bool move_ready();  // ready slots -> out_; false when the connection was closed (slow reader)
+    void flush();       // move_ready() and start a write when none is in flight
     void do_write();
     void on_write(const asio::error_code& ec);
     void arm_idle_timer();

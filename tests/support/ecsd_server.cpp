@@ -1,0 +1,147 @@
+#include "ecsd_server.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace ecsd::test {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+std::chrono::milliseconds since(clock_type::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t);
+}
+
+}  // namespace
+
+std::string ecsd_server::binary() { return ECSD_BINARY; }
+
+ecsd_server::ecsd_server(std::vector<std::string> args) {
+    server_options o;
+    o.args = std::move(args);
+    start(o);
+}
+
+ecsd_server::ecsd_server(server_options options) { start(options); }
+
+void ecsd_server::start(const server_options& options) {
+    std::vector<std::string> argv{binary(), "--port", "0", "--log-level", options.log_level};
+    argv.insert(argv.end(), options.args.begin(), options.args.end());
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        if (std::strncmp(*e, "ECSD_", 5) != 0) env.emplace_back(*e);  // tests decide every setting
+    }
+    env.insert(env.end(), options.env.begin(), options.env.end());
+
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    int log_fd = -1;
+    if (options.log_path) {
+        log_fd = ::open(options.log_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (log_fd < 0) throw std::runtime_error("cannot open " + *options.log_path);
+    }
+    std::vector<char*> c_argv, c_env;
+    for (auto& a : argv) c_argv.push_back(a.data());
+    c_argv.push_back(nullptr);
+    for (auto& e : env) c_env.push_back(e.data());
+    c_env.push_back(nullptr);
+
+    pid_ = ::fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+        ::dup2(out[1], STDOUT_FILENO);
+        if (log_fd >= 0) ::dup2(log_fd, STDERR_FILENO);
+        ::execve(c_argv[0], c_argv.data(), c_env.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    if (log_fd >= 0) ::close(log_fd);
+    stdout_fd_ = out[0];
+
+    // Read stdout up to the "listening on HOST:PORT" line.
+    std::string text;
+    const auto deadline = clock_type::now() + options.start_timeout;
+    while (clock_type::now() < deadline) {
+        pollfd p{stdout_fd_, POLLIN, 0};
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+        if (::poll(&p, 1, static_cast<int>(std::max<long long>(1, left.count()))) <= 0) continue;
+        char buf[512];
+        const auto n = ::read(stdout_fd_, buf, sizeof buf);
+        if (n <= 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        const auto at = text.find("listening on ");
+        const auto eol = at == std::string::npos ? std::string::npos : text.find('\n', at);
+        if (eol != std::string::npos) {
+            const auto colon = text.rfind(':', eol);
+            port_ = std::stoi(text.substr(colon + 1, eol - colon - 1));
+            return;
+        }
+    }
+    stop(SIGKILL);
+    throw std::runtime_error("ecsd did not print its listening line; stdout was: " + text);
+}
+
+bool ecsd_server::running() {
+    if (reaped_ || pid_ <= 0) return false;
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+        reaped_ = true;
+        return false;
+    }
+    return true;
+}
+
+long ecsd_server::rss_kib() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return 0;
+}
+
+exit_status ecsd_server::stop(int sig, std::chrono::milliseconds limit) {
+    exit_status st;
+    if (pid_ <= 0 || reaped_) return st;
+    const auto started = clock_type::now();
+    ::kill(pid_, sig);
+    int status = 0;
+    for (;;) {
+        const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) break;
+        if (since(started) > limit) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, &status, 0);
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    reaped_ = true;
+    st.elapsed = since(started);
+    st.exited = WIFEXITED(status);
+    st.code = st.exited ? WEXITSTATUS(status) : -1;
+    st.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (stdout_fd_ >= 0) {
+        ::close(stdout_fd_);
+        stdout_fd_ = -1;
+    }
+    return st;
+}
+
+ecsd_server::~ecsd_server() {
+    if (!reaped_) (void)stop(SIGTERM, std::chrono::milliseconds(3000));
+    if (stdout_fd_ >= 0) ::close(stdout_fd_);
+}
+
+}  // namespace ecsd::test

@@ -1,0 +1,79 @@
+#pragma once
+// Test support, library `ecsd_test_support`: start the real ecsd and talk to it over TCP.
+//
+//   #include "ecsd_server.hpp"
+//   #include "line_client.hpp"
+//
+//   ecsd::test::ecsd_server server({"--idle-timeout", "1"});   // runs ECSD_BINARY --port 0 ...
+//   ecsd::test::line_client client(server.port());              // blocking TCP, one JSON text per line
+//   auto response = client.call("server.ping");                 // {"jsonrpc":"2.0","id":1,"result":"pong"}
+//   auto status = server.stop(SIGTERM);                         // exit code and how long it took
+//
+// ecsd_server forks ECSD_BINARY (a compile definition: the ecsd built with the tests) with
+// `--port 0 --log-level warn` plus your arguments, reads its stdout until the line
+// `listening on HOST:PORT`, and remembers the port. Its stderr (the log) goes to the test's
+// stderr, or to a file when log_path is given. The destructor sends SIGTERM and, if ecsd has
+// not exited within 3 s, SIGKILL. Link `ecsd_test_support`; it adds the ecsd build dependency.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ecsd::test {
+
+/// @brief How a stopped ecsd ended.
+struct exit_status {
+    bool exited = false;     ///< ended by exit() rather than a signal
+    int code = -1;           ///< exit code when exited
+    int signal = 0;          ///< terminating signal otherwise
+    std::chrono::milliseconds elapsed{0};  ///< from the signal to the end of the process
+};
+
+/// @brief Options beyond command-line arguments.
+struct server_options {
+    std::vector<std::string> args;                ///< extra ecsd arguments
+    std::vector<std::string> env;                 ///< extra "NAME=value" environment entries
+    std::optional<std::string> log_path;          ///< write ecsd's stderr here instead of inheriting it
+    std::string log_level = "warn";
+    std::chrono::milliseconds start_timeout{5000};
+};
+
+/// @brief A running ecsd on a free port, stopped when destroyed.
+class ecsd_server {
+public:
+    /// @brief Starts ECSD_BINARY with `--port 0` and these extra arguments; throws std::runtime_error
+    /// when it does not print its listening line in time.
+    explicit ecsd_server(std::vector<std::string> args = {});
+    /// @brief Starts it with full options.
+    explicit ecsd_server(server_options options);
+    ecsd_server(const ecsd_server&) = delete;
+    ecsd_server& operator=(const ecsd_server&) = delete;
+    ~ecsd_server();
+
+    /// @brief The port it listens on.
+    [[nodiscard]] int port() const noexcept { return port_; }
+    /// @brief Its process id.
+    [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+    /// @brief True while the process has not exited.
+    [[nodiscard]] bool running();
+    /// @brief Resident memory in KiB (VmRSS), or 0 when unknown.
+    [[nodiscard]] long rss_kib() const;
+    /// @brief Sends `sig` and waits up to `limit` for the process to end (SIGKILL after that).
+    exit_status stop(int sig, std::chrono::milliseconds limit = std::chrono::milliseconds(5000));
+
+    /// @brief The ecsd binary the tests were built with.
+    [[nodiscard]] static std::string binary();
+
+private:
+    void start(const server_options& options);
+
+    pid_t pid_ = -1;
+    int stdout_fd_ = -1;
+    int port_ = 0;
+    bool reaped_ = false;
+};
+
+}  // namespace ecsd::test
