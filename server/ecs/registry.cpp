@@ -64,6 +64,7 @@ void registry::check(entity_id e) const {
 }
 
 void registry::reserve(std::size_t n) {
+    ++structure_version_;
     entities_.reserve(n);
     for (auto& p : pools_) p->reserve(n);
 }
@@ -80,6 +81,7 @@ void registry::destroy(entity_id e) {
 }
 
 void registry::destroy_now(entity_id e) {
+    ++structure_version_;
     const auto slot = index_of(e);
     // Leave owning groups first. When every owned pool holds only group members, the
     // swap-and-pop below keeps the pools aligned by itself, so no group swap is needed.
@@ -162,6 +164,7 @@ void registry::remove(entity_id e, component_id c) {
         });
         return;
     }
+    ++structure_version_;
     before_removed(slot, c);
     pools_[c]->erase(slot);
     entities_.clear_bit(slot, c);
@@ -179,6 +182,7 @@ std::vector<component_id> registry::components_of(entity_id e) const {
 // --- signature changes: groups, watches, change records ----------------------------
 
 void registry::on_added(std::uint32_t slot, component_id c) {
+    ++structure_version_;
     entities_.set_bit(slot, c);
     pools_[c]->added[1].push_back(entities_.id_of(slot));
     if (const int g = pools_[c]->owner_group; g >= 0) {
@@ -220,6 +224,7 @@ void registry::own_group_ids(std::vector<component_id> owned) {
         if (pools_[c]->owner_group >= 0)
             throw ecs_error(reason::invalid_value, pools_[c]->name() + " is already owned by a group");
     }
+    ++structure_version_;
     const int g = static_cast<int>(groups_.size());
     groups_.push_back({owned, 0});
     for (auto c : owned) pools_[c]->owner_group = g;

@@ -212,6 +212,10 @@ public:
     /// @brief Entities destroyed in the last tick or since.
     [[nodiscard]] std::vector<entity_id> died() const;
 
+    /// @brief Bumped by every structural change (component added or removed, entity destroyed,
+    /// storage reserved): references into storages taken at version v stay valid while it is v.
+    [[nodiscard]] std::uint64_t structure_version() const noexcept { return structure_version_; }
+
     /// @brief Bytes held by entity records and storages (capacity, not size).
     [[nodiscard]] std::size_t memory_bytes() const;
 
@@ -248,6 +252,7 @@ private:
     std::uint32_t epoch_ = 2;
     int iterating_ = 0;
     bool tracking_ = true;
+    std::uint64_t structure_version_ = 0;
 };
 
 // --- template definitions --------------------------------------------------------

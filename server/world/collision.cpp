@@ -1,8 +1,13 @@
-// Collision detection (uniform-grid broadphase, circle narrowphase) and response.
+// Collision detection (spatial-hash broadphase, circle narrowphase) and response.
+//
+// Broadphase: cells are twice the largest radius, so two touching circles sit in
+// the same or adjacent cells. A counting sort by cell (a dense row-major grid, or
+// 2n hashed buckets when the world is sparse) makes each cell contiguous, so the
+// pair search is O(n) and walks memory in spatial order.
+#include "world/collision.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <vector>
 
 #include "world/systems.hpp"
 #include "world/world.hpp"
@@ -10,176 +15,195 @@
 namespace ecsd::world {
 
 namespace {
-struct body {
-    entity_id id;
-    double x, y, r;
-    std::uint32_t layer, mask;
-};
-
-/// @brief Reused across ticks so a steady world allocates nothing here.
-struct scratch {
-    std::vector<body> bodies;
-    std::vector<std::int64_t> cell_keys;  // open-addressed table of cells
-    std::vector<std::uint32_t> cell_head;
-    std::vector<std::uint32_t> next;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
-    std::vector<std::uint32_t> offsets;
-    std::vector<std::uint32_t> adjacency;
-};
-thread_local scratch tmp;
-
-constexpr std::uint32_t none = 0xFFFFFFFFu;
-
-std::int64_t cell_key(std::int64_t cx, std::int64_t cy) { return (cx * 73856093) ^ (cy * 19349663); }
-
-std::size_t slot_for(const std::vector<std::int64_t>& keys, std::int64_t key, std::size_t mask) {
-    std::size_t h = static_cast<std::size_t>(key * static_cast<std::int64_t>(0x9E3779B97F4A7C15ull)) & mask;
-    while (keys[h] != key && keys[h] != INT64_MIN) h = (h + 1) & mask;
-    return h;
-}
-}  // namespace
-
-void collision_detection_system(World& w) {
-    auto& reg = w.registry();
-    auto& bodies = tmp.bodies;
-    bodies.clear();
-    double max_r = 0;
-    reg.each<const Position, const Collider>([&](entity_id e, const Position& p, const Collider& c) {
-        const double r = std::max(0.0, c.radius);
-        bodies.push_back({e, p.x, p.y, r, c.layer, c.mask});
-        max_r = std::max(max_r, r);
-    });
-    const std::size_t n = bodies.size();
-    tmp.pairs.clear();
-    if (n > 1 && max_r > 0) {
-        // Broadphase: cells twice the largest radius, so touching circles are in adjacent cells.
-        const double cell = 2 * max_r;
-        std::size_t cap = 16;
-        while (cap < n * 2) cap <<= 1;
-        tmp.cell_keys.assign(cap, INT64_MIN);
-        tmp.cell_head.assign(cap, none);
-        tmp.next.assign(n, none);
-        std::vector<std::int64_t> cx(n), cy(n);
-        for (std::uint32_t i = 0; i < n; ++i) {
-            cx[i] = static_cast<std::int64_t>(std::floor(bodies[i].x / cell));
-            cy[i] = static_cast<std::int64_t>(std::floor(bodies[i].y / cell));
-            const auto key = cell_key(cx[i], cy[i]);
-            const auto s = slot_for(tmp.cell_keys, key, cap - 1);
-            tmp.cell_keys[s] = key;
-            tmp.next[i] = tmp.cell_head[s];
-            tmp.cell_head[s] = i;
-        }
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const body& a = bodies[i];
-            for (std::int64_t dx = -1; dx <= 1; ++dx) {
-                for (std::int64_t dy = -1; dy <= 1; ++dy) {
-                    const auto key = cell_key(cx[i] + dx, cy[i] + dy);
-                    const auto s = slot_for(tmp.cell_keys, key, cap - 1);
-                    if (tmp.cell_keys[s] != key) continue;
-                    for (std::uint32_t j = tmp.cell_head[s]; j != none; j = tmp.next[j]) {
-                        if (j <= i) continue;  // each pair once
-                        // Different cells can share a hash key: check the real cell too.
-                        if (cx[j] != cx[i] + dx || cy[j] != cy[i] + dy) continue;
-                        const body& b = bodies[j];
-                        if (!((a.layer & b.mask) && (b.layer & a.mask))) continue;
-                        const double ddx = b.x - a.x, ddy = b.y - a.y, rr = a.r + b.r;
-                        if (ddx * ddx + ddy * ddy < rr * rr) tmp.pairs.emplace_back(i, j);
-                    }
-                }
-            }
-        }
-    }
-    // Adjacency lists (CSR), each sorted by entity id for a deterministic Contacts order.
-    tmp.offsets.assign(n + 1, 0);
-    for (auto [i, j] : tmp.pairs) {
-        ++tmp.offsets[i + 1];
-        ++tmp.offsets[j + 1];
-    }
-    for (std::size_t i = 0; i < n; ++i) tmp.offsets[i + 1] += tmp.offsets[i];
-    tmp.adjacency.resize(tmp.offsets[n]);
-    {
-        std::vector<std::uint32_t> fill(tmp.offsets.begin(), tmp.offsets.end() - 1);
-        for (auto [i, j] : tmp.pairs) {
-            tmp.adjacency[fill[i]++] = j;
-            tmp.adjacency[fill[j]++] = i;
-        }
-    }
-    auto& contacts = reg.storage<Contacts>();
-    for (std::uint32_t i = 0; i < n; ++i) {
-        const auto begin = tmp.offsets[i], end = tmp.offsets[i + 1];
-        const entity_id e = bodies[i].id;
-        Contacts* c = contacts.contains(ecs::index_of(e)) ? &contacts.get(ecs::index_of(e)) : nullptr;
-        if (!c) {
-            if (begin == end) continue;
-            reg.emplace<Contacts>(e);
-            c = &contacts.get(ecs::index_of(e));
-        } else if (c->entities.empty() && begin == end) {
-            continue;  // nothing was touching and nothing is: not a write
-        }
-        c->entities.clear();
-        for (auto k = begin; k < end; ++k) c->entities.push_back({bodies[tmp.adjacency[k]].id});
-        std::sort(c->entities.begin(), c->entities.end(),
-                  [](ecs::entity_ref x, ecs::entity_ref y) { return x.id < y.id; });
-        reg.touch<Contacts>(e);
-    }
+std::uint32_t bucket_for(std::int64_t cx, std::int64_t cy, std::uint32_t mask) {
+    const auto h = static_cast<std::uint64_t>(cx) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(cy) * 0xC2B2AE3D27D4EB4Full;
+    return static_cast<std::uint32_t>((h ^ (h >> 29)) & mask);
 }
 
-void collision_response_system(World& w) {
+bool layers_meet(const collision_body& a, const collision_body& b) {
+    return (a.layer & b.mask) && (b.layer & a.mask);
+}
+
+bool overlap(const collision_body& a, const collision_body& b) {
+    const double dx = b.x - a.x, dy = b.y - a.y, rr = a.r + b.r;
+    return dx * dx + dy * dy < rr * rr;
+}
+
+void gather(World& w, collision_state& st, double& max_r) {
     auto& reg = w.registry();
     auto& pos = reg.storage<Position>();
     auto& vel = reg.storage<Velocity>();
     auto& rbs = reg.storage<RigidBody>();
-    auto& cols = reg.storage<Collider>();
-    const auto inverse_mass = [&](std::uint32_t s) {
-        if (!vel.contains(s) || !rbs.contains(s)) return 0.0;  // static or frozen: immovable
-        const double m = rbs.get(s).mass;
-        return m > 0 ? 1.0 / m : 0.0;
-    };
-    reg.each<const Contacts>([&](entity_id a, const Contacts& c) {
-        const auto sa = ecs::index_of(a);
-        if (!pos.contains(sa) || !cols.contains(sa)) return;
-        for (const auto& ref : c.entities) {
-            const entity_id b = ref.id;
-            if (b <= a || !reg.alive(b)) continue;  // each pair once, from its lower id
-            const auto sb = ecs::index_of(b);
-            if (!pos.contains(sb) || !cols.contains(sb)) continue;
-            const double ia = inverse_mass(sa), ib = inverse_mass(sb);
-            if (ia + ib == 0) continue;
-            Position& pa = pos.get(sa);
-            Position& pb = pos.get(sb);
-            double nx = pb.x - pa.x, ny = pb.y - pa.y;
-            const double d = std::sqrt(nx * nx + ny * ny);
-            if (d > 0) {
-                nx /= d;
-                ny /= d;
-            } else {
-                nx = 1;
-                ny = 0;
+    st.unsorted.clear();
+    reg.each<const Position, const Collider>([&](entity_id e, const Position& p, const Collider& c) {
+        const auto slot = ecs::index_of(e);
+        const double r = std::max(0.0, c.radius);
+        Velocity* v = vel.contains(slot) ? &vel.get(slot) : nullptr;
+        const RigidBody* rb = rbs.contains(slot) ? &rbs.get(slot) : nullptr;
+        const double inv = (v && rb && rb->mass > 0) ? 1.0 / rb->mass : 0.0;
+        st.unsorted.push_back({e, p.x, p.y, r, c.layer, c.mask, 0, 0, &pos.get(slot), v, inv,
+                               rb ? rb->restitution : 1.0});
+        max_r = std::max(max_r, r);
+    });
+}
+}  // namespace
+
+void collision_detection_system(World& w) {
+    auto& st = w.collision();
+    auto& reg = w.registry();
+    double max_r = 0;
+    gather(w, st, max_r);
+    const auto n = static_cast<std::uint32_t>(st.unsorted.size());
+    st.pairs.clear();
+    st.dropped.clear();
+    st.tick = w.tick();
+    st.bodies.resize(n);
+    if (n > 0) {
+        const double cell = max_r > 0 ? 2 * max_r : 1.0;
+        std::int64_t min_x = INT64_MAX, min_y = INT64_MAX, max_x = INT64_MIN, max_y = INT64_MIN;
+        for (auto& b : st.unsorted) {
+            b.cx = static_cast<std::int64_t>(std::floor(b.x / cell));
+            b.cy = static_cast<std::int64_t>(std::floor(b.y / cell));
+            min_x = std::min(min_x, b.cx);
+            max_x = std::max(max_x, b.cx);
+            min_y = std::min(min_y, b.cy);
+            max_y = std::max(max_y, b.cy);
+        }
+        // A compact world gets a dense grid in row-major order, so spatial neighbours are
+        // memory neighbours; a sparse one hashes cells into 2n buckets.
+        const double span = static_cast<double>(max_x - min_x + 1) * static_cast<double>(max_y - min_y + 1);
+        const bool dense = span <= 4.0 * n + 1024;
+        const std::int64_t width = max_x - min_x + 1;
+        std::uint32_t buckets = 16;
+        if (dense) {
+            buckets = static_cast<std::uint32_t>(span);
+        } else {
+            while (buckets < 2 * n) buckets <<= 1;
+        }
+        const std::uint32_t mask = buckets - 1;  // used by the hashed layout only
+        const auto bucket_of_cell = [&](std::int64_t cx, std::int64_t cy) -> std::uint32_t {
+            if (!dense) return bucket_for(cx, cy, mask);
+            if (cx < min_x || cx > max_x || cy < min_y || cy > max_y) return buckets;  // outside: empty
+            return static_cast<std::uint32_t>((cy - min_y) * width + (cx - min_x));
+        };
+        st.bucket_start.assign(static_cast<std::size_t>(buckets) + 2, 0);  // [buckets] is an empty sentinel
+        st.bucket_of.resize(n);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            st.bucket_of[i] = bucket_of_cell(st.unsorted[i].cx, st.unsorted[i].cy);
+            ++st.bucket_start[st.bucket_of[i] + 1];
+        }
+        for (std::uint32_t k = 0; k <= buckets; ++k) st.bucket_start[k + 1] += st.bucket_start[k];
+        st.fill.assign(st.bucket_start.begin(), st.bucket_start.end() - 1);
+        for (std::uint32_t i = 0; i < n; ++i) st.bodies[st.fill[st.bucket_of[i]]++] = st.unsorted[i];
+        // Narrowphase over the own cell (later bodies only) and four forward cells: each pair once.
+        // In the hashed layout a bucket can hold other cells too, hence the cell check.
+        static constexpr std::int64_t forward[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
+        for (std::uint32_t i = 0; i < n && max_r > 0; ++i) {
+            const auto& a = st.bodies[i];
+            const auto own = bucket_of_cell(a.cx, a.cy);
+            for (auto j = i + 1; j < st.bucket_start[own + 1]; ++j) {
+                const auto& b = st.bodies[j];
+                if (b.cx == a.cx && b.cy == a.cy && layers_meet(a, b) && overlap(a, b)) st.pairs.emplace_back(i, j);
             }
-            const double overlap = cols.get(sa).radius + cols.get(sb).radius - d;
-            if (overlap > 0) {
-                pa.x -= nx * overlap * ia / (ia + ib);
-                pa.y -= ny * overlap * ia / (ia + ib);
-                pb.x += nx * overlap * ib / (ia + ib);
-                pb.y += ny * overlap * ib / (ia + ib);
-            }
-            Velocity* va = vel.contains(sa) ? &vel.get(sa) : nullptr;
-            Velocity* vb = vel.contains(sb) ? &vel.get(sb) : nullptr;
-            const double rel = ((vb ? vb->x : 0) - (va ? va->x : 0)) * nx + ((vb ? vb->y : 0) - (va ? va->y : 0)) * ny;
-            if (rel >= 0) continue;  // already separating
-            const double e = std::min(rbs.contains(sa) ? rbs.get(sa).restitution : 1.0,
-                                      rbs.contains(sb) ? rbs.get(sb).restitution : 1.0);
-            const double j = -(1 + e) * rel / (ia + ib);
-            if (va && ia > 0) {
-                va->x -= j * ia * nx;
-                va->y -= j * ia * ny;
-            }
-            if (vb && ib > 0) {
-                vb->x += j * ib * nx;
-                vb->y += j * ib * ny;
+            for (const auto& d : forward) {
+                const std::int64_t cx = a.cx + d[0], cy = a.cy + d[1];
+                const auto k = bucket_of_cell(cx, cy);
+                for (auto j = st.bucket_start[k]; j < st.bucket_start[k + 1]; ++j) {
+                    const auto& b = st.bodies[j];
+                    if (b.cx == cx && b.cy == cy && layers_meet(a, b) && overlap(a, b)) st.pairs.emplace_back(i, j);
+                }
             }
         }
-    });
+    }
+    // Adjacency lists (CSR), written into Contacts. The order within a list follows the grid
+    // (deterministic for a given world state), not entity ids: sorting cost more than the search.
+    st.offsets.assign(n + 1, 0);
+    for (auto [i, j] : st.pairs) {
+        ++st.offsets[i + 1];
+        ++st.offsets[j + 1];
+    }
+    for (std::uint32_t i = 0; i < n; ++i) st.offsets[i + 1] += st.offsets[i];
+    st.adjacency.resize(st.offsets[n]);
+    st.fill.assign(st.offsets.begin(), st.offsets.end() - 1);
+    for (auto [i, j] : st.pairs) {
+        st.adjacency[st.fill[i]++] = j;
+        st.adjacency[st.fill[j]++] = i;
+    }
+    auto& contacts = reg.storage<Contacts>();
+    bool added = false;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const auto begin = st.offsets[i], end = st.offsets[i + 1];
+        const entity_id e = st.bodies[i].id;
+        const auto slot = ecs::index_of(e);
+        Contacts* c = contacts.contains(slot) ? &contacts.get(slot) : nullptr;
+        if (!c) {
+            if (begin == end) continue;
+            reg.emplace<Contacts>(e);
+            c = &contacts.get(slot);
+            added = true;
+        } else if (c->entities.empty() && begin == end) {
+            continue;  // nothing touched it and nothing does: not a write
+        }
+        c->entities.clear();
+        for (auto k = begin; k < end; ++k) c->entities.push_back({st.bodies[st.adjacency[k]].id});
+        reg.touch<Contacts>(e);
+    }
+    (void)added;  // adding Contacts does not move Position or Velocity, so body pointers stay valid
+    st.version = reg.structure_version();
+}
+
+void collision_response_system(World& w) {
+    auto& st = w.collision();
+    if (st.tick != w.tick()) return;  // detection did not run this tick (disabled): nothing to respond to
+    if (st.version != w.registry().structure_version()) {
+        // Something was added or removed since detection (a system run by hand between
+        // ticks): the body pointers may dangle, so detect again, keeping the ghost's drops.
+        auto dropped = std::move(st.dropped);
+        collision_detection_system(w);
+        st.dropped = std::move(dropped);
+    }    std::sort(st.dropped.begin(), st.dropped.end());
+    for (auto [i, j] : st.pairs) {
+        auto& a = st.bodies[i];
+        auto& b = st.bodies[j];
+        const double ia = a.inv_mass, ib = b.inv_mass;
+        if (ia + ib == 0) continue;
+        if (!st.dropped.empty() &&
+            std::binary_search(st.dropped.begin(), st.dropped.end(),
+                               std::pair<entity_id, entity_id>(std::min(a.id, b.id), std::max(a.id, b.id))))
+            continue;  // a ghost passes through this one
+        Position& pa = *a.pos;
+        Position& pb = *b.pos;
+        double nx = pb.x - pa.x, ny = pb.y - pa.y;
+        const double d = std::sqrt(nx * nx + ny * ny);
+        if (d > 0) {
+            nx /= d;
+            ny /= d;
+        } else {
+            nx = 1;
+            ny = 0;
+        }
+        const double depth = a.r + b.r - d;
+        if (depth > 0) {
+            pa.x -= nx * depth * ia / (ia + ib);
+            pa.y -= ny * depth * ia / (ia + ib);
+            pb.x += nx * depth * ib / (ia + ib);
+            pb.y += ny * depth * ib / (ia + ib);
+        }
+        const double vax = a.vel ? a.vel->x : 0, vay = a.vel ? a.vel->y : 0;
+        const double vbx = b.vel ? b.vel->x : 0, vby = b.vel ? b.vel->y : 0;
+        const double rel = (vbx - vax) * nx + (vby - vay) * ny;
+        if (rel >= 0) continue;  // already separating
+        const double e = std::min(a.restitution, b.restitution);
+        const double impulse = -(1 + e) * rel / (ia + ib);
+        if (ia > 0) {
+            a.vel->x -= impulse * ia * nx;
+            a.vel->y -= impulse * ia * ny;
+        }
+        if (ib > 0) {
+            b.vel->x += impulse * ib * nx;
+            b.vel->y += impulse * ib * ny;
+        }
+    }
 }
 
 }  // namespace ecsd::world

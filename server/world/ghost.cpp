@@ -2,6 +2,8 @@
 // contacts between a Ghost and the entities it passes through; expire on a timer.
 #include <algorithm>
 
+#include "world/collision.hpp"
+
 #include "world/systems.hpp"
 #include "world/world.hpp"
 
@@ -26,7 +28,8 @@ void ghost_filter_system(World& w) {
                 if (drop) dropped.push_back(r.id);
                 return drop;
             });
-            for (auto other : dropped) {  // the contact is gone from both sides
+            for (auto other : dropped) {  // the contact is gone from both sides, and from response
+                w.collision().dropped.emplace_back(std::minmax(g, other));
                 if (!contacts.contains(ecs::index_of(other))) continue;
                 std::erase_if(contacts.get(ecs::index_of(other)).entities,
                               [&](ecs::entity_ref r) { return r.id == g; });

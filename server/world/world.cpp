@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ecs/state_hasher.hpp"
+#include "world/collision.hpp"
 #include "world/systems.hpp"
 
 namespace ecsd::world {
@@ -22,7 +23,8 @@ void check_settings(const WorldSettings& s) {
 }
 }  // namespace
 
-World::World(WorldSettings settings) : settings_(std::move(settings)), clock_(settings_.tick_hz) {
+World::World(WorldSettings settings)
+    : settings_(std::move(settings)), collision_(std::make_unique<collision_state>()), clock_(settings_.tick_hz) {
     check_settings(settings_);
     reg_.register_component<Position>();
     reg_.register_component<Velocity>();
@@ -43,6 +45,8 @@ World::World(WorldSettings settings) : settings_(std::move(settings)), clock_(se
     install_builtin_spells();
     clock_.restart(clock::now());
 }
+
+World::~World() = default;
 
 void World::install_builtin_systems() {
     add_system("spells", "input", "MagicInput", spells_system);
@@ -86,8 +90,13 @@ void World::run_tick() {
     last_tick_ms_ = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
     if (last_tick_ms_ > 1000.0 / settings_.tick_hz) {
         ++overruns_;
-        spdlog::warn("world '{}': tick {} took {:.2f} ms (budget {:.2f} ms)", settings_.name, tick_, last_tick_ms_,
-                     1000.0 / settings_.tick_hz);
+        // At most one line a second, so a world that is always late does not flood the log.
+        const auto now = clock::now();
+        if (now - last_overrun_log_ >= std::chrono::seconds(1)) {
+            spdlog::warn("world '{}': tick {} took {:.2f} ms (budget {:.2f} ms); {} overruns in all", settings_.name,
+                         tick_, last_tick_ms_, 1000.0 / settings_.tick_hz, overruns_);
+            last_overrun_log_ = now;
+        }
     }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@ struct WorldSettings {
 };
 
 class World;
+struct collision_state;
 
 /// @brief One stage of the tick pipeline.
 struct system_def {
@@ -67,6 +69,7 @@ public:
     using clock = tick_clock::clock;
 
     explicit World(WorldSettings settings);
+    ~World();
     World(const World&) = delete;
     World& operator=(const World&) = delete;
 
@@ -79,6 +82,8 @@ public:
     [[nodiscard]] bool paused() const noexcept { return settings_.paused; }
     [[nodiscard]] ecs::registry& registry() noexcept { return reg_; }
     [[nodiscard]] const ecs::registry& registry() const noexcept { return reg_; }
+    /// @brief Pairs found by collision detection this tick, for the ghost filter and response.
+    [[nodiscard]] collision_state& collision() noexcept { return *collision_; }
 
     // --- running ----------------------------------------------------------------------
     /// @brief Runs one tick now: every enabled system in order, then the tick ends.
@@ -155,6 +160,7 @@ private:
 
     WorldSettings settings_;
     ecs::registry reg_;
+    std::unique_ptr<collision_state> collision_;
     std::vector<system_def> systems_;
     std::vector<spell_def> spells_;
     std::vector<spell_failure> spell_failures_;
@@ -164,6 +170,7 @@ private:
     std::uint64_t tick_ = 0;
     std::uint64_t overruns_ = 0;
     double last_tick_ms_ = 0;
+    clock::time_point last_overrun_log_{};
 };
 
 }  // namespace ecsd::world
