@@ -5,7 +5,12 @@ namespace ecsd::net {
 void register_all_methods(method_table& table) {
     register_server_methods(table);
     register_world_methods(table);
-    // entity / component / query / system / spell / prefab families register here.
+    register_entity_methods(table);
+    register_component_methods(table);
+    register_query_methods(table);
+    register_system_methods(table);
+    register_spell_methods(table);
+    register_prefab_methods(table);
 }
 
 }  // namespace ecsd::net

@@ -1,0 +1,92 @@
+// world.get_components, world.insert_components, world.mutate_components,
+// world.remove_components, world.list_components, world.register_component.
+#include "method_table.hpp"
+#include "methods.hpp"
+#include "methods/schemas.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::net {
+namespace {
+
+using nlohmann::json;
+
+json get_components(method_context& ctx) {
+    const auto e = schemas::entity_param(ctx.params);
+    return {{"entity", e}, {"components", ctx.world().get_components(e, schemas::optional_names(ctx.params, "components"))}};
+}
+
+json insert_components(method_context& ctx) {
+    const auto e = schemas::entity_param(ctx.params);
+    ctx.world().insert_components(e, ctx.params.at("components"));
+    return {{"entity", e}};
+}
+
+json mutate_components(method_context& ctx) {
+    const auto e = schemas::entity_param(ctx.params);
+    const auto component = ctx.params.at("component").get<std::string>();
+    ctx.world().mutate_component(e, component, ctx.params.at("path").get<std::string>(), ctx.params.at("value"));
+    return {{"entity", e}, {"component", component}, {"value", ctx.world().get_components(e, std::vector{component})[component]}};
+}
+
+json remove_components(method_context& ctx) {
+    const auto e = schemas::entity_param(ctx.params);
+    ctx.world().remove_components(e, ctx.params.at("components").get<std::vector<std::string>>());
+    return {{"entity", e}};
+}
+
+json list_components(method_context& ctx) {
+    if (ctx.params.contains("entity")) {
+        const auto e = schemas::entity_param(ctx.params);
+        ctx.world().registry().check(e);
+        return {{"entity", e}, {"components", ctx.world().list_components(e)}};
+    }
+    return {{"components", ctx.world().list_components(std::nullopt)}};
+}
+
+json register_component(method_context& ctx) {
+    const auto name = ctx.params.at("name").get<std::string>();
+    ctx.world().register_component(name, ctx.params.value("fields", json::object()));
+    const auto all = ctx.world().list_components(std::nullopt);
+    for (const auto& c : all)
+        if (c["name"] == name) return c;
+    return {{"name", name}};
+}
+
+}  // namespace
+
+void register_component_methods(method_table& table) {
+    const auto write = method_flags::world_bound | method_flags::mutating;
+    const auto read = method_flags::world_bound | method_flags::read_only;
+    table.add({"world.get_components", "Component values of an entity: all of them, or the named ones.",
+               object_schema({{"entity", schemas::entity()}, {"components", schemas::names()}}, {"entity"}),
+               object_schema({{"entity", schemas::entity()}, {"components", {{"type", "object"}}}}, {"entity", "components"}),
+               read, get_components});
+    table.add({"world.insert_components", "Adds components or replaces their whole values (all validated first).",
+               object_schema({{"entity", schemas::entity()}, {"components", schemas::component_map()}}, {"entity", "components"}),
+               object_schema({{"entity", schemas::entity()}}, {"entity"}), write, insert_components});
+    table.add({"world.mutate_components", "Sets one field of one component, e.g. path \"x\" of Position.",
+               object_schema({{"entity", schemas::entity()},
+                              {"component", {{"type", "string"}}},
+                              {"path", {{"type", "string"}, {"description", "a field name; a leading / is accepted"}}},
+                              {"value", json::object()}},
+                             {"entity", "component", "path", "value"}),
+               object_schema({{"entity", schemas::entity()}, {"component", {{"type", "string"}}}, {"value", json::object()}},
+                             {"entity"}),
+               write, mutate_components});
+    table.add({"world.remove_components", "Removes the named components; fails whole if the entity lacks one.",
+               object_schema({{"entity", schemas::entity()}, {"components", schemas::names()}}, {"entity", "components"}),
+               object_schema({{"entity", schemas::entity()}}, {"entity"}), write, remove_components});
+    table.add({"world.list_components",
+               "With entity: the names of its components. Without: every component type with kind, fields and count.",
+               object_schema({{"entity", schemas::entity()}}),
+               object_schema({{"components", {{"type", "array"}}}}, {"components"}), read, list_components});
+    table.add({"world.register_component",
+               "Defines a component at run time (seed 004): fields {name: default} or {name: {type, default}}.",
+               object_schema({{"name", {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}},
+                              {"fields", {{"type", "object"}, {"maxProperties", 64}}}},
+                             {"name"}),
+               object_schema({{"name", {{"type", "string"}}}, {"fields", {{"type", "array"}}}}, {"name"}), write,
+               register_component});
+}
+
+}  // namespace ecsd::net

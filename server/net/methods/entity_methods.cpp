@@ -1,0 +1,44 @@
+// world.spawn_entity, world.spawn_entities, world.despawn_entity.
+#include "method_table.hpp"
+#include "methods.hpp"
+#include "methods/schemas.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::net {
+namespace {
+
+using nlohmann::json;
+
+json spawn_entity(method_context& ctx) {
+    return {{"entity", ctx.world().spawn(ctx.params.value("components", json::object()))}};
+}
+
+json spawn_entities(method_context& ctx) {
+    return {{"entities", ctx.world().spawn_many(ctx.params.at("entities"))}};
+}
+
+json despawn_entity(method_context& ctx) {
+    const auto e = schemas::entity_param(ctx.params);
+    ctx.world().despawn(e);
+    return {{"entity", e}, {"despawned", true}};
+}
+
+}  // namespace
+
+void register_entity_methods(method_table& table) {
+    const auto flags = method_flags::world_bound | method_flags::mutating;
+    table.add({"world.spawn_entity", "Creates an entity with the given components (all validated first).",
+               object_schema({{"components", schemas::component_map()}}),
+               object_schema({{"entity", schemas::entity()}}, {"entity"}), flags, spawn_entity});
+    table.add({"world.spawn_entities", "Creates many entities at once; all or none are created.",
+               object_schema({{"entities", {{"type", "array"}, {"items", schemas::component_map()}, {"maxItems", 100000}}}},
+                             {"entities"}),
+               object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}), flags,
+               spawn_entities});
+    table.add({"world.despawn_entity", "Destroys an entity and its components; its id is never reused.",
+               object_schema({{"entity", schemas::entity()}}, {"entity"}),
+               object_schema({{"entity", schemas::entity()}, {"despawned", {{"type", "boolean"}}}}, {"entity"}), flags,
+               despawn_entity});
+}
+
+}  // namespace ecsd::net

@@ -1,0 +1,50 @@
+// world.define_prefab, world.spawn_prefab, world.list_prefabs (seed 001's createTree).
+#include "method_table.hpp"
+#include "methods.hpp"
+#include "methods/schemas.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::net {
+namespace {
+
+using nlohmann::json;
+
+json define_prefab(method_context& ctx) {
+    const auto name = ctx.params.at("name").get<std::string>();
+    ctx.world().define_prefab(name, ctx.params.at("components"));
+    return {{"name", name}};
+}
+
+json spawn_prefab(method_context& ctx) {
+    return {{"entities", ctx.world().spawn_prefab(ctx.params.at("name").get<std::string>(),
+                                                  ctx.params.value("count", std::size_t{1}),
+                                                  ctx.params.value("overrides", json()))}};
+}
+
+json list_prefabs(method_context& ctx) {
+    json out = json::array();
+    for (const auto& [name, components] : ctx.world().prefabs()) out.push_back({{"name", name}, {"components", components}});
+    return {{"prefabs", out}};
+}
+
+}  // namespace
+
+void register_prefab_methods(method_table& table) {
+    const json name{{"type", "string"}, {"minLength", 1}, {"maxLength", 64}};
+    table.add({"world.define_prefab", "Defines (or redefines) a named set of components to spawn from.",
+               object_schema({{"name", name}, {"components", schemas::component_map()}}, {"name", "components"}),
+               object_schema({{"name", name}}, {"name"}), method_flags::world_bound | method_flags::mutating,
+               define_prefab});
+    table.add({"world.spawn_prefab", "Spawns count copies of a prefab; overrides merge field by field.",
+               object_schema({{"name", name},
+                              {"count", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100000}, {"default", 1}}},
+                              {"overrides", schemas::component_map()}},
+                             {"name"}),
+               object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}),
+               method_flags::world_bound | method_flags::mutating, spawn_prefab});
+    table.add({"world.list_prefabs", "Every prefab of the world with its components.", object_schema(),
+               object_schema({{"prefabs", {{"type", "array"}}}}, {"prefabs"}),
+               method_flags::world_bound | method_flags::read_only, list_prefabs});
+}
+
+}  // namespace ecsd::net

@@ -1,0 +1,39 @@
+// world.query: entities matching all / any / none / change filters, with their values.
+#include "method_table.hpp"
+#include "methods.hpp"
+#include "methods/schemas.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::net {
+namespace {
+
+using nlohmann::json;
+
+json query(method_context& ctx) {
+    return ctx.world().query(ctx.params.at("query"), schemas::optional_names(ctx.params, "fields"),
+                             ctx.params.value("limit", std::size_t{100}), ctx.params.value("offset", std::size_t{0}));
+}
+
+}  // namespace
+
+void register_query_methods(method_table& table) {
+    const json structured = object_schema({{"all", schemas::names()},
+                                           {"any", schemas::names()},
+                                           {"none", schemas::names()},
+                                           {"added", schemas::names()},
+                                           {"changed", schemas::names()},
+                                           {"removed", schemas::names()},
+                                           {"died", {{"type", "boolean"}}}});
+    table.add({"world.query",
+               "Entities matching a query, in id order: text (\"Position, Velocity, !Frozen, Health|Shield, "
+               "changed(Position)\") or {all, any, none, added, changed, removed, died}.",
+               object_schema({{"query", {{"anyOf", {{{"type", "string"}, {"maxLength", 4096}}, structured}}}},
+                              {"fields", schemas::names()},
+                              {"limit", schemas::page_limit()},
+                              {"offset", schemas::page_offset()}},
+                             {"query"}),
+               object_schema({{"entities", {{"type", "array"}}}, {"total", {{"type", "integer"}}}}, {"entities", "total"}),
+               method_flags::world_bound | method_flags::read_only, query});
+}
+
+}  // namespace ecsd::net

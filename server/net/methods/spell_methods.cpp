@@ -1,0 +1,39 @@
+// world.list_spells, world.cast_spell.
+#include "method_table.hpp"
+#include "methods.hpp"
+#include "methods/schemas.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::net {
+namespace {
+
+using nlohmann::json;
+
+json list_spells(method_context& ctx) { return {{"spells", ctx.world().list_spells()}}; }
+
+json cast_spell(method_context& ctx) {
+    const auto caster = schemas::entity_param(ctx.params, "caster");
+    const auto spell = ctx.params.at("spell").get<std::string>();
+    const auto target = ctx.params.contains("target") ? schemas::entity_param(ctx.params, "target") : 0;
+    const auto tick = ctx.world().cast_spell(caster, spell, target, ctx.params.value("amount", 0.0));
+    return {{"caster", caster}, {"spell", spell}, {"takes_effect_at_tick", tick}};
+}
+
+}  // namespace
+
+void register_spell_methods(method_table& table) {
+    table.add({"world.list_spells", "The spell table: name and description of every spell.", object_schema(),
+               object_schema({{"spells", {{"type", "array"}}}}, {"spells"}),
+               method_flags::world_bound | method_flags::read_only, list_spells});
+    table.add({"world.cast_spell",
+               "Queues a MagicInput on the caster; the spells system casts it at the start of the next tick.",
+               object_schema({{"caster", schemas::entity()},
+                              {"spell", {{"type", "string"}}},
+                              {"target", schemas::entity()},
+                              {"amount", {{"type", "number"}, {"minimum", 0}}}},
+                             {"caster", "spell"}),
+               object_schema({{"takes_effect_at_tick", {{"type", "integer"}}}}, {"takes_effect_at_tick"}),
+               method_flags::world_bound | method_flags::mutating, cast_spell});
+}
+
+}  // namespace ecsd::net
