@@ -167,17 +167,17 @@ public:
     [[nodiscard]] std::vector<std::uint32_t> free_queue() const {
         return {free_.begin() + static_cast<std::ptrdiff_t>(free_head_), free_.end()};
     }
-    /// @brief Rebuilds the table: `generations[slot]` for every slot, the live ids, the free queue.
-    void restore(const std::vector<std::uint32_t>& generations, const std::vector<std::uint32_t>& free_queue) {
+    /// @brief Rebuilds the table: `generations[slot]` for every slot (all dead), the free queue, and
+    /// how many slots are retired. Live slots are then marked with revive().
+    void restore(const std::vector<std::uint32_t>& generations, const std::vector<std::uint32_t>& free_queue,
+                 std::size_t retired) {
         words_.clear();
         for (auto g : generations) words_.push_back(std::uint64_t{g} << generation_shift);
         overflow_.assign(words_.size() * overflow_words_, 0);
         free_.assign(free_queue.begin(), free_queue.end());
         free_head_ = 0;
         alive_ = 0;
-        retired_ = 0;
-        for (std::size_t s = 0; s < generations.size(); ++s)
-            if (generations[s] >= max_generation) ++retired_;
+        retired_ = retired;
     }
     /// @brief Marks a restored slot live with its generation.
     void revive(std::uint32_t slot) {

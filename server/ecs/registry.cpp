@@ -359,6 +359,64 @@ void registry::for_each_match(const query& q, const std::function<void(entity_id
         if (entities_.slot_alive(slot) && matches(slot, q) && passes_changes(slot)) f(entities_.id_of(slot));
 }
 
+// --- restore ------------------------------------------------------------------------------
+
+void registry::restore_entities(std::size_t slot_count, const std::vector<entity_id>& live,
+                                const std::vector<std::pair<std::uint32_t, std::uint32_t>>& free_queue,
+                                const std::vector<std::pair<std::uint32_t, std::uint32_t>>& retired) {
+    if (entities_.alive_count() != 0) throw ecs_error(reason::invalid_value, "restore into a registry that has entities");
+    std::vector<std::uint32_t> generations(slot_count, 0);
+    const auto place = [&](std::uint32_t slot, std::uint32_t gen, const char* what) {
+        if (slot >= slot_count || gen < 1 || gen > max_generation || generations[slot] != 0)
+            throw ecs_error(reason::invalid_value, std::string("snapshot: bad or repeated ") + what + " slot " +
+                                                       std::to_string(slot));
+        generations[slot] = gen;
+    };
+    for (auto e : live) place(index_of(e), generation_of(e), "entity");
+    std::vector<std::uint32_t> queue;
+    for (auto [slot, gen] : free_queue) {
+        place(slot, gen, "free");
+        queue.push_back(slot);
+    }
+    for (auto [slot, gen] : retired) place(slot, gen, "retired");
+    for (std::size_t s = 0; s < slot_count; ++s)
+        if (generations[s] == 0) throw ecs_error(reason::invalid_value, "snapshot: slot " + std::to_string(s) + " is unaccounted for");
+    entities_.restore(generations, queue, retired.size());
+    for (auto e : live) entities_.revive(index_of(e));
+    ++structure_version_;
+}
+
+void registry::restore_component(component_id c, entity_id e, const json& value) {
+    check(e);
+    const auto slot = index_of(e);
+    if (pools_[c]->contains(slot)) throw_exists(e, c);
+    pools_[c]->emplace_json(slot, value);
+    entities_.set_bit(slot, c);
+    ++structure_version_;
+}
+
+void registry::finish_restore() {
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+        auto& grp = groups_[g];
+        grp.size = 0;
+        const pool& lead = *pools_[grp.owned[0]];
+        for (std::size_t i = 0; i < lead.size(); ++i) {
+            const auto slot = lead.slot_at(i);
+            bool all = true;
+            for (auto o : grp.owned) all = all && pools_[o]->contains(slot);
+            if (!all) continue;
+            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
+            ++grp.size;
+        }
+    }
+    for (auto& w : watches_) {
+        w->members.clear();
+        for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
+            if (entities_.slot_alive(slot) && matches(slot, w->q)) w->members.insert(slot);
+    }
+    ++structure_version_;
+}
+
 // --- ticks ------------------------------------------------------------------------------
 
 void registry::flush() {

@@ -212,6 +212,17 @@ public:
     /// @brief Entities destroyed in the last tick or since.
     [[nodiscard]] std::vector<entity_id> died() const;
 
+    // --- restore (persistence): rebuild a saved registry with its ids and dense orders ---
+    /// @brief Resets the entity table: slot_count slots, the live ids, the free queue (slot order
+    /// preserved, with each slot's next generation), and retired slots. The registry must be empty.
+    void restore_entities(std::size_t slot_count, const std::vector<entity_id>& live,
+                          const std::vector<std::pair<std::uint32_t, std::uint32_t>>& free_queue,
+                          const std::vector<std::pair<std::uint32_t, std::uint32_t>>& retired);
+    /// @brief Appends a component value in dense order, without hooks (validated; entity must be live).
+    void restore_component(component_id c, entity_id e, const json& value);
+    /// @brief Re-establishes owning groups (order-preserving for saved data) and member sets.
+    void finish_restore();
+
     /// @brief Bumped by every structural change (component added or removed, entity destroyed,
     /// storage reserved): references into storages taken at version v stay valid while it is v.
     [[nodiscard]] std::uint64_t structure_version() const noexcept { return structure_version_; }

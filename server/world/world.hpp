@@ -141,7 +141,11 @@ public:
     [[nodiscard]] const std::map<std::string, json>& prefabs() const noexcept { return prefabs_; }
 
     // --- what persistence needs ------------------------------------------------------------
-    [[nodiscard]] const std::map<std::string, json>& runtime_components() const noexcept { return runtime_defs_; }
+    /// @brief Run-time component definitions in registration order (name, fields).
+    [[nodiscard]] const std::vector<std::pair<std::string, json>>& runtime_components() const noexcept {
+        return runtime_defs_;
+    }
+    [[nodiscard]] const std::vector<system_def>& systems() const noexcept { return systems_; }
     void set_tick(std::uint64_t t) noexcept { tick_ = t; }
     void set_gravity(double x, double y) noexcept {
         settings_.gravity_x = x;
@@ -165,7 +169,7 @@ private:
     std::vector<spell_def> spells_;
     std::vector<spell_failure> spell_failures_;
     std::map<std::string, json> prefabs_;
-    std::map<std::string, json> runtime_defs_;
+    std::vector<std::pair<std::string, json>> runtime_defs_;
     tick_clock clock_;
     std::uint64_t tick_ = 0;
     std::uint64_t overruns_ = 0;

@@ -177,7 +177,9 @@ json World::list_components(std::optional<entity_id> e) const {
         const auto& p = reg_.storage(c);
         const char* kind = p.kind() == ecs::storage_kind::tag ? "tag"
                            : p.kind() == ecs::storage_kind::typed ? "builtin" : "runtime";
-        if (p.kind() == ecs::storage_kind::tag && runtime_defs_.count(p.name())) kind = "runtime_tag";
+        if (p.kind() == ecs::storage_kind::tag &&
+            std::any_of(runtime_defs_.begin(), runtime_defs_.end(), [&](const auto& d) { return d.first == p.name(); }))
+            kind = "runtime_tag";
         out.push_back({{"name", p.name()}, {"kind", kind}, {"fields", p.schema_fields()}, {"count", p.size()}});
     }
     return out;
@@ -190,7 +192,7 @@ void World::register_component(const std::string& name, const json& fields) {
     if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front())))
         throw ecs_error(reason::invalid_value, "component names start with a letter or _");
     reg_.register_dynamic(name, fields);
-    runtime_defs_[name] = fields.is_null() ? json::object() : fields;
+    runtime_defs_.emplace_back(name, fields.is_null() ? json::object() : fields);
 }
 
 void World::define_prefab(const std::string& name, const json& components) {

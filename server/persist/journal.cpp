@@ -1,0 +1,150 @@
+#include "persist/journal.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "persist/snapshot.hpp"
+
+namespace ecsd::persist {
+
+fsync_policy parse_fsync_policy(std::string_view text) {
+    if (text == "always") return fsync_policy::always;
+    if (text == "everysec") return fsync_policy::everysec;
+    if (text == "never") return fsync_policy::never;
+    throw std::invalid_argument("fsync policy must be always, everysec or never");
+}
+
+const char* to_string(fsync_policy p) noexcept {
+    switch (p) {
+        case fsync_policy::always: return "always";
+        case fsync_policy::everysec: return "everysec";
+        case fsync_policy::never: return "never";
+    }
+    return "?";
+}
+
+std::uint32_t crc32(std::string_view data) noexcept {
+    static const auto table = [] {
+        std::array<std::uint32_t, 256> t{};
+        for (std::uint32_t i = 0; i < 256; ++i) {
+            std::uint32_t c = i;
+            for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (unsigned char b : data) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
+    return c ^ 0xFFFFFFFFu;
+}
+
+std::string encode_record(const json& record) {
+    const std::string text = record.dump();
+    char head[10];
+    std::snprintf(head, sizeof head, "%08x ", crc32(text));
+    return std::string(head, 9) + text + "\n";
+}
+
+namespace {
+[[noreturn]] void throw_errno(const std::string& what) { throw std::system_error(errno, std::generic_category(), what); }
+}  // namespace
+
+journal_writer::journal_writer(std::filesystem::path path, fsync_policy policy) : path_(std::move(path)), policy_(policy) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw_errno("open journal " + path_.string());
+    const auto end = ::lseek(fd_, 0, SEEK_END);
+    bytes_ = end > 0 ? static_cast<std::uint64_t>(end) : 0;
+    last_sync_ = std::chrono::steady_clock::now();
+}
+
+journal_writer::~journal_writer() {
+    if (fd_ >= 0) {
+        if (dirty_ && policy_ != fsync_policy::never) ::fdatasync(fd_);
+        ::close(fd_);
+    }
+}
+
+void journal_writer::append(const json& record) {
+    const std::string line = encode_record(record);
+    std::size_t done = 0;
+    while (done < line.size()) {
+        const auto n = ::write(fd_, line.data() + done, line.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw_errno("append to journal " + path_.string());
+        done += static_cast<std::size_t>(n);
+    }
+    bytes_ += line.size();
+    dirty_ = true;
+    if (policy_ == fsync_policy::always) sync();
+    else maybe_sync();
+}
+
+void journal_writer::maybe_sync() {
+    if (policy_ != fsync_policy::everysec || !dirty_) return;
+    if (std::chrono::steady_clock::now() - last_sync_ >= std::chrono::seconds(1)) sync();
+}
+
+void journal_writer::sync() {
+    if (::fdatasync(fd_) != 0) throw_errno("fsync journal " + path_.string());
+    dirty_ = false;
+    last_sync_ = std::chrono::steady_clock::now();
+}
+
+void journal_writer::truncate() {
+    if (::ftruncate(fd_, 0) != 0) throw_errno("truncate journal " + path_.string());
+    bytes_ = 0;
+    if (policy_ != fsync_policy::never) sync();
+}
+
+journal_contents read_journal(const std::filesystem::path& path) {
+    journal_contents out;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return out;
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    const std::string data = buffer.str();
+    std::size_t offset = 0;
+    while (offset < data.size()) {
+        const auto nl = data.find('\n', offset);
+        const bool last = nl == std::string::npos || nl + 1 == data.size();
+        const auto end = nl == std::string::npos ? data.size() : nl;
+        const std::string_view line(data.data() + offset, end - offset);
+        bool good = nl != std::string::npos && line.size() > 9 && line[8] == ' ';
+        json record;
+        if (good) {
+            const std::string_view text = line.substr(9);
+            unsigned int want = 0;
+            good = std::sscanf(std::string(line.substr(0, 8)).c_str(), "%8x", &want) == 1 && crc32(text) == want;
+            if (good) {
+                record = json::parse(text, nullptr, false);
+                good = !record.is_discarded() && record.is_object() && record.contains("seq") && record.contains("tick");
+            }
+        }
+        if (!good) {
+            if (last) {  // the crash cut the final write short
+                out.torn_tail = true;
+                return out;
+            }
+            throw persist_error(path.string() + ": corrupt journal record at byte offset " + std::to_string(offset) +
+                                " (checksum or format mismatch, with intact records after it)");
+        }
+        out.records.push_back(std::move(record));
+        offset = end + 1;
+        out.valid_bytes = offset;
+    }
+    return out;
+}
+
+void truncate_journal(const std::filesystem::path& path, std::uint64_t bytes) {
+    std::filesystem::resize_file(path, bytes);
+}
+
+}  // namespace ecsd::persist

@@ -1,0 +1,82 @@
+#pragma once
+// The journal: between snapshots, every acknowledged mutating request of a
+// world is appended before its response is sent, and a mark for every tick the
+// clock runs, so start-up can replay to the exact state before a crash.
+//
+// One record per line: 8 hex digits of CRC-32 over the JSON text, a space, the
+// JSON text, LF. {"seq": n, "tick": t} marks a tick; {"seq": n, "tick": t,
+// "method": m, "params": p} is a request applied when the world was at tick t.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ecsd::persist {
+
+using nlohmann::json;
+
+/// @brief When appended records reach the disk (Redis's appendfsync).
+enum class fsync_policy {
+    always,    ///< fsync before the response is sent: an acknowledged write is never lost
+    everysec,  ///< fsync at most once a second: a crash of the machine loses up to ~1 s
+    never,     ///< leave it to the OS: a crash of the machine loses what it had not written
+};
+
+/// @brief Parses "always" / "everysec" / "never"; throws std::invalid_argument.
+[[nodiscard]] fsync_policy parse_fsync_policy(std::string_view text);
+[[nodiscard]] const char* to_string(fsync_policy p) noexcept;
+
+/// @brief CRC-32 (IEEE), as zlib computes it.
+[[nodiscard]] std::uint32_t crc32(std::string_view data) noexcept;
+
+/// @brief The text of one record line, with its checksum and LF.
+[[nodiscard]] std::string encode_record(const json& record);
+
+class journal_writer {
+public:
+    /// @brief Opens (creating) the journal for appending.
+    journal_writer(std::filesystem::path path, fsync_policy policy);
+    journal_writer(const journal_writer&) = delete;
+    journal_writer& operator=(const journal_writer&) = delete;
+    ~journal_writer();
+
+    /// @brief Appends one record; with `always` it is on disk when this returns. Throws std::system_error.
+    void append(const json& record);
+    /// @brief fsyncs if the policy is everysec and a second has passed since the last one.
+    void maybe_sync();
+    /// @brief Empties the journal (after a snapshot that includes everything in it).
+    void truncate();
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+    [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
+
+private:
+    void sync();
+
+    std::filesystem::path path_;
+    fsync_policy policy_;
+    int fd_ = -1;
+    std::uint64_t bytes_ = 0;
+    bool dirty_ = false;
+    std::chrono::steady_clock::time_point last_sync_{};
+};
+
+/// @brief What reading a journal found.
+struct journal_contents {
+    std::vector<json> records;
+    std::uint64_t valid_bytes = 0;  ///< length of the intact prefix
+    bool torn_tail = false;         ///< the last record was cut short (crash mid-write) and dropped
+};
+
+/// @brief Reads a journal. A torn last record is dropped (torn_tail); any other damage throws
+/// persist_error naming the file and the byte offset. A missing file reads as empty.
+[[nodiscard]] journal_contents read_journal(const std::filesystem::path& path);
+
+/// @brief Cuts a journal back to its intact prefix (after a torn tail).
+void truncate_journal(const std::filesystem::path& path, std::uint64_t bytes);
+
+}  // namespace ecsd::persist

@@ -1,0 +1,163 @@
+#include "persist/snapshot.hpp"
+
+#include <unordered_map>
+
+namespace ecsd::persist {
+
+using ecs::entity_id;
+
+json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
+    const auto& reg = w.registry();
+    const auto& table = reg.entities();
+    const auto& s = w.settings();
+
+    json systems = json::object();
+    for (const auto& sys : w.systems()) systems[sys.name] = {{"enabled", sys.enabled}};
+    json types = json::array();
+    for (const auto& [name, fields] : w.runtime_components()) types.push_back({{"name", name}, {"fields", fields}});
+    json prefabs = json::object();
+    for (const auto& [name, comps] : w.prefabs()) prefabs[name] = comps;
+
+    // The allocator: every slot is live, free (queued, with its next generation) or retired.
+    const auto queue = table.free_queue();
+    std::vector<bool> queued(table.slot_count(), false);
+    json free = json::array();
+    for (auto slot : queue) {
+        queued[slot] = true;
+        free.push_back({slot, table.generation(slot)});
+    }
+    json retired = json::array();
+    json entities = json::array();
+    for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot) {
+        if (table.slot_alive(slot)) {
+            json comps = json::object();
+            table.for_each_component(slot, [&](ecs::component_id c) {
+                comps[reg.storage(c).name()] = reg.storage(c).value_json(slot);
+            });
+            entities.push_back({{"id", table.id_of(slot)}, {"components", std::move(comps)}});
+        } else if (!queued[slot]) {
+            retired.push_back({slot, table.generation(slot)});
+        }
+    }
+    json order = json::object();
+    for (ecs::component_id c = 0; c < reg.component_count(); ++c) {
+        const auto& p = reg.storage(c);
+        if (p.empty()) continue;
+        json ids = json::array();
+        for (std::size_t i = 0; i < p.size(); ++i) ids.push_back(table.id_of(p.slot_at(i)));
+        order[p.name()] = std::move(ids);
+    }
+    return {{"format", "ecsd-snapshot"},
+            {"version", snapshot_version},
+            {"journal_seq", journal_seq},
+            {"world",
+             {{"name", s.name},
+              {"tick", w.tick()},
+              {"tick_hz", s.tick_hz},
+              {"gravity", {{"x", s.gravity_x}, {"y", s.gravity_y}}},
+              {"paused", s.paused},
+              {"max_entities", s.max_entities}}},
+            {"systems", std::move(systems)},
+            {"component_types", std::move(types)},
+            {"prefabs", std::move(prefabs)},
+            {"allocator", {{"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}}},
+            {"entities", std::move(entities)},
+            {"dense_order", std::move(order)}};
+}
+
+std::uint64_t snapshot_journal_seq(const json& doc) { return doc.value("journal_seq", std::uint64_t{0}); }
+
+namespace {
+[[noreturn]] void fail(const std::string& source, const std::string& what) {
+    throw persist_error(source + ": " + what);
+}
+
+void check_header(const json& doc, const std::string& source) {
+    if (!doc.is_object() || doc.value("format", "") != "ecsd-snapshot")
+        fail(source, "not an ecsd snapshot (no \"format\": \"ecsd-snapshot\")");
+    if (!doc.contains("version") || !doc["version"].is_number_integer())
+        fail(source, "snapshot has no integer \"version\"");
+    const int v = doc["version"].get<int>();
+    if (v > snapshot_version)
+        fail(source, "snapshot version " + std::to_string(v) + " is newer than this server understands (" +
+                         std::to_string(snapshot_version) + "); upgrade ecsd");
+    if (v < 1) fail(source, "snapshot version " + std::to_string(v) + " is not valid");
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> slot_pairs(const json& list) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+    for (const auto& p : list) out.emplace_back(p.at(0).get<std::uint32_t>(), p.at(1).get<std::uint32_t>());
+    return out;
+}
+}  // namespace
+
+std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& source) {
+    check_header(doc, source);
+    try {
+        const auto& wj = doc.at("world");
+        world::WorldSettings s;
+        s.name = wj.at("name").get<std::string>();
+        s.tick_hz = wj.at("tick_hz").get<double>();
+        s.gravity_x = wj.at("gravity").at("x").get<double>();
+        s.gravity_y = wj.at("gravity").at("y").get<double>();
+        s.paused = wj.at("paused").get<bool>();
+        s.max_entities = wj.value("max_entities", s.max_entities);
+        auto w = std::make_unique<world::World>(s);
+        w->set_tick(wj.at("tick").get<std::uint64_t>());
+
+        const json types = doc.value("component_types", json::array());
+        const json prefabs = doc.value("prefabs", json::object());
+        const json systems = doc.value("systems", json::object());
+        for (const auto& t : types)
+            w->register_component(t.at("name").get<std::string>(), t.value("fields", json::object()));
+        for (const auto& [name, comps] : prefabs.items()) w->define_prefab(name, comps);
+        for (const auto& [name, state] : systems.items()) w->set_system_enabled(name, state.value("enabled", true));
+
+        auto& reg = w->registry();
+        const auto& entities = doc.at("entities");
+        std::vector<entity_id> live;
+        std::unordered_map<entity_id, const json*> by_id;
+        live.reserve(entities.size());
+        for (const auto& e : entities) {
+            const auto id = e.at("id").get<entity_id>();
+            live.push_back(id);
+            if (!by_id.emplace(id, &e.at("components")).second) fail(source, "entity " + std::to_string(id) + " appears twice");
+        }
+        const auto& alloc = doc.at("allocator");
+        const json free = alloc.value("free", json::array());
+        const json retired = alloc.value("retired", json::array());
+        reg.restore_entities(alloc.at("slots").get<std::size_t>(), live, slot_pairs(free), slot_pairs(retired));
+
+        // Components go in each storage's saved dense order; anything the order does not list
+        // (a hand-written snapshot) follows in entity order.
+        const json order = doc.value("dense_order", json::object());
+        std::unordered_map<std::string, std::size_t> placed;
+        for (const auto& [name, ids] : order.items()) {
+            const auto c = reg.component_by_name(name);
+            for (const auto& idj : ids) {
+                const auto id = idj.get<entity_id>();
+                const auto it = by_id.find(id);
+                if (it == by_id.end() || !it->second->contains(name))
+                    fail(source, "dense_order of " + name + " names entity " + std::to_string(id) + " without it");
+                reg.restore_component(c, id, it->second->at(name));
+                ++placed[name];
+            }
+        }
+        for (auto id : live) {
+            for (const auto& [name, value] : by_id[id]->items()) {
+                const auto c = reg.component_by_name(name);
+                if (!reg.has(id, c)) reg.restore_component(c, id, value);
+            }
+        }
+        reg.finish_restore();
+        return w;
+    } catch (const persist_error&) {
+        throw;
+    } catch (const ecs::ecs_error& e) {
+        fail(source, e.what());
+    } catch (const json::exception& e) {
+        fail(source, std::string("malformed snapshot: ") + e.what());
+    }
+}
+
+}  // namespace ecsd::persist

@@ -1,0 +1,38 @@
+#pragma once
+// World snapshots: a versioned, human-readable JSON document holding a world's
+// settings, run-time component definitions, prefabs, system switches, every
+// entity with its exact id and components, the id allocator (so ids are never
+// reused after a restart) and each storage's dense order (so a restored world
+// evolves bit-identically to the one that was saved). Format: docs/persistence.md.
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "world/world.hpp"
+
+namespace ecsd::persist {
+
+using nlohmann::json;
+
+/// @brief The snapshot format version this server writes and the newest it reads.
+inline constexpr int snapshot_version = 1;
+
+/// @brief A file that cannot be loaded; what() names the file and the problem.
+class persist_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// @brief The snapshot document of a world; `journal_seq` is the last journal record it includes.
+[[nodiscard]] json to_snapshot(const world::World& w, std::uint64_t journal_seq);
+
+/// @brief A world rebuilt from a snapshot document; throws persist_error naming `source`.
+[[nodiscard]] std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& source);
+
+/// @brief The journal sequence number a snapshot document includes.
+[[nodiscard]] std::uint64_t snapshot_journal_seq(const json& doc);
+
+}  // namespace ecsd::persist
