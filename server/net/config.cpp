@@ -56,7 +56,13 @@ std::vector<setting> make_settings() {
                     /*secret=*/true));
     t.push_back(row("threads", "ECSD_THREADS", "threads running connections and worlds", &server_config::threads,
                     [](CLI::Option& o) { o.check(CLI::Range(1U, 256U)); }));
-    t.push_back(row("data-dir", "ECSD_DATA_DIR", "directory for persistent data (reserved)", &server_config::data_dir));
+    t.push_back(row("data-dir", "ECSD_DATA_DIR", "folder for snapshots and journals; empty: nothing is written",
+                    &server_config::data_dir));
+    t.push_back(row("autosave", "ECSD_AUTOSAVE", "seconds between snapshots of each world; 0: only world.save and exit",
+                    &server_config::autosave, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
+    t.push_back(row("appendfsync", "ECSD_APPENDFSYNC", "journal fsync: always, everysec or never",
+                    &server_config::appendfsync,
+                    [](CLI::Option& o) { o.check(CLI::IsMember({"always", "everysec", "never"})); }));
     t.push_back(row("read-only", "ECSD_READ_ONLY", "refuse mutating and admin methods", &server_config::read_only));
     return t;
 }

@@ -33,7 +33,9 @@ struct server_config {
     std::size_t max_worlds = 64;
     std::string token;  ///< empty: no authentication
     unsigned threads = 2;
-    std::string data_dir;  ///< reserved for persistence
+    std::string data_dir;  ///< where worlds are saved; empty: nothing is written
+    double autosave = 10.0;  ///< seconds between snapshots of each world; 0: only on save and exit
+    std::string appendfsync = "everysec";  ///< journal fsync policy: always / everysec / never
     bool read_only = false;
 };
 

@@ -6,7 +6,9 @@
 #include "hosted_world.hpp"
 #include "services.hpp"
 #include "session.hpp"
+#include "world/world.hpp"
 #include "world_directory.hpp"
+#include "world_log.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -97,7 +99,19 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
 
 job_result dispatcher::run(world_job& job) {
     method_context ctx{job.params, services_, job.world.get(), nullptr};
-    return invoke(*job.method, ctx, job.connection);
+    world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
+    const std::uint64_t tick = log ? job.world->world().tick() : 0;
+    auto result = invoke(*job.method, ctx, job.connection);
+    // Journal before the response goes out: with appendfsync always, an acknowledged write is on disk.
+    if (log && !result.is_error) {
+        try {
+            log->record_request(tick, job.method->name, job.params);
+        } catch (const std::exception& e) {
+            spdlog::error("conn {}: {} applied but not journaled: {}", job.connection, job.method->name, e.what());
+            result = error_result(reason::internal, std::string("applied but not journaled: ") + e.what());
+        }
+    }
+    return result;
 }
 
 std::optional<std::string> dispatcher::finish(const world_job& job, const job_result& result) {

@@ -1,11 +1,52 @@
 #include "hosted_world.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "world/world.hpp"
+#include "world_log.hpp"
 
 namespace ecsd::net {
 
 hosted_world::hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::World> world)
-    : name_(std::move(name)), strand_(asio::make_strand(io)), timer_(strand_), world_(std::move(world)) {}
+    : name_(std::move(name)),
+      strand_(asio::make_strand(io)),
+      timer_(strand_),
+      world_(std::move(world)),
+      autosave_timer_(strand_) {}
+
+hosted_world::~hosted_world() = default;
+
+void hosted_world::set_log(std::unique_ptr<world_log> log, double autosave_seconds) {
+    log_ = std::move(log);
+    autosave_seconds_ = autosave_seconds;
+}
+
+void hosted_world::drop_log(bool remove_files) {
+    if (log_ && remove_files) log_->remove_files();
+    log_.reset();
+    autosave_timer_.cancel();
+}
+
+void hosted_world::replace_world(std::shared_ptr<world::World> world) {
+    world_ = std::move(world);
+    world_->start_clock(std::chrono::steady_clock::now());
+    reschedule();
+}
+
+void hosted_world::arm_autosave() {
+    if (!log_ || autosave_seconds_ <= 0 || stopped_) return;
+    autosave_timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(autosave_seconds_)));
+    autosave_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+        if (ec || self->stopped_ || !self->log_) return;
+        try {
+            self->log_->save(*self->world_);
+        } catch (const std::exception& e) {
+            spdlog::error("world '{}': autosave failed: {}", self->name_, e.what());
+        }
+        self->arm_autosave();
+    });
+}
 
 void hosted_world::start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
@@ -13,6 +54,7 @@ void hosted_world::start() {
         const auto now = std::chrono::steady_clock::now();
         self->world_->start_clock(now);
         self->arm(now);
+        self->arm_autosave();
     });
 }
 
@@ -20,6 +62,7 @@ void hosted_world::stop() {
     asio::dispatch(strand_, [self = shared_from_this()] {
         self->stopped_ = true;
         self->timer_.cancel();
+        self->autosave_timer_.cancel();
     });
 }
 
@@ -35,7 +78,15 @@ void hosted_world::arm(std::chrono::steady_clock::time_point now) {
         return;
     }
     // advance() runs the ticks due at `now` and names the next deadline (absolute, so no drift).
+    const auto before = world_->tick();
     timer_.expires_at(world_->advance(now));
+    if (log_ && world_->tick() != before) {
+        try {
+            log_->record_tick(world_->tick());  // replay runs the same ticks to reach the same state
+        } catch (const std::exception& e) {
+            spdlog::error("world '{}': journal write failed: {}", name_, e.what());
+        }
+    }
     timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) { self->on_timer(ec); });
 }
 

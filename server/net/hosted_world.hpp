@@ -17,6 +17,8 @@ class World;
 namespace ecsd::net {
 
 /// @brief One named world with its strand and tick timer.
+class world_log;
+
 class hosted_world : public std::enable_shared_from_this<hosted_world> {
 public:
     using strand_type = asio::strand<asio::io_context::executor_type>;
@@ -24,6 +26,7 @@ public:
     /// @brief Hosts `world` under `name`; the timer starts with start(). A null world (unit
     /// tests of routing) is hosted without a tick.
     hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::World> world);
+    ~hosted_world();
     hosted_world(const hosted_world&) = delete;
     hosted_world& operator=(const hosted_world&) = delete;
 
@@ -33,6 +36,8 @@ public:
     [[nodiscard]] strand_type& strand() noexcept { return strand_; }
     /// @brief The world; only on strand().
     [[nodiscard]] world::World& world() noexcept { return *world_; }
+    /// @brief The world as shared; only on strand().
+    [[nodiscard]] std::shared_ptr<world::World> world_ptr() const noexcept { return world_; }
 
     /// @brief Arms the tick timer. Safe from any thread.
     void start();
@@ -41,15 +46,29 @@ public:
     /// @brief On the strand: re-arms the timer from the world's schedule; call after resume().
     void reschedule();
 
+    // --- persistence (null log: no data folder) ---------------------------------------
+    /// @brief Attaches the world's snapshot and journal; before start().
+    void set_log(std::unique_ptr<world_log> log, double autosave_seconds);
+    /// @brief The world's log, or nullptr; only on strand().
+    [[nodiscard]] world_log* log() noexcept { return log_.get(); }
+    /// @brief On the strand: stops persisting this world, deleting its files when asked (world.destroy).
+    void drop_log(bool remove_files);
+    /// @brief On the strand: swaps in a world read back from disk (world.load).
+    void replace_world(std::shared_ptr<world::World> world);
+
 private:
     void arm(std::chrono::steady_clock::time_point now);
     void on_timer(const asio::error_code& ec);
+    void arm_autosave();
 
     std::string name_;
     strand_type strand_;
     asio::steady_timer timer_;
     std::shared_ptr<world::World> world_;
     bool stopped_ = false;
+    std::unique_ptr<world_log> log_;
+    asio::steady_timer autosave_timer_;
+    double autosave_seconds_ = 0;
 };
 
 }  // namespace ecsd::net

@@ -1,6 +1,7 @@
 #include "server.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -11,7 +12,11 @@
 #include "ecsd/protocol/version.hpp"
 #include "methods/methods.hpp"
 #include "openrpc.hpp"
+#include "hosted_world.hpp"
+#include "persist/atomic_file.hpp"
+#include "world/world.hpp"
 #include "world_factory.hpp"
+#include "world_log.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -32,7 +37,7 @@ server::server(server_config config)
       dispatcher_(services_) {
     register_all_methods(methods_);
     services_.openrpc = make_openrpc(methods_);
-    worlds_.add("default", make_world("default", nlohmann::json::object()));
+    load_worlds();
 
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(config_.host), config_.port);
     acceptor_.open(endpoint.protocol());
@@ -53,6 +58,45 @@ server::server(server_config config)
         begin_shutdown();
     });
     do_accept();
+}
+
+void server::load_worlds() {
+    if (config_.data_dir.empty()) {
+        spdlog::warn("no --data-dir: worlds live in memory only, nothing is written to disk");
+    } else {
+        const std::filesystem::path dir(config_.data_dir);
+        std::filesystem::create_directories(dir);
+        if (const auto n = persist::remove_stale_temp_files(dir))
+            spdlog::warn("{}: removed {} temp files a crash left behind", dir.string(), n);
+        // A snapshot or journal that cannot be read stops start-up (the exception names file and offset).
+        for (const auto& name : saved_world_names(dir)) {
+            auto loaded = load_world(dir, name, io_, services_);
+            attach_log(*loaded.hosted, services_, loaded.seq, /*save_now=*/false);
+            spdlog::info("world '{}': loaded from {} at tick {} ({} entities, {} journal records replayed{})", name,
+                         dir.string(), loaded.hosted->world().tick(), loaded.hosted->world().registry().size(),
+                         loaded.replayed, loaded.torn_tail ? ", torn tail dropped" : "");
+            worlds_.add_hosted(std::move(loaded.hosted));
+        }
+        spdlog::info("persisting to {} (autosave every {} s, appendfsync {})", dir.string(), config_.autosave,
+                     config_.appendfsync);
+    }
+    if (!worlds_.find("default")) {
+        auto hosted = std::make_shared<hosted_world>(io_, "default", make_world("default", nlohmann::json::object()));
+        attach_log(*hosted, services_, 0, /*save_now=*/true);
+        worlds_.add_hosted(std::move(hosted));
+    }
+}
+
+void server::save_all_worlds() {
+    // Every strand has stopped: the worlds can be read from this thread.
+    for (const auto& hosted : worlds_.all()) {
+        if (!hosted->log()) continue;
+        try {
+            hosted->log()->save(hosted->world());
+        } catch (const std::exception& e) {
+            spdlog::error("world '{}': final save failed: {}", hosted->name(), e.what());
+        }
+    }
 }
 
 void server::do_accept() {
@@ -120,6 +164,7 @@ void server::run() {
     for (unsigned i = 1; i < config_.threads; ++i) workers.emplace_back([this] { io_.run(); });
     io_.run();
     for (auto& t : workers) t.join();
+    save_all_worlds();
     {
         std::lock_guard lock(done_mutex_);
         done_ = true;

@@ -36,6 +36,8 @@ public:
     void stop();
 
 private:
+    void load_worlds();
+    void save_all_worlds();
     void do_accept();
     void refuse(asio::ip::tcp::socket socket);
     void begin_shutdown();

@@ -9,7 +9,7 @@ std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared
     std::shared_ptr<hosted_world> hosted;
     {
         std::lock_guard lock(mutex_);
-        if (worlds_.contains(name)) {
+        if (worlds_.contains(name) || retiring_.contains(name)) {
             throw protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists", {{"world", name}});
         }
         if (worlds_.size() >= max_worlds_) {
@@ -21,6 +21,22 @@ std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared
     }
     hosted->start();
     return hosted;
+}
+
+void world_directory::add_hosted(std::shared_ptr<hosted_world> hosted) {
+    {
+        std::lock_guard lock(mutex_);
+        if (worlds_.contains(hosted->name()) || retiring_.contains(hosted->name())) {
+            throw protocol::rpc_error(protocol::reason::world_exists, "world '" + hosted->name() + "' exists",
+                                      {{"world", hosted->name()}});
+        }
+        if (worlds_.size() >= max_worlds_) {
+            throw protocol::rpc_error(protocol::reason::limit_reached, "at most " + std::to_string(max_worlds_) + " worlds",
+                                      {{"limit", max_worlds_}});
+        }
+        worlds_.emplace(hosted->name(), hosted);
+    }
+    hosted->start();
 }
 
 std::shared_ptr<hosted_world> world_directory::find(std::string_view name) const {
@@ -37,8 +53,16 @@ std::shared_ptr<hosted_world> world_directory::remove(std::string_view name) {
         if (it == worlds_.end()) return nullptr;
         gone = std::move(it->second);
         worlds_.erase(it);
+        retiring_.insert(gone->name());
     }
     gone->stop();
+    // Its files go on its strand, after any request already queued there; until then the
+    // name cannot be reused, so a new world never shares a journal with the old one.
+    asio::post(gone->strand(), [this, gone] {
+        gone->drop_log(/*remove_files=*/true);
+        std::lock_guard lock(mutex_);
+        retiring_.erase(gone->name());
+    });
     return gone;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,8 @@ public:
 
     /// @brief Adds and starts a world. Throws protocol::rpc_error world_exists or limit_reached.
     std::shared_ptr<hosted_world> add(std::string name, std::shared_ptr<world::World> world);
+    /// @brief Adds and starts a world built elsewhere (loaded from disk). Same errors as add().
+    void add_hosted(std::shared_ptr<hosted_world> hosted);
     /// @brief The world with this name, or nullptr.
     [[nodiscard]] std::shared_ptr<hosted_world> find(std::string_view name) const;
     /// @brief Removes and stops a world; nullptr when there was none. Requests already queued on
@@ -40,6 +43,8 @@ public:
     [[nodiscard]] std::vector<std::shared_ptr<hosted_world>> all() const;
     /// @brief Number of worlds.
     [[nodiscard]] std::size_t size() const;
+    /// @brief The io_context worlds get their strands on.
+    [[nodiscard]] asio::io_context& io() noexcept { return io_; }
     /// @brief Stops every world's timer (server shutdown).
     void stop_all();
 
@@ -48,6 +53,7 @@ private:
     std::size_t max_worlds_;
     mutable std::mutex mutex_;
     std::map<std::string, std::shared_ptr<hosted_world>, std::less<>> worlds_;
+    std::set<std::string, std::less<>> retiring_;  ///< destroyed, files not yet removed
 };
 
 }  // namespace ecsd::net

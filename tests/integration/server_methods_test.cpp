@@ -1,6 +1,10 @@
 // server.* and rpc.discover against the real ecsd.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <set>
 
 #include "helpers.hpp"
@@ -18,7 +22,10 @@ TEST(ServerMethods, PingAnswersPong) {
 }
 
 TEST(ServerMethods, InfoReportsVersionConnectionsWorldsLimitsAndConfig) {
-    ecsd_server server({"--max-connections", "77", "--data-dir", "/tmp/ecsd-data", "--token", "tok"});
+    // A data folder of its own: ecsd loads every world saved in it.
+    const auto data_dir = std::filesystem::temp_directory_path() / ("ecsd_info_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(data_dir);
+    ecsd_server server({"--max-connections", "77", "--data-dir", data_dir.string(), "--token", "tok"});
     line_client c(server.port());
     ASSERT_EQ(c.result("server.auth", {{"token", "tok"}})["authenticated"], true);
     line_client other(server.port());
@@ -32,7 +39,8 @@ TEST(ServerMethods, InfoReportsVersionConnectionsWorldsLimitsAndConfig) {
     EXPECT_EQ(info["limits"]["max_line_bytes"], 1024 * 1024);
     EXPECT_EQ(info["limits"]["max_nesting_depth"], 64);
     EXPECT_EQ(info["limits"]["idle_timeout_s"], 300.0);
-    EXPECT_EQ(info["config"]["data-dir"], "/tmp/ecsd-data");
+    EXPECT_EQ(info["config"]["data-dir"], data_dir.string());
+    std::filesystem::remove_all(data_dir);
     EXPECT_EQ(info["config"]["max-connections"], 77);
     EXPECT_EQ(info["config"]["host"], "127.0.0.1");
     EXPECT_EQ(info["config"]["token"], "set");  // echoed as set, never the value

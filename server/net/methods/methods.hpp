@@ -24,6 +24,9 @@ void register_spell_methods(method_table& table);
 /// @brief world.define_prefab, world.spawn_prefab, world.list_prefabs.
 void register_prefab_methods(method_table& table);
 
+/// @brief world.save, world.load.
+void register_persist_methods(method_table& table);
+
 /// @brief Every family, in the order rpc.discover lists them.
 void register_all_methods(method_table& table);
 

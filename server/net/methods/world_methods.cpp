@@ -11,6 +11,7 @@
 #include "world/world.hpp"
 #include "world_directory.hpp"
 #include "world_factory.hpp"
+#include "world_log.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -29,15 +30,19 @@ json create(method_context& ctx) {
     }
     auto w = make_world(name, ctx.params);
     json info = w->info();  // safe: nobody else sees the world before add()
-    ctx.services.worlds.add(name, std::move(w));
+    auto hosted = std::make_shared<hosted_world>(ctx.services.worlds.io(), name, std::move(w));
+    attach_log(*hosted, ctx.services, 0, /*save_now=*/true);  // its snapshot exists from the start
+    ctx.services.worlds.add_hosted(std::move(hosted));
     return info;
 }
 
 json destroy(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
-    if (!ctx.services.worlds.remove(name)) {
+    auto gone = ctx.services.worlds.remove(name);
+    if (!gone) {
         throw protocol::rpc_error(protocol::reason::no_such_world, "no world '" + name + "'", {{"world", name}});
     }
+
     return {{"destroyed", name}};
 }
 

@@ -1,0 +1,60 @@
+// world.save, world.load: snapshots on demand (the server also autosaves and saves on exit).
+#include "ecsd/protocol/errors.hpp"
+#include "hosted_world.hpp"
+#include "method_table.hpp"
+#include "methods.hpp"
+#include "services.hpp"
+#include "world/world.hpp"
+#include "world_directory.hpp"
+#include "world_log.hpp"
+
+namespace ecsd::net {
+namespace {
+
+using nlohmann::json;
+
+world_log& log_of(method_context& ctx) {
+    if (auto* log = ctx.hosted->log()) return *log;
+    throw protocol::rpc_error(protocol::reason::invalid_params,
+                              "the server has no --data-dir: nothing is saved or loaded", {{"world", ctx.hosted->name()}});
+}
+
+json save(method_context& ctx) {
+    const auto r = log_of(ctx).save(ctx.world());
+    return {{"world", ctx.hosted->name()}, {"path", r.path}, {"bytes", r.bytes}, {"tick", r.tick}, {"ms", r.ms}};
+}
+
+json load(method_context& ctx) {
+    (void)log_of(ctx);
+    const std::string name = ctx.hosted->name();
+    // Read the world back from its snapshot and journal, as a restart would.
+    auto loaded = load_world(ctx.services.config.data_dir, name, ctx.services.worlds.io(), ctx.services);
+    auto world = loaded.hosted->world_ptr();
+    loaded.hosted->stop();  // it only carried the replay; this hosted world runs the result
+    ctx.hosted->drop_log(/*remove_files=*/false);
+    attach_log(*ctx.hosted, ctx.services, loaded.seq, /*save_now=*/false);
+    ctx.hosted->replace_world(world);
+    return {{"world", name}, {"tick", world->tick()}, {"entities", world->registry().size()}, {"replayed", loaded.replayed}};
+}
+
+}  // namespace
+
+void register_persist_methods(method_table& table) {
+    const json report = object_schema({{"world", {{"type", "string"}}},
+                                       {"path", {{"type", "string"}}},
+                                       {"bytes", {{"type", "integer"}}},
+                                       {"tick", {{"type", "integer"}}},
+                                       {"ms", {{"type", "number"}}}},
+                                      {"world", "path", "tick"});
+    table.add({"world.save", "Writes the world's snapshot now (atomically) and empties its journal.", object_schema(),
+               report, method_flags::world_bound | method_flags::read_only, save});
+    table.add({"world.load",
+               "Replaces the world with what its snapshot and journal on disk hold (discarding unsaved changes "
+               "is impossible: every acknowledged request is journaled).",
+               object_schema(),
+               object_schema({{"world", {{"type", "string"}}}, {"tick", {{"type", "integer"}}}, {"entities", {{"type", "integer"}}}},
+                             {"world", "tick"}),
+               method_flags::world_bound | method_flags::admin, load});
+}
+
+}  // namespace ecsd::net

@@ -1,0 +1,80 @@
+#pragma once
+// Persistence of one hosted world: its snapshot file and its journal in the
+// data folder. Touched only on the world's strand (or before serving starts,
+// or after every strand stopped).
+//
+//   <data-dir>/<world>.snapshot.json   the last snapshot (persist/snapshot.hpp)
+//   <data-dir>/<world>.journal         requests and ticks since that snapshot
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <asio.hpp>
+#include <nlohmann/json.hpp>
+
+#include "persist/journal.hpp"
+
+namespace ecsd::world {
+class World;
+}
+
+namespace ecsd::net {
+
+class hosted_world;
+class method_table;
+struct server_services;
+
+/// @brief What a save wrote.
+struct save_report {
+    std::string path;
+    std::uint64_t bytes = 0;
+    std::uint64_t tick = 0;
+    double ms = 0;
+};
+
+class world_log {
+public:
+    /// @brief Opens (creating) the journal of `world` in `dir`; `seq` is the last sequence number used.
+    world_log(const std::filesystem::path& dir, const std::string& world, persist::fsync_policy policy, std::uint64_t seq);
+
+    /// @brief Appends an applied mutating request (before its response is sent).
+    void record_request(std::uint64_t tick, const std::string& method, const nlohmann::json& params);
+    /// @brief Appends a tick mark: the clock ran the world up to `tick`.
+    void record_tick(std::uint64_t tick);
+    /// @brief Writes a snapshot atomically, then empties the journal it now includes.
+    save_report save(const world::World& w);
+    /// @brief Deletes the world's files (world.destroy).
+    void remove_files();
+
+    [[nodiscard]] static std::filesystem::path snapshot_path(const std::filesystem::path& dir, const std::string& world);
+    [[nodiscard]] static std::filesystem::path journal_path(const std::filesystem::path& dir, const std::string& world);
+
+private:
+    std::filesystem::path dir_;
+    std::string world_;
+    persist::journal_writer journal_;
+    std::uint64_t seq_;
+};
+
+/// @brief A world read back from the data folder: its snapshot, with the journal replayed through
+/// the same handlers and the same tick loop. Throws persist::persist_error naming file and offset.
+struct loaded_world {
+    std::shared_ptr<hosted_world> hosted;  ///< not started: hand it to world_directory::add
+    std::uint64_t seq = 0;           ///< last journal sequence number applied
+    std::size_t replayed = 0;        ///< journal records applied
+    bool torn_tail = false;          ///< a torn last record was dropped
+};
+[[nodiscard]] loaded_world load_world(const std::filesystem::path& dir, const std::string& name, asio::io_context& io,
+                                      server_services& services);
+
+/// @brief Gives a hosted world (not yet started) its log when the server has a data folder;
+/// with `save_now` writes its first snapshot at once. No-op without a data folder.
+void attach_log(hosted_world& hosted, const server_services& services, std::uint64_t seq, bool save_now);
+
+/// @brief Names of the worlds saved in a folder (from their snapshot files).
+[[nodiscard]] std::vector<std::string> saved_world_names(const std::filesystem::path& dir);
+
+}  // namespace ecsd::net

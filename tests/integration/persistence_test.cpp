@@ -1,0 +1,143 @@
+// Persistence against the real ecsd: restarts keep ids and state; kill -9 loses nothing acknowledged.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "helpers.hpp"
+
+namespace ecsd::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Persistence : public testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("ecsd_persist_it_" + std::to_string(::getpid()) + "_" +
+                                            testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::vector<std::string> args(const std::string& autosave = "10") const {
+        return {"--data-dir", dir_.string(), "--appendfsync", "always", "--autosave", autosave};
+    }
+    static std::size_t temp_files(const fs::path& dir) {
+        std::size_t n = 0;
+        for (const auto& e : fs::directory_iterator(dir)) n += e.path().filename().string().ends_with(".tmp");
+        return n;
+    }
+    fs::path dir_;
+};
+
+TEST_F(Persistence, RestartKeepsIdsHashAndStaleIds) {
+    std::vector<std::uint64_t> ids;
+    std::string hash;
+    std::uint64_t tick = 0;
+    {
+        ecsd_server server(args());
+        line_client c(server.port());
+        ASSERT_TRUE(c.result("world.pause").is_object());
+        (void)c.result("world.register_component", {{"name", "Score"}, {"fields", {{"points", 0}}}});
+        for (int i = 0; i < 40; ++i)
+            ids.push_back(c.result("world.spawn_entity", {{"components", {{"Position", {{"x", i}}}, {"Velocity", {{"y", 1}}},
+                                                                          {"RigidBody", json::object()}, {"Score", {{"points", i}}}}}})["entity"]
+                              .get<std::uint64_t>());
+        for (int i = 0; i < 40; i += 4) (void)c.result("world.despawn_entity", {{"entity", ids[static_cast<std::size_t>(i)]}});
+        (void)c.result("world.step", {{"ticks", 25}});
+        const auto h = c.result("world.hash");
+        hash = h["hash"];
+        tick = h["tick"];
+        EXPECT_EQ(server.stop(SIGTERM).code, 0);
+    }
+    ecsd_server server(args());
+    line_client c(server.port());
+    const auto h = c.result("world.hash");
+    EXPECT_EQ(h["tick"], tick);
+    EXPECT_EQ(h["hash"], hash);
+    EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", ids[0]}})), "no_such_entity");  // still stale
+    EXPECT_EQ(c.result("world.get_components", {{"entity", ids[1]}})["components"]["Score"]["points"], 1.0);
+    const auto fresh = c.result("world.spawn_entity", {{"components", json::object()}})["entity"].get<std::uint64_t>();
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), fresh), 0);  // never an id handed out before the restart
+}
+
+TEST_F(Persistence, KillNineReplaysTheJournalToTheSameHash) {
+    std::string hash;
+    {
+        ecsd_server server(args());
+        line_client c(server.port());
+        ASSERT_TRUE(c.result("world.pause").is_object());
+        for (int i = 0; i < 30; ++i)
+            (void)c.result("world.spawn_entity", {{"components", {{"Position", {{"x", i * 0.7}}}, {"Velocity", {{"x", 1}}},
+                                                                  {"RigidBody", json::object()}, {"Collider", json::object()}}}});
+        (void)c.result("world.step", {{"ticks", 40}});
+        (void)c.result("world.cast_spell", {{"caster", 4294967296u}, {"spell", "freeze"}});
+        (void)c.result("world.step", {{"ticks", 3}});
+        hash = c.result("world.hash")["hash"];
+        server.stop(SIGKILL);  // no final save: only the journal has all of this
+    }
+    ecsd_server server(args());
+    line_client c(server.port());
+    EXPECT_EQ(c.result("world.hash")["hash"], hash);
+    EXPECT_EQ(c.result("world.info")["tick"], 43);
+}
+
+TEST_F(Persistence, KillNineDuringHeavyWritesAndSavesLosesNothingAcknowledged) {
+    std::set<std::uint64_t> acknowledged;
+    for (int round = 0; round < 6; ++round) {
+        ecsd_server server(args("0.02"));  // snapshots every 20 ms: kills land during saves too
+        line_client c(server.port());
+        // Pipelined spawns: every response that arrives is an acknowledged write.
+        const int burst = 300;
+        std::string batch;
+        for (int i = 0; i < burst; ++i)
+            batch += request_line(i, "world.spawn_entity", {{"components", {{"Health", {{"hp", round}}}}}}) + "\n";
+        ASSERT_TRUE(c.send_raw(batch));
+        const int read_before_kill = 120 + round * 30;
+        for (int i = 0; i < read_before_kill; ++i) {
+            const auto line = c.read_line();
+            ASSERT_TRUE(line.has_value());
+            acknowledged.insert(json::parse(*line)["result"]["entity"].get<std::uint64_t>());
+        }
+        server.stop(SIGKILL);
+        ASSERT_LE(temp_files(dir_), 1u);  // at most the one save that was cut off
+    }
+    ecsd_server server(args());
+    line_client c(server.port());
+    EXPECT_EQ(temp_files(dir_), 0u);  // start-up cleans what the kills left
+    const auto all = c.result("world.query", {{"query", "Health"}, {"limit", 10000}});
+    std::set<std::uint64_t> present;
+    for (const auto& row : all["entities"]) present.insert(row["entity"].get<std::uint64_t>());
+    for (auto id : acknowledged) EXPECT_TRUE(present.count(id)) << "acknowledged entity " << id << " was lost";
+}
+
+TEST_F(Persistence, SaveAndLoadOnDemand) {
+    ecsd_server server(args());
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.pause").is_object());
+    const auto e = c.result("world.spawn_entity", {{"components", {{"Health", json::object()}}}})["entity"];
+    const auto saved = c.result("world.save");
+    EXPECT_TRUE(fs::exists(saved["path"].get<std::string>()));
+    (void)c.result("world.mutate_components", {{"entity", e}, {"component", "Health"}, {"path", "hp"}, {"value", 7}});
+    const auto loaded = c.result("world.load");
+    EXPECT_EQ(loaded["replayed"], 1);  // the mutate came back from the journal
+    EXPECT_EQ(c.result("world.get_components", {{"entity", e}})["components"]["Health"]["hp"], 7.0);
+}
+
+TEST_F(Persistence, WithoutDataDirNothingIsWrittenAndSaveSaysWhy) {
+    ecsd_server server;
+    line_client c(server.port());
+    EXPECT_EQ(reason_of(c.call("world.save")), "invalid_params");
+}
+
+TEST_F(Persistence, CorruptSnapshotStopsStartUpWithAClearError) {
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "default.snapshot.json") << R"({"format": "ecsd-snapshot", "version": 99})";
+    EXPECT_THROW(ecsd_server server(args()), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ecsd::test
