@@ -28,7 +28,12 @@ json load(method_context& ctx) {
     (void)log_of(ctx);
     const std::string name = ctx.hosted->name();
     // Read the world back from its snapshot and journal, as a restart would.
-    auto loaded = load_world(ctx.services.config.data_dir, name, ctx.services.worlds.io(), ctx.services);
+    loaded_world loaded;
+    try {
+        loaded = load_world(ctx.services.config.data_dir, name, ctx.services.worlds.io(), ctx.services);
+    } catch (const std::exception& e) {  // the world is left as it was
+        throw protocol::rpc_error(protocol::reason::internal, std::string("cannot load: ") + e.what(), {{"world", name}});
+    }
     auto world = loaded.hosted->world_ptr();
     loaded.hosted->stop();  // it only carried the replay; this hosted world runs the result
     ctx.hosted->drop_log(/*remove_files=*/false);
