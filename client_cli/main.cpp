@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
             std::cerr << "ecsctl: give either a verb or -f FILE, not both\n";
             return static_cast<int>(exit_code::usage);
         }
-        const auto code = guarded(s, "ecsctl", [&] { std::cout << render(run_verb(s, *v, parser.input()), s.format); });
+        const auto code = guarded(s, "ecsctl", [&] { std::cout << present(s, *v, run_verb(s, *v, parser.input())); });
         return static_cast<int>(code);
     }
     if (!app.get_subcommands().empty()) return static_cast<int>(exit_code::usage);  // a bare group: `ecsctl world`

@@ -53,6 +53,10 @@ table rows_table(const json& array) {
             }
         }
     }
+    // Identifying columns lead, whatever order the server's members came in.
+    std::stable_partition(keys.begin(), keys.end(), [](const std::string& key) {
+        return key == "entity" || key == "name" || key == "world";
+    });
     table t;
     for (const auto& key : keys) {
         if (key == "components" && has_components) {

@@ -30,6 +30,11 @@ json run_verb(session& s, const verb& v, const verb_input& input) {
     return result;
 }
 
+std::string present(const session& s, const verb& v, const json& result) {
+    if (s.format == output_format::table && v.table_view) return render(v.table_view(result), s.format);
+    return render(result, s.format);
+}
+
 exit_code guarded(session& s, std::string_view where, const std::function<void()>& f) {
     try {
         f();
@@ -99,7 +104,7 @@ exit_code run_line(session& s, std::string_view line, std::string_view where, bo
             if (interactive) *s.out << '$' << *parsed.assign_to << " = " << render(slot, output_format::json_lines);
             return;
         }
-        *s.out << render(result, s.format);
+        *s.out << present(s, *command.row, result);
     });
     s.out->flush();
     return code;

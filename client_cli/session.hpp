@@ -31,6 +31,9 @@ struct session {
 /// @throws usage_error, server_error, connection_error
 [[nodiscard]] json run_verb(session& s, const verb& v, const verb_input& input);
 
+/// @brief The text printed for a verb's result in the session's format (ends with '\n').
+[[nodiscard]] std::string present(const session& s, const verb& v, const json& result);
+
 /// @brief Runs `f` and turns what it throws into a message on `s.err` (prefixed with `where`, e.g.
 ///        "ecsctl" or "setup.ecs:3") and an exit code.
 exit_code guarded(session& s, std::string_view where, const std::function<void()>& f);

@@ -53,6 +53,30 @@ json method_rows(const json& doc) {
     return rows;
 }
 
+/// @brief `components` as a table: each type's field list shortened to `x:number=0, y:number=0`.
+json short_fields(const json& result) {
+    json copy = result;
+    auto shorten = [](json& rows) {
+        if (!rows.is_array()) return;
+        for (auto& row : rows) {
+            if (!row.is_object() || !row.contains("fields") || !row["fields"].is_array()) continue;
+            std::string text;
+            for (const auto& f : row["fields"]) {
+                if (!f.is_object()) continue;
+                if (!text.empty()) text += ", ";
+                text += f.value("name", "?") + ":" + f.value("type", "?");
+                if (f.contains("default")) text += "=" + f["default"].dump();
+            }
+            row["fields"] = text;
+        }
+    };
+    if (copy.is_array()) shorten(copy);
+    if (copy.is_object()) {
+        for (auto& [key, value] : copy.items()) shorten(value);
+    }
+    return copy;
+}
+
 std::vector<verb> make_verbs() {
     std::vector<verb> v;
     // --- server -----------------------------------------------------------------------------------------
@@ -207,7 +231,7 @@ std::vector<verb> make_verbs() {
                      if (in.one("ID")) r.params["entity"] = entity_of(in);
                      return r;
                  },
-                 {}, ""});
+                 {}, "", short_fields});
     v.push_back({"register", "world.register_component",
                  "register a run-time component type (no fields: a tag)",
                  {{"NAME", "component name: letters, digits and _", arity::one},
@@ -235,7 +259,7 @@ std::vector<verb> make_verbs() {
                  {"ecsctl systems"}, [](const verb_input&) { return simple("world.list_systems"); }, {}, ""});
     v.push_back({"system-entities", "world.system_entities", "entities a system currently works on",
                  {{"SYSTEM", "system name, as listed by systems", arity::one}}, {limit_opt, offset_opt},
-                 {"ecsctl system-entities physics", "ecsctl system-entities physics --limit 10"},
+                 {"ecsctl system-entities movement", "ecsctl system-entities collision_detection --limit 10"},
                  [](const verb_input& in) {
                      request r{"world.system_entities", {{"system", in.one("SYSTEM").value_or("")}}};
                      paging(in, r.params);
@@ -243,19 +267,19 @@ std::vector<verb> make_verbs() {
                  },
                  {}, "systems"});
     v.push_back({"enable-system", "world.enable_system", "enable a system",
-                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl enable-system gravity"},
+                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl enable-system movement"},
                  [](const verb_input& in) {
                      return request{"world.enable_system", {{"system", in.one("SYSTEM").value_or("")}}};
                  },
                  {}, "systems"});
     v.push_back({"disable-system", "world.disable_system", "disable a system",
-                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl disable-system gravity"},
+                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl disable-system movement"},
                  [](const verb_input& in) {
                      return request{"world.disable_system", {{"system", in.one("SYSTEM").value_or("")}}};
                  },
                  {}, "systems"});
     v.push_back({"run-system", "world.run_system", "run a system once, now",
-                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl run-system physics"},
+                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl run-system cleanup"},
                  [](const verb_input& in) {
                      return request{"world.run_system", {{"system", in.one("SYSTEM").value_or("")}}};
                  },

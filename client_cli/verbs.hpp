@@ -71,6 +71,8 @@ struct verb {
     /// @brief Which completion list fits its positional words: "components", "systems", "spells",
     ///        "methods", "worlds", "prefabs" or "".
     std::string_view completes;
+    /// @brief Optional reshaping for tables only (JSON output keeps the server's result).
+    std::function<json(const json&)> table_view = {};
 };
 
 /// @brief Every verb, in the order help lists them.

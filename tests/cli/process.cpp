@@ -11,7 +11,6 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <regex>
 #include <stdexcept>
 #include <thread>
 
@@ -164,67 +163,6 @@ run_result run_on_terminal(const std::vector<std::string>& argv, const std::stri
     close(master);
     result.exit_code = wait_for(pid);
     return result;
-}
-
-ecsd_process::ecsd_process(const std::vector<std::string>& extra_args) {
-    std::array<int, 2> out{};
-    if (pipe(out.data()) != 0) throw std::runtime_error("pipe");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);  // its log lines
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addclose(&actions, out[1]);
-    std::vector<std::string> args{ECSD_PATH, "--port", "0"};
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    auto envs = child_environment({});
-    const int rc = posix_spawn(&pid_, args[0].c_str(), &actions, nullptr, pointers(args).data(), pointers(envs).data());
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    if (rc != 0) {
-        close(out[0]);
-        pid_ = -1;
-        throw std::runtime_error(std::string("cannot start ecsd: ") + std::strerror(rc));
-    }
-    out_fd_ = out[0];
-    const std::regex listening(R"(listening on [0-9.]+:([0-9]+))");
-    const auto deadline = clock::now() + std::chrono::seconds(10);
-    std::array<char, 1024> buffer{};
-    while (clock::now() < deadline) {
-        pollfd fd{out_fd_, POLLIN, 0};
-        if (poll(&fd, 1, 100) <= 0) continue;
-        const auto n = read(out_fd_, buffer.data(), buffer.size());
-        if (n <= 0) break;  // it exited
-        banner_.append(buffer.data(), static_cast<std::size_t>(n));
-        std::smatch m;
-        if (std::regex_search(banner_, m, listening)) {
-            port_ = std::stoi(m[1].str());
-            break;
-        }
-    }
-    drain_ = std::thread([fd = out_fd_] {
-        std::array<char, 4096> sink{};
-        while (read(fd, sink.data(), sink.size()) > 0) {
-        }
-    });
-}
-
-ecsd_process::~ecsd_process() {
-    if (pid_ > 0) {
-        kill(pid_, SIGTERM);
-        const auto deadline = clock::now() + std::chrono::seconds(5);
-        int status = 0;
-        while (waitpid(pid_, &status, WNOHANG) == 0) {
-            if (clock::now() > deadline) {
-                kill(pid_, SIGKILL);
-                waitpid(pid_, &status, 0);
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    }
-    if (drain_.joinable()) drain_.join();  // ends with EOF once ecsd is gone
-    if (out_fd_ >= 0) close(out_fd_);
 }
 
 }  // namespace ecsd::test

@@ -1,6 +1,7 @@
 #pragma once
 
-// Test helpers that run real programs: one-shot runs with captured output, and a long-running ecsd.
+// Test helpers that run ecsctl: with pipes for its input and output, or on a pseudo-terminal.
+// (The real ecsd comes from tests/support: ecsd_server.)
 
 #include <sys/types.h>
 
@@ -8,7 +9,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace ecsd::test {
@@ -32,27 +32,5 @@ struct run_result {
 [[nodiscard]] run_result run_on_terminal(const std::vector<std::string>& argv, const std::string& input,
                                          const std::map<std::string, std::string>& env = {},
                                          std::chrono::milliseconds limit = std::chrono::seconds(20));
-
-/// @brief A real ecsd started with `--port 0` and stopped (SIGTERM) when destroyed.
-class ecsd_process {
-public:
-    /// @brief Starts ecsd with extra arguments; `port()` is empty when it did not say it listens.
-    explicit ecsd_process(const std::vector<std::string>& extra_args = {});
-    ecsd_process(const ecsd_process&) = delete;
-    ecsd_process& operator=(const ecsd_process&) = delete;
-    ~ecsd_process();
-
-    /// @brief The port from its `listening on 127.0.0.1:PORT` line.
-    [[nodiscard]] const std::optional<int>& port() const noexcept { return port_; }
-    /// @brief What it printed before listening (for failure messages).
-    [[nodiscard]] const std::string& banner() const noexcept { return banner_; }
-
-private:
-    pid_t pid_ = -1;
-    int out_fd_ = -1;
-    std::thread drain_;  // keeps reading its stdout so its logging never blocks on a full pipe
-    std::optional<int> port_;
-    std::string banner_;
-};
 
 }  // namespace ecsd::test

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "ecsd_server.hpp"
 #include "process.hpp"
 
 namespace ecsd::test {
@@ -27,19 +28,31 @@ std::vector<json> json_lines(const std::string& out) {
     return values;
 }
 
+/// @brief A real ecsd (tests/support) whose log is dropped.
+std::unique_ptr<ecsd_server> start_ecsd(std::vector<std::string> args = {}) {
+    server_options options;
+    options.args = std::move(args);
+    options.log_path = "/dev/null";
+    return std::make_unique<ecsd_server>(options);
+}
+
 class ecsctl_server : public ::testing::Test {
 protected:
-    static void SetUpTestSuite() { server_ = std::make_unique<ecsd_process>(); }
+    static void SetUpTestSuite() {
+        try {
+            server_ = start_ecsd();
+        } catch (const std::exception& e) {
+            start_error_ = e.what();
+        }
+    }
     static void TearDownTestSuite() { server_.reset(); }
 
-    void SetUp() override {
-        ASSERT_TRUE(server_->port().has_value()) << "ecsd did not say it listens; it printed: " << server_->banner();
-    }
+    void SetUp() override { ASSERT_NE(server_, nullptr) << "ecsd did not start: " << start_error_; }
 
     /// @brief Runs ecsctl against the suite's server; stdin is a pipe, so output defaults to JSON.
     static run_result ecsctl(std::vector<std::string> args, const std::string& input = {},
                              std::map<std::string, std::string> env = {}) {
-        args.insert(args.begin(), {ECSCTL_PATH, "--port", std::to_string(*server_->port())});
+        args.insert(args.begin(), {ECSCTL_PATH, "--port", std::to_string(server_->port())});
         return run(args, input, env);
     }
 
@@ -52,24 +65,12 @@ protected:
         return values.empty() ? json() : values.front();
     }
 
-    /// @brief True when the server offers `method` (world methods land one by one).
-    static bool has(const std::string& method) {
-        static std::set<std::string> methods;
-        if (methods.empty()) {
-            const auto doc = ok({"call", "rpc.discover"});
-            for (const auto& m : doc.value("methods", json::array())) methods.insert(m.value("name", ""));
-        }
-        return methods.contains(method);
-    }
-
-    static std::unique_ptr<ecsd_process> server_;
+    static std::unique_ptr<ecsd_server> server_;
+    static std::string start_error_;
 };
 
-std::unique_ptr<ecsd_process> ecsctl_server::server_;
-
-/// @brief Skips the rest of the test while ecsd does not offer `method` yet.
-#define REQUIRE_METHOD(method) \
-    if (!has(method)) GTEST_SKIP() << (method) << " has not landed in ecsd yet"
+std::unique_ptr<ecsd_server> ecsctl_server::server_;
+std::string ecsctl_server::start_error_;
 
 // --- server.* and output formats ------------------------------------------------------------------------
 
@@ -119,9 +120,8 @@ TEST_F(ecsctl_server, server_error_exits_1_with_reason_on_stderr) {
 }
 
 TEST(ecsctl_auth, token_from_flag_or_environment) {
-    ecsd_process server({"--token", "s3cret"});
-    ASSERT_TRUE(server.port().has_value()) << "ecsd did not say it listens: " << server.banner();
-    const std::string port = std::to_string(*server.port());
+    const auto server = start_ecsd({"--token", "s3cret"});
+    const std::string port = std::to_string(server->port());
     const auto without = run({ECSCTL_PATH, "--port", port, "ping"});
     EXPECT_EQ(without.exit_code, 1);
     EXPECT_TRUE(contains(without.err, "unauthorized")) << without.err;
@@ -195,10 +195,10 @@ TEST_F(ecsctl_server, script_against_unreachable_server_exits_3) {
 TEST_F(ecsctl_server, shell_on_a_terminal_keeps_history_and_completes_verbs) {
     const auto home = std::filesystem::temp_directory_path() / ("ecsctl_home_" + std::to_string(getpid()));
     std::filesystem::create_directories(home);
-    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(*server_->port())},
+    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(server_->port())},
                                    "ping\nhel\t\n$x = ping\necho [$x]\nexit\n", {{"HOME", home.string()}});
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    EXPECT_TRUE(contains(r.out, "127.0.0.1:" + std::to_string(*server_->port()) + "> ")) << r.out;  // the prompt
+    EXPECT_TRUE(contains(r.out, "127.0.0.1:" + std::to_string(server_->port()) + "> ")) << r.out;  // the prompt
     EXPECT_TRUE(contains(r.out, "pong")) << r.out;
     EXPECT_TRUE(contains(r.out, "Local commands")) << r.out;  // `hel<TAB>` completed to `help`
     EXPECT_TRUE(contains(r.out, "$x = \"pong\"")) << r.out;
@@ -210,11 +210,9 @@ TEST_F(ecsctl_server, shell_on_a_terminal_keeps_history_and_completes_verbs) {
     std::filesystem::remove_all(home);
 }
 
-// --- worlds, entities, systems, spells, prefabs (each test waits for its methods to land) --------------
+// --- worlds, entities, components, systems, spells, prefabs ------------------------------------------
 
 TEST_F(ecsctl_server, entity_lifecycle_spawn_get_insert_remove_despawn) {
-    REQUIRE_METHOD("world.spawn_entity");
-    REQUIRE_METHOD("world.get_components");
     const auto spawned = ok({"spawn", R"(Position={"x":0,"y":10})", R"(Velocity={"x":1,"y":0})"});
     ASSERT_TRUE(spawned.contains("entity")) << spawned;
     const std::string id = std::to_string(spawned["entity"].get<std::uint64_t>());
@@ -222,15 +220,12 @@ TEST_F(ecsctl_server, entity_lifecycle_spawn_get_insert_remove_despawn) {
     EXPECT_TRUE(contains(got.dump(), "Position")) << got;
     EXPECT_TRUE(contains(got.dump(), "Velocity")) << got;
 
-    REQUIRE_METHOD("world.insert_components");
     (void)ok({"insert", id, R"(Velocity={"x":0,"y":-1})"});
     EXPECT_TRUE(contains(ok({"get", id, "Velocity"}).dump(), "-1")) << "insert replaced Velocity";
 
-    REQUIRE_METHOD("world.remove_components");
     (void)ok({"remove", id, "Velocity"});
     EXPECT_FALSE(contains(ok({"get", id}).dump(), "Velocity"));
 
-    REQUIRE_METHOD("world.despawn_entity");
     (void)ok({"despawn", id});
     const auto gone = ecsctl({"get", id});
     EXPECT_EQ(gone.exit_code, 1);
@@ -238,8 +233,6 @@ TEST_F(ecsctl_server, entity_lifecycle_spawn_get_insert_remove_despawn) {
 }
 
 TEST_F(ecsctl_server, script_spawn_into_variable_then_get) {
-    REQUIRE_METHOD("world.spawn_entity");
-    REQUIRE_METHOD("world.get_components");
     const auto r = ecsctl({}, "$e = spawn Position='{\"x\":3,\"y\":4}'\nget $e\necho id=$e\n");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const auto lines = json_lines(r.out.substr(0, r.out.find("id=")));
@@ -249,8 +242,6 @@ TEST_F(ecsctl_server, script_spawn_into_variable_then_get) {
 }
 
 TEST_F(ecsctl_server, query_with_fields_and_limit_as_json_and_table) {
-    REQUIRE_METHOD("world.spawn_entity");
-    REQUIRE_METHOD("world.query");
     for (int i = 0; i < 3; ++i) (void)ok({"spawn", R"(Position={"x":1,"y":2})", "Velocity={}"});
     const auto result = ok({"query", "Position, Velocity", "--fields", "Position", "--limit", "2"});
     EXPECT_TRUE(contains(result.dump(), "Position")) << result;
@@ -302,6 +293,108 @@ TEST_F(ecsctl_server, script_with_world_variables_and_use) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(contains(r.out, "tick 3\n")) << r.out;
     EXPECT_TRUE(contains(r.out, "\"" + name + "\"")) << r.out;
+}
+
+TEST_F(ecsctl_server, entity_verbs_mutate_components_and_tables) {
+    const std::string w = "ent_" + std::to_string(getpid());
+    (void)ok({"world", "create", w, "--paused"});
+    const auto id = std::to_string(ok({"-w", w, "spawn", R"(Position={"x":1,"y":2})", "Frozen"})["entity"].get<std::uint64_t>());
+    const auto mutated = ok({"-w", w, "mutate", id, "Position", "y", "25.5"});
+    EXPECT_EQ(ok({"-w", w, "get", id, "Position"})["components"]["Position"]["y"], 25.5) << mutated;
+    const auto names = ok({"-w", w, "components", id});
+    EXPECT_TRUE(contains(names.dump(), "Frozen")) << names;
+
+    const auto table = ecsctl({"-w", w, "-o", "table", "get", id});
+    EXPECT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_TRUE(table.out.starts_with("COMPONENT  VALUE\nFrozen")) << table.out;
+    EXPECT_TRUE(contains(table.out, "entity: " + id)) << table.out;
+
+    const auto bad_component = ecsctl({"-w", w, "insert", id, "NoSuchThing"});
+    EXPECT_EQ(bad_component.exit_code, 1);
+    EXPECT_TRUE(contains(bad_component.err, "no_such_component")) << bad_component.err;
+
+    const auto query = ok({"-w", w, "query", R"({"all":["Position"],"none":["Velocity"]})"});
+    EXPECT_EQ(query.value("total", 0), 1) << query;
+    (void)ok({"world", "destroy", w});
+}
+
+TEST_F(ecsctl_server, component_types_and_registration) {
+    const std::string w = "cmp_" + std::to_string(getpid());
+    (void)ok({"world", "create", w, "--paused"});
+    EXPECT_TRUE(contains(ok({"-w", w, "components"}).dump(), "Position"));
+    const auto table = ecsctl({"-w", w, "-o", "table", "components"});
+    EXPECT_TRUE(table.out.starts_with("NAME")) << table.out;
+    EXPECT_TRUE(contains(table.out, "x:number=0")) << table.out;  // the table shortens field lists
+
+    (void)ok({"-w", w, "register", "Mana", "points=0", "regen=0.5"});
+    const auto id = ok({"-w", w, "spawn", "Mana"})["entity"].get<std::uint64_t>();
+    const auto mana = ok({"-w", w, "get", std::to_string(id), "Mana"});
+    EXPECT_EQ(mana["components"]["Mana"]["regen"], 0.5) << mana;
+    (void)ok({"world", "destroy", w});
+}
+
+TEST_F(ecsctl_server, systems_and_their_entities) {
+    const std::string w = "sys_" + std::to_string(getpid());
+    (void)ok({"world", "create", w, "--paused"});
+    (void)ok({"-w", w, "spawn", R"(Position={"x":0,"y":0})", R"(Velocity={"x":1,"y":0})"});
+    const auto systems = ok({"-w", w, "systems"});
+    EXPECT_TRUE(contains(systems.dump(), "movement")) << systems;
+    const auto table = ecsctl({"-w", w, "-o", "table", "systems"});
+    EXPECT_TRUE(table.out.starts_with("NAME")) << table.out;  // the name column leads
+
+    EXPECT_TRUE(contains(ok({"-w", w, "system-entities", "movement", "--limit", "5"}).dump(), "4294967296"));
+    (void)ok({"-w", w, "disable-system", "movement"});
+    (void)ok({"-w", w, "step", "10"});
+    EXPECT_EQ(ok({"-w", w, "get", "4294967296", "Position"})["components"]["Position"]["x"], 0.0);
+    (void)ok({"-w", w, "enable-system", "movement"});
+    (void)ok({"-w", w, "run-system", "movement"});
+    EXPECT_GT(ok({"-w", w, "get", "4294967296", "Position"})["components"]["Position"]["x"].get<double>(), 0.0);
+
+    const auto missing = ecsctl({"-w", w, "system-entities", "no_such"});
+    EXPECT_EQ(missing.exit_code, 1);
+    EXPECT_TRUE(contains(missing.err, "no_such_system")) << missing.err;
+    (void)ok({"world", "destroy", w});
+}
+
+TEST_F(ecsctl_server, spells_cast_from_a_script) {
+    const std::string w = "spl_" + std::to_string(getpid());
+    const auto r = ecsctl({"-w", w}, "world create " + w + " --paused\n"
+                                     "$hero = spawn Position='{\"x\":0,\"y\":0}' Health Player\n"
+                                     "$orc = spawn Position='{\"x\":2,\"y\":0}' Velocity='{\"x\":-1,\"y\":0}' Health AI\n"
+                                     "spells\n"
+                                     "cast $hero freeze $orc\n"
+                                     "step 2\n"
+                                     "get $orc\n"
+                                     "cast $hero kill_all_monsters\n"
+                                     "step\n"
+                                     "get $orc\n"
+                                     "world destroy " + w + "\n");
+    EXPECT_EQ(r.exit_code, 1);  // the last get fails: the orc is gone
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 7U) << r.out;
+    // world create, spells, cast, step, get, cast, step
+    EXPECT_TRUE(contains(lines[1].dump(), "kill_all_monsters")) << lines[1];
+    EXPECT_TRUE(lines[2].contains("takes_effect_at_tick")) << lines[2];
+    EXPECT_TRUE(lines[4]["components"].contains("Frozen")) << lines[4];
+    EXPECT_FALSE(lines[4]["components"].contains("Velocity")) << lines[4];
+    EXPECT_TRUE(contains(r.err, "<stdin>:10: no_such_entity")) << r.err;
+    (void)ecsctl({"world", "destroy", w});
+}
+
+TEST_F(ecsctl_server, prefabs_define_and_spawn) {
+    const std::string w = "pre_" + std::to_string(getpid());
+    const auto r = ecsctl({"-w", w}, "world create " + w + " --paused\n"
+                                     "prefab define tree Position Collider='{\"radius\":1}'\n"
+                                     "$trees = prefab spawn tree --count 3 Position='{\"x\":5}'\n"
+                                     "get ${trees.entities.2} Position Collider\n"
+                                     "prefab spawn nothing\n");
+    EXPECT_EQ(r.exit_code, 1);
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 3U) << r.out;  // world create, prefab define, get
+    EXPECT_EQ(lines[2]["components"]["Position"]["x"], 5.0) << lines[2];
+    EXPECT_EQ(lines[2]["components"]["Collider"]["radius"], 1.0) << lines[2];
+    EXPECT_TRUE(contains(r.err, "<stdin>:5: no_such_prefab")) << r.err;
+    (void)ecsctl({"world", "destroy", w});
 }
 
 }  // namespace

@@ -61,6 +61,15 @@ TEST(render_human, array_of_objects_as_table_with_union_of_keys) {
               "bb       true\n");
 }
 
+TEST(render_human, identifying_columns_come_first) {
+    EXPECT_EQ(render_human(json::parse(R"([{"enabled":true,"name":"movement"}])")),
+              "NAME      ENABLED\n"
+              "movement  true\n");
+    EXPECT_EQ(render_human(json::parse(R"([{"components":{"Position":1},"entity":7}])")),
+              "ENTITY  POSITION\n"
+              "7       1\n");
+}
+
 TEST(render_human, list_inside_object_with_scalar_footer) {
     const auto result = json::parse(R"({"entities":[{"entity":1,"components":{"Position":{"x":0}}},
                                                     {"entity":22,"components":{"Velocity":{"x":1}}}],

@@ -115,6 +115,17 @@ TEST(verbs, help_prints_examples_and_method) {
     EXPECT_TRUE(help_text("nope").empty());
 }
 
+TEST(verbs, components_table_view_shortens_field_lists) {
+    const auto* v = find_verb("components");
+    ASSERT_NE(v, nullptr);
+    ASSERT_TRUE(static_cast<bool>(v->table_view));
+    const auto shown = v->table_view(json::parse(R"({"components":[{"name":"Position","fields":[
+        {"name":"x","type":"number","default":0.0},{"name":"y","type":"number","default":0.0}]},
+        {"name":"Frozen","fields":[]}]})"));
+    EXPECT_EQ(shown["components"][0]["fields"], "x:number=0.0, y:number=0.0");
+    EXPECT_EQ(shown["components"][1]["fields"], "");
+}
+
 TEST(verbs, every_verb_has_a_summary_an_example_and_a_builder) {
     for (const auto& v : verbs()) {
         EXPECT_FALSE(v.summary.empty()) << v.name;
