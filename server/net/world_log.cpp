@@ -39,7 +39,7 @@ void world_log::record_tick(std::uint64_t tick) {
 
 save_report world_log::save(const world::World& w) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string text = persist::to_snapshot(w, seq_).dump();
+    const std::string text = persist::snapshot_text(w, seq_);
     const auto path = snapshot_path(dir_, world_);
     persist::write_file_atomically(path, text);
     journal_.truncate();  // a crash before this line: replay skips records with seq <= the snapshot's

@@ -6,11 +6,11 @@ namespace ecsd::persist {
 
 using ecs::entity_id;
 
-json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
-    const auto& reg = w.registry();
-    const auto& table = reg.entities();
+namespace {
+/// @brief Everything but `entities` and `dense_order`, which are streamed.
+json snapshot_head(const world::World& w, std::uint64_t journal_seq) {
+    const auto& table = w.registry().entities();
     const auto& s = w.settings();
-
     json systems = json::object();
     for (const auto& sys : w.systems()) systems[sys.name] = {{"enabled", sys.enabled}};
     json types = json::array();
@@ -27,26 +27,8 @@ json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
         free.push_back({slot, table.generation(slot)});
     }
     json retired = json::array();
-    json entities = json::array();
-    for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot) {
-        if (table.slot_alive(slot)) {
-            json comps = json::object();
-            table.for_each_component(slot, [&](ecs::component_id c) {
-                comps[reg.storage(c).name()] = reg.storage(c).value_json(slot);
-            });
-            entities.push_back({{"id", table.id_of(slot)}, {"components", std::move(comps)}});
-        } else if (!queued[slot]) {
-            retired.push_back({slot, table.generation(slot)});
-        }
-    }
-    json order = json::object();
-    for (ecs::component_id c = 0; c < reg.component_count(); ++c) {
-        const auto& p = reg.storage(c);
-        if (p.empty()) continue;
-        json ids = json::array();
-        for (std::size_t i = 0; i < p.size(); ++i) ids.push_back(table.id_of(p.slot_at(i)));
-        order[p.name()] = std::move(ids);
-    }
+    for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot)
+        if (!table.slot_alive(slot) && !queued[slot]) retired.push_back({slot, table.generation(slot)});
     return {{"format", "ecsd-snapshot"},
             {"version", snapshot_version},
             {"journal_seq", journal_seq},
@@ -60,9 +42,75 @@ json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
             {"systems", std::move(systems)},
             {"component_types", std::move(types)},
             {"prefabs", std::move(prefabs)},
-            {"allocator", {{"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}}},
-            {"entities", std::move(entities)},
-            {"dense_order", std::move(order)}};
+            {"allocator", {{"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}}}};
+}
+
+/// @brief Calls entity(id, components) for each live entity and order(name, ids) for each storage.
+template <typename E, typename O>
+void walk_contents(const world::World& w, E&& entity, O&& order) {
+    const auto& reg = w.registry();
+    const auto& table = reg.entities();
+    for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot) {
+        if (!table.slot_alive(slot)) continue;
+        json comps = json::object();
+        table.for_each_component(slot, [&](ecs::component_id c) { comps[reg.storage(c).name()] = reg.storage(c).value_json(slot); });
+        entity(table.id_of(slot), comps);
+    }
+    for (ecs::component_id c = 0; c < reg.component_count(); ++c) {
+        const auto& p = reg.storage(c);
+        if (!p.empty()) order(p, table);
+    }
+}
+}  // namespace
+
+json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
+    json doc = snapshot_head(w, journal_seq);
+    json entities = json::array();
+    json order = json::object();
+    walk_contents(
+        w, [&](entity_id id, json& comps) { entities.push_back({{"id", id}, {"components", std::move(comps)}}); },
+        [&](const ecs::pool& p, const ecs::entity_table& table) {
+            json ids = json::array();
+            for (std::size_t i = 0; i < p.size(); ++i) ids.push_back(table.id_of(p.slot_at(i)));
+            order[p.name()] = std::move(ids);
+        });
+    doc["entities"] = std::move(entities);
+    doc["dense_order"] = std::move(order);
+    return doc;
+}
+
+std::string snapshot_text(const world::World& w, std::uint64_t journal_seq) {
+    std::string out = snapshot_head(w, journal_seq).dump();
+    out.pop_back();  // the closing brace: entities and dense_order follow
+    out.reserve(out.size() + w.registry().size() * 96);
+    out += ",\"entities\":[";
+    bool first = true;
+    bool order_opened = false;
+    walk_contents(
+        w,
+        [&](entity_id id, const json& comps) {
+            if (!first) out += ',';
+            first = false;
+            out += "{\"id\":";
+            out += std::to_string(id);
+            out += ",\"components\":";
+            out += comps.dump();
+            out += '}';
+        },
+        [&](const ecs::pool& p, const ecs::entity_table& table) {
+            out += order_opened ? "," : "],\"dense_order\":{";
+            order_opened = true;
+            out += json(p.name()).dump();
+            out += ":[";
+            for (std::size_t i = 0; i < p.size(); ++i) {
+                if (i) out += ',';
+                out += std::to_string(table.id_of(p.slot_at(i)));
+            }
+            out += ']';
+        });
+    if (!order_opened) out += "],\"dense_order\":{";  // no storage holds anything
+    out += "}}";
+    return out;
 }
 
 std::uint64_t snapshot_journal_seq(const json& doc) { return doc.value("journal_seq", std::uint64_t{0}); }

@@ -29,6 +29,10 @@ public:
 /// @brief The snapshot document of a world; `journal_seq` is the last journal record it includes.
 [[nodiscard]] json to_snapshot(const world::World& w, std::uint64_t journal_seq);
 
+/// @brief The same document as text, written entity by entity without building the whole
+/// tree in memory first (what saving uses: about twice as fast for large worlds).
+[[nodiscard]] std::string snapshot_text(const world::World& w, std::uint64_t journal_seq);
+
 /// @brief A world rebuilt from a snapshot document; throws persist_error naming `source`.
 [[nodiscard]] std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& source);
 
