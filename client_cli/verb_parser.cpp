@@ -15,7 +15,7 @@ CLI::App* group(CLI::App& parent, const std::string& name) {
         if (sub->get_name() == name) return sub;
     }
     auto* sub = parent.add_subcommand(name, name == "world" ? "manage worlds (create, destroy, info)"
-                                                             : "define and spawn prefabs");
+                                                             : "define, spawn and list prefabs");
     sub->require_subcommand(1);
     return sub;
 }

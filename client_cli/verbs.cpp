@@ -155,11 +155,20 @@ std::vector<verb> make_verbs() {
                  [](const verb_input&) { return simple("world.hash"); }, {}, ""});
     // --- entities ---------------------------------------------------------------------------------------
     v.push_back({"spawn", "world.spawn_entity", "create an entity with components; prints its id",
-                 {{"COMPONENT", "Name=JSON, or a bare Name for the component's defaults", arity::any}}, {},
+                 {{"COMPONENT", "Name=JSON, or a bare Name for the component's defaults", arity::any}},
+                 {{"--count", "create N alike entities at once (world.spawn_entities); prints their ids", false, "N"}},
                  {R"(ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' RigidBody Collider='{"radius":0.5}')",
-                  "ecsctl spawn Monster Health='{\"hp\":10}'"},
+                  R"(ecsctl spawn Position='{"x":3,"y":0}' Health='{"hp":10}' AI)",
+                  "ecsctl spawn --count 1000 Position Velocity"},
                  [](const verb_input& in) {
-                     return request{"world.spawn_entity", {{"components", parse_components(in.all("COMPONENT"))}}};
+                     auto components = parse_components(in.all("COMPONENT"));
+                     if (auto n = in.one("--count")) {
+                         const auto count = parse_count(*n, "--count");
+                         if (count == 0 || count > 100000) throw usage_error("--count: 1 to 100000");
+                         return request{"world.spawn_entities",
+                                        {{"entities", json::array_t(static_cast<std::size_t>(count), components)}}};
+                     }
+                     return request{"world.spawn_entity", {{"components", std::move(components)}}};
                  },
                  {}, "components"});
     v.push_back({"get", "world.get_components", "show an entity's components (all, or the named ones)",
@@ -324,25 +333,15 @@ std::vector<verb> make_verbs() {
                      return r;
                  },
                  {}, "components"});
-    // --- persistence ------------------------------------------------------------------------------------
-    v.push_back({"save", "world.save", "save the world to a file on the server",
-                 {{"PATH", "file path on the server (default: the server's choice)", arity::optional}}, {},
-                 {"ecsctl save", "ecsctl save /var/lib/ecsd/arena.json"},
-                 [](const verb_input& in) {
-                     request r = simple("world.save");
-                     if (auto p = in.one("PATH")) r.params["path"] = *p;
-                     return r;
-                 },
-                 {}, ""});
-    v.push_back({"load", "world.load", "load the world from a file on the server",
-                 {{"PATH", "file path on the server (default: the server's choice)", arity::optional}}, {},
-                 {"ecsctl load", "ecsctl load /var/lib/ecsd/arena.json"},
-                 [](const verb_input& in) {
-                     request r = simple("world.load");
-                     if (auto p = in.one("PATH")) r.params["path"] = *p;
-                     return r;
-                 },
-                 {}, ""});
+    v.push_back({"prefab list", "world.list_prefabs", "list the prefabs with their components", {}, {},
+                 {"ecsctl prefab list"}, [](const verb_input&) { return simple("world.list_prefabs"); }, {}, ""});
+    // --- persistence (needs ecsd --data-dir) ---------------------------------------------------------
+    v.push_back({"save", "world.save", "write the world's snapshot now (the server needs --data-dir)", {}, {},
+                 {"ecsctl save", "ecsctl --world arena save"},
+                 [](const verb_input&) { return simple("world.save"); }, {}, ""});
+    v.push_back({"load", "world.load", "replace the world with its snapshot and journal, as a restart would", {},
+                 {}, {"ecsctl load", "ecsctl --world arena load"},
+                 [](const verb_input&) { return simple("world.load"); }, {}, ""});
     return v;
 }
 

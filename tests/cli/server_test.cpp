@@ -397,5 +397,45 @@ TEST_F(ecsctl_server, prefabs_define_and_spawn) {
     (void)ecsctl({"world", "destroy", w});
 }
 
+TEST_F(ecsctl_server, spawn_count_and_prefab_list) {
+    const std::string w = "many_" + std::to_string(getpid());
+    (void)ok({"world", "create", w, "--paused"});
+    const auto many = ok({"-w", w, "spawn", "--count", "5", R"(Position={"x":1})", "Frozen"});
+    ASSERT_EQ(many["entities"].size(), 5U) << many;
+    EXPECT_EQ(ok({"-w", w, "query", "Position, Frozen"}).value("total", 0), 5);
+    (void)ok({"-w", w, "prefab", "define", "rock", "Position"});
+    const auto table = ecsctl({"-w", w, "-o", "table", "prefab", "list"});
+    EXPECT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_TRUE(table.out.starts_with("NAME")) << table.out;
+    EXPECT_TRUE(contains(table.out, "rock")) << table.out;
+    (void)ok({"world", "destroy", w});
+}
+
+TEST_F(ecsctl_server, save_without_data_dir_is_a_server_error) {
+    const auto r = ecsctl({"save"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "invalid_params")) << r.err;
+}
+
+TEST(ecsctl_persistence, save_and_load_with_a_data_dir) {
+    const auto dir = std::filesystem::temp_directory_path() / ("ecsctl_data_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    {
+        const auto server = start_ecsd({"--data-dir", dir.string()});
+        const std::string port = std::to_string(server->port());
+        // load replays snapshot + journal: the world comes back exactly as acknowledged.
+        const auto r = run({ECSCTL_PATH, "--port", port},
+                           "pause\n$e = spawn Position='{\"x\":7,\"y\":0}'\nsave\nmutate $e Position x 8\nhash\n"
+                           "load\nhash\nget $e Position\n");
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        const auto lines = json_lines(r.out);
+        ASSERT_EQ(lines.size(), 7U) << r.out;  // pause, save, mutate, hash, load, hash, get
+        EXPECT_TRUE(lines[1].contains("path")) << lines[1];
+        EXPECT_EQ(lines[3]["hash"], lines[5]["hash"]) << r.out;
+        EXPECT_EQ(lines[6]["components"]["Position"]["x"], 8.0) << lines[6];
+    }
+    std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ecsd::test

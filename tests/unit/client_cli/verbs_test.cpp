@@ -31,6 +31,15 @@ TEST(verbs, spawn_sends_components_with_defaults_for_bare_names) {
                                          "Collider":{"radius":0.5}}})"));
 }
 
+TEST(verbs, spawn_count_uses_spawn_entities) {
+    const auto r = build("spawn --count 2 Position Frozen");
+    EXPECT_EQ(r.method, "world.spawn_entities");
+    EXPECT_EQ(r.params, json::parse(R"({"entities":[{"Position":{},"Frozen":{}},{"Position":{},"Frozen":{}}]})"));
+    std::ostringstream help;
+    const auto p = parse_words(split_words("spawn --count 0 Position"), help);
+    EXPECT_THROW((void)p.row->build(p.input), usage_error);
+}
+
 TEST(verbs, entity_verbs) {
     EXPECT_EQ(build("get 4294967296").params, json::parse(R"({"entity":4294967296})"));
     EXPECT_EQ(build("get 7 Position Velocity").params,
@@ -78,6 +87,9 @@ TEST(verbs, systems_spells_prefabs) {
     EXPECT_EQ(build(R"(register Vector2 '{"x":0,"y":0}')").params,
               json::parse(R"({"name":"Vector2","fields":{"x":0,"y":0}})"));
     EXPECT_EQ(build("register Marker").params, json::parse(R"({"name":"Marker","fields":{}})"));
+    EXPECT_EQ(build("prefab list").method, "world.list_prefabs");
+    EXPECT_EQ(build("save", "arena").params, json::parse(R"({"world":"arena"})"));
+    EXPECT_EQ(build("load").method, "world.load");
     EXPECT_EQ(build("prefab spawn tree --count 3").params, json::parse(R"({"name":"tree","count":3})"));
 }
 
