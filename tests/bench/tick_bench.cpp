@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "world/collision.hpp"
 #include "world/world.hpp"
 
 using ecsd::world::World;
@@ -24,6 +26,7 @@ using nlohmann::json;
 namespace {
 struct figures {
     double median_ms, p99_ms, mean_ms;
+    double pairs = 0;  // touching pairs in the last tick (colliders)
 };
 
 figures measure(World& w, int ticks) {
@@ -77,32 +80,47 @@ figures colliders(std::size_t n, int ticks) {
     }
     w.run_tick();  // first contacts are added here: measure the steady state
     auto f = measure(w, ticks);
+    f.pairs = static_cast<double>(w.collision().pairs.size());
     return f;
 }
 
-json to_json(const figures& f) { return {{"median_ms", f.median_ms}, {"p99_ms", f.p99_ms}, {"mean_ms", f.mean_ms}}; }
+json to_json(const figures& f) {
+    json out = {{"median_ms", f.median_ms}, {"p99_ms", f.p99_ms}, {"mean_ms", f.mean_ms}};
+    if (f.pairs > 0) out["contact_pairs"] = f.pairs;
+    return out;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     bool as_json = false;
     int ticks = 600;
+    std::string only;  // run one case: movers_100k, movers_1m, colliders_10k, colliders_100k
     spdlog::set_level(spdlog::level::err);  // every tick of the 1M case overruns 60 Hz by design
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--json") == 0) {
             as_json = true;
+        } else if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+            only = argv[++i];
         } else if (std::strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
             ticks = std::max(1, std::atoi(argv[++i]));
         } else {
-            std::fprintf(stderr, "usage: tick_bench [--json] [--ticks N]\n");
+            std::fprintf(stderr, "usage: tick_bench [--json] [--ticks N] [--case NAME]\n");
             return 2;
         }
     }
-    const std::pair<const char*, figures> results[] = {
-        {"movers_100k", movers(100'000, ticks)},
-        {"movers_1m", movers(1'000'000, ticks)},
-        {"colliders_10k", colliders(10'000, ticks)},
-        {"colliders_100k", colliders(100'000, ticks)},
+    const std::pair<const char*, std::function<figures()>> cases[] = {
+        {"movers_100k", [&] { return movers(100'000, ticks); }},
+        {"movers_1m", [&] { return movers(1'000'000, ticks); }},
+        {"colliders_10k", [&] { return colliders(10'000, ticks); }},
+        {"colliders_100k", [&] { return colliders(100'000, ticks); }},
     };
+    std::vector<std::pair<std::string, figures>> results;
+    for (const auto& [name, run] : cases)
+        if (only.empty() || only == name) results.emplace_back(name, run());
+    if (results.empty()) {
+        std::fprintf(stderr, "tick_bench: no case named '%s'\n", only.c_str());
+        return 2;
+    }
     if (as_json) {
         json out = {{"ticks", ticks}};
         for (const auto& [name, f] : results) out[name] = to_json(f);
@@ -111,6 +129,6 @@ int main(int argc, char** argv) {
     }
     std::printf("%-16s %10s %10s %10s   (%d ticks each)\n", "case", "median ms", "p99 ms", "mean ms", ticks);
     for (const auto& [name, f] : results)
-        std::printf("%-16s %10.3f %10.3f %10.3f\n", name, f.median_ms, f.p99_ms, f.mean_ms);
+        std::printf("%-16s %10.3f %10.3f %10.3f\n", name.c_str(), f.median_ms, f.p99_ms, f.mean_ms);
     return 0;
 }
