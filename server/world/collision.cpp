@@ -124,10 +124,11 @@ void collision_detection_system(World& w) {
     }
     for (std::uint32_t i = 0; i < n; ++i) st.offsets[i + 1] += st.offsets[i];
     st.adjacency.resize(st.offsets[n]);
+    // Ids go in here, while bodies i and j (neighbours in space and in memory) are in cache.
     st.fill.assign(st.offsets.begin(), st.offsets.end() - 1);
     for (auto [i, j] : st.pairs) {
-        st.adjacency[st.fill[i]++] = j;
-        st.adjacency[st.fill[j]++] = i;
+        st.adjacency[st.fill[i]++] = st.bodies[j].id;
+        st.adjacency[st.fill[j]++] = st.bodies[i].id;
     }
     auto& contacts = reg.storage<Contacts>();
     bool added = false;
@@ -144,8 +145,8 @@ void collision_detection_system(World& w) {
         } else if (c->entities.empty() && begin == end) {
             continue;  // nothing touched it and nothing does: not a write
         }
-        c->entities.clear();
-        for (auto k = begin; k < end; ++k) c->entities.push_back({st.bodies[st.adjacency[k]].id});
+        c->entities.resize(end - begin);
+        for (auto k = begin; k < end; ++k) c->entities[k - begin].id = st.adjacency[k];
         reg.touch<Contacts>(e);
     }
     (void)added;  // adding Contacts does not move Position or Velocity, so body pointers stay valid

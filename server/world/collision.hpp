@@ -33,7 +33,7 @@ struct collision_state {
     std::vector<std::uint32_t> bucket_start;
     std::vector<std::uint32_t> bucket_of;
     std::vector<std::uint32_t> offsets;
-    std::vector<std::uint32_t> adjacency;
+    std::vector<ecs::entity_id> adjacency;
     std::vector<std::uint32_t> fill;  // write cursors for the counting sorts
 };
 
