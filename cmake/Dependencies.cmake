@@ -4,8 +4,10 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CLI11 REQUIRED)
-find_package(GTest REQUIRED)
-find_package(benchmark REQUIRED)
+if(NOT DEFINED ECSD_BUILD_TESTS OR ECSD_BUILD_TESTS)  # only tests/ (and the benchmarks under it) use these
+  find_package(GTest REQUIRED)
+  find_package(benchmark REQUIRED)
+endif()
 
 # Standalone Asio (libasio-dev) ships headers only and no CMake package.
 find_path(ASIO_INCLUDE_DIR asio.hpp REQUIRED)
