@@ -105,12 +105,21 @@ json error_object(std::string_view reason_name, std::string_view detail) {
                 {"data", {{"reason", reason_name}}}};
 }
 
+void append_json(std::string& out, const json& value) {
+    // What json::dump() does, minus its temporary string: serialise straight onto `out`.
+    nlohmann::detail::serializer<json> s(nlohmann::detail::output_adapter<char>(out), ' ',
+                                         json::error_handler_t::replace);
+    s.dump(value, false, false, 0);
+}
+
 std::string make_response(const json& id, const json& result_or_error, bool is_error) {
     // Assembled as text: cheaper than building a json object around the result just to dump it.
-    std::string out = R"({"jsonrpc":"2.0","id":)";
-    out += id.dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string out;
+    out.reserve(128);
+    out += R"({"jsonrpc":"2.0","id":)";
+    append_json(out, id);
     out += is_error ? R"(,"error":)" : R"(,"result":)";
-    out += result_or_error.dump(-1, ' ', false, json::error_handler_t::replace);
+    append_json(out, result_or_error);
     out += '}';
     return out;
 }

@@ -191,32 +191,44 @@ void connection::handle_line(std::string_view line) {
 
 void connection::submit_jobs() {
     // Consecutive jobs for the same world travel together: one post to the world strand and one
-    // post back, however deep the pipeline.
+    // post back, however deep the pipeline. Batches are recycled: a fresh kilobyte-sized vector
+    // per post made glibc consolidate its fastbins on every read (6% of the CPU under load).
     std::size_t i = 0;
     while (i < jobs_.size()) {
         std::size_t j = i + 1;
         while (j < jobs_.size() && jobs_[j].job.world == jobs_[i].job.world) ++j;
-        std::vector<pending_job> group(std::make_move_iterator(jobs_.begin() + static_cast<std::ptrdiff_t>(i)),
-                                       std::make_move_iterator(jobs_.begin() + static_cast<std::ptrdiff_t>(j)));
-        auto& world = *group.front().job.world;
-        jobs_in_flight_ += group.size();
-        asio::post(world.strand(), [self = shared_from_this(), group = std::move(group)]() mutable {
-            std::vector<job_result> results;
-            results.reserve(group.size());
-            for (auto& pj : group) results.push_back(self->dispatch_.run(pj.job));
-            asio::post(self->strand_, [self, group = std::move(group), results = std::move(results)]() mutable {
-                self->jobs_in_flight_ -= group.size();
-                for (std::size_t k = 0; k < group.size(); ++k) {
-                    if (!group[k].has_slot) continue;
-                    self->complete(group[k].seq, group[k].part, dispatcher::finish(group[k].job, results[k]));
-                }
-                self->flush();
-                if (!self->stopped_) self->do_read();
-            });
+        std::unique_ptr<job_batch> batch;
+        if (spare_batches_.empty()) {
+            batch = std::make_unique<job_batch>();
+        } else {
+            batch = std::move(spare_batches_.back());
+            spare_batches_.pop_back();
+        }
+        batch->jobs.assign(std::make_move_iterator(jobs_.begin() + static_cast<std::ptrdiff_t>(i)),
+                           std::make_move_iterator(jobs_.begin() + static_cast<std::ptrdiff_t>(j)));
+        auto& world = *batch->jobs.front().job.world;
+        jobs_in_flight_ += batch->jobs.size();
+        asio::post(world.strand(), [self = shared_from_this(), batch = std::move(batch)]() mutable {
+            batch->results.clear();
+            for (auto& pj : batch->jobs) batch->results.push_back(self->dispatch_.run(pj.job));
+            asio::post(self->strand_, [self, batch = std::move(batch)]() mutable { self->on_jobs_done(std::move(batch)); });
         });
         i = j;
     }
     jobs_.clear();
+}
+
+void connection::on_jobs_done(std::unique_ptr<job_batch> batch) {
+    jobs_in_flight_ -= batch->jobs.size();
+    for (std::size_t k = 0; k < batch->jobs.size(); ++k) {
+        auto& pj = batch->jobs[k];
+        if (pj.has_slot) complete(pj.seq, pj.part, dispatcher::finish(pj.job, batch->results[k]));
+    }
+    batch->jobs.clear();
+    batch->results.clear();
+    if (spare_batches_.size() < 4) spare_batches_.push_back(std::move(batch));
+    flush();
+    if (!stopped_) do_read();
 }
 
 void connection::complete(std::uint64_t seq, std::size_t part, std::optional<std::string> text) {

@@ -66,7 +66,13 @@ private:
     void process_lines();
     void handle_line(std::string_view line);
     std::uint64_t push_slot(slot s);
+    struct job_batch {
+        std::vector<pending_job> jobs;
+        std::vector<job_result> results;
+    };
+
     void submit_jobs();
+    void on_jobs_done(std::unique_ptr<job_batch> batch);
     void complete(std::uint64_t seq, std::size_t part, std::optional<std::string> text);
     bool move_ready();  // ready slots -> out_; false when the connection was closed (slow reader)
     void flush();       // move_ready() and start a write when none is in flight
@@ -93,6 +99,7 @@ private:
     std::deque<slot> slots_;
     std::uint64_t first_seq_ = 0;  // sequence number of slots_.front()
     std::vector<pending_job> jobs_;
+    std::vector<std::unique_ptr<job_batch>> spare_batches_;  // recycled job_batch objects
     std::size_t jobs_in_flight_ = 0;  // posted to a world, not yet back (notifications included)
 
     std::string out_;      // ready responses not yet handed to the socket

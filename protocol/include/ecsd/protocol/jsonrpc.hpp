@@ -68,6 +68,9 @@ struct parse_limits {
 /// @brief An error object for a reason string outside the table (code unknown_reason_code).
 [[nodiscard]] nlohmann::json error_object(std::string_view reason_name, std::string_view detail);
 
+/// @brief Appends the compact JSON text of `value` to `out` (invalid UTF-8 replaced, never throws for it).
+void append_json(std::string& out, const nlohmann::json& value);
+
 /// @brief A complete response from an id and either a result or an error object.
 [[nodiscard]] std::string make_response(const nlohmann::json& id, const nlohmann::json& result_or_error,
                                         bool is_error);
