@@ -29,9 +29,10 @@ constexpr auto shutdown_grace = std::chrono::milliseconds(1500);
 server::server(server_config config)
     : config_(std::move(config)),
       io_(static_cast<int>(config_.threads)),
-      signals_(io_, SIGINT, SIGTERM),
-      acceptor_(io_),
-      accept_retry_(io_),
+      control_(asio::make_strand(io_)),
+      signals_(control_, SIGINT, SIGTERM),
+      acceptor_(control_),
+      accept_retry_(control_),
       worlds_(io_, config_.max_worlds),
       services_(config_, methods_, worlds_),
       dispatcher_(services_) {
@@ -135,7 +136,7 @@ void server::refuse(asio::ip::tcp::socket socket) {
 }
 
 void server::stop() {
-    asio::post(io_, [this] { begin_shutdown(); });
+    asio::post(control_, [this] { begin_shutdown(); });
 }
 
 void server::begin_shutdown() {

@@ -44,6 +44,9 @@ private:
 
     server_config config_;
     asio::io_context io_;
+    // Acceptor, signals and the retry timer share one strand: with several threads running the
+    // io_context, a signal must not close the acceptor while an accept handler re-arms it.
+    asio::strand<asio::io_context::executor_type> control_;
     asio::signal_set signals_;
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer accept_retry_;
