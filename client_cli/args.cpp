@@ -13,15 +13,21 @@ constexpr std::uint64_t max_entity = (std::uint64_t{1} << 53U) - 1;
 
 std::string_view trim(std::string_view text) {
     const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) return {};
+    if (first == std::string_view::npos) {
+        return {};
+    }
     const auto last = text.find_last_not_of(" \t\r\n");
     return text.substr(first, last - first + 1);
 }
 
 bool valid_name(std::string_view name) {
-    if (name.empty()) return false;
+    if (name.empty()) {
+        return false;
+    }
     for (const char c : name) {
-        if (c == ' ' || c == '\t' || c == '=' || c == '"' || c == '\'') return false;
+        if (c == ' ' || c == '\t' || c == '=' || c == '"' || c == '\'') {
+            return false;
+        }
     }
     return true;
 }
@@ -42,14 +48,20 @@ json parse_components(std::span<const std::string> words) {
     for (const auto& word : words) {
         const auto eq = word.find('=');
         const std::string name = word.substr(0, eq);
-        if (!valid_name(name)) throw usage_error("expected Name or Name=JSON, got '" + word + "'");
-        if (components.contains(name)) throw usage_error("component " + name + " given twice");
+        if (!valid_name(name)) {
+            throw usage_error("expected Name or Name=JSON, got '" + word + "'");
+        }
+        if (components.contains(name)) {
+            throw usage_error("component " + name + " given twice");
+        }
         if (eq == std::string::npos) {
             components[name] = json::object();  // a bare name takes the component's defaults
             continue;
         }
         const std::string_view value = trim(std::string_view(word).substr(eq + 1));
-        if (value.empty()) throw usage_error("component " + name + ": missing value after '='");
+        if (value.empty()) {
+            throw usage_error("component " + name + ": missing value after '='");
+        }
         components[name] = parse_json(value, name);
     }
     return components;
@@ -58,7 +70,9 @@ json parse_components(std::span<const std::string> words) {
 json parse_component_names(std::span<const std::string> words) {
     auto names = json::array();
     for (const auto& word : words) {
-        if (!valid_name(word)) throw usage_error("expected a component name, got '" + word + "'");
+        if (!valid_name(word)) {
+            throw usage_error("expected a component name, got '" + word + "'");
+        }
         names.push_back(word);
     }
     return names;
@@ -93,8 +107,12 @@ json split_list(std::span<const std::string> words) {
         while (!rest.empty()) {
             const auto comma = rest.find(',');
             const auto item = trim(rest.substr(0, comma));
-            if (!item.empty()) list.push_back(std::string(item));
-            if (comma == std::string_view::npos) break;
+            if (!item.empty()) {
+                list.push_back(std::string(item));
+            }
+            if (comma == std::string_view::npos) {
+                break;
+            }
             rest.remove_prefix(comma + 1);
         }
     }

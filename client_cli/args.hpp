@@ -3,11 +3,12 @@
 // Pure helpers that turn command-line words into JSON-RPC params. No I/O; unit-tested.
 
 #include <cstdint>
-#include "json.hpp"
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "json.hpp"
 
 namespace ecsd::cli {
 

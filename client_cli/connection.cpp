@@ -19,13 +19,17 @@ connection::connection(const std::string& host, std::uint16_t port, clock::time_
                                endpoints = std::move(results);
                            });
     run_until(deadline, "resolving the host", [&] { resolver.cancel(); });
-    if (error) throw connection_error("cannot resolve " + host + ": " + error.message());
+    if (error) {
+        throw connection_error("cannot resolve " + host + ": " + error.message());
+    }
 
     error = asio::error::would_block;
     asio::async_connect(socket_, endpoints,
                         [&](const asio::error_code& ec, const asio::ip::tcp::endpoint&) { error = ec; });
     run_until(deadline, "connecting");
-    if (error) throw connection_error("cannot connect to " + peer_ + ": " + error.message());
+    if (error) {
+        throw connection_error("cannot connect to " + peer_ + ": " + error.message());
+    }
     socket_.set_option(asio::ip::tcp::no_delay(true));
 }
 
@@ -40,9 +44,12 @@ void connection::write_line(std::string_view line, clock::time_point deadline) {
     framed.append(line);
     framed.push_back('\n');
     asio::error_code error = asio::error::would_block;
-    asio::async_write(socket_, asio::buffer(framed), [&](const asio::error_code& ec, std::size_t) { error = ec; });
+    asio::async_write(socket_, asio::buffer(framed),
+                      [&](const asio::error_code& ec, std::size_t) { error = ec; });
     run_until(deadline, "sending the request");
-    if (error) throw connection_error("lost connection to " + peer_ + ": " + error.message());
+    if (error) {
+        throw connection_error("lost connection to " + peer_ + ": " + error.message());
+    }
 }
 
 std::string connection::read_line(clock::time_point deadline) {
@@ -54,12 +61,20 @@ std::string connection::read_line(clock::time_point deadline) {
                                length = n;
                            });
     run_until(deadline, "waiting for the response");
-    if (error == asio::error::eof) throw connection_error(peer_ + " closed the connection");
-    if (error == asio::error::not_found) throw connection_error("response from " + peer_ + " is too long");
-    if (error) throw connection_error("lost connection to " + peer_ + ": " + error.message());
+    if (error == asio::error::eof) {
+        throw connection_error(peer_ + " closed the connection");
+    }
+    if (error == asio::error::not_found) {
+        throw connection_error("response from " + peer_ + " is too long");
+    }
+    if (error) {
+        throw connection_error("lost connection to " + peer_ + ": " + error.message());
+    }
     std::string line = buffer_.substr(0, length - 1);
     buffer_.erase(0, length);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty() && line.back() == '\r') {
+        line.pop_back();
+    }
     return line;
 }
 
@@ -69,7 +84,9 @@ void connection::run_until(clock::time_point deadline, std::string_view what,
     io_.run_until(deadline);
     if (!io_.stopped()) {
         // Time is up: closing the socket cancels the pending operation; let its handler run.
-        if (cancel) cancel();
+        if (cancel) {
+            cancel();
+        }
         asio::error_code ignored;
         socket_.close(ignored);
         io_.run();

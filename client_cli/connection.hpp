@@ -17,7 +17,7 @@ namespace ecsd::cli {
 /// @brief One TCP connection that writes and reads LF-terminated lines; every failure, the peer closing
 ///        and an expired deadline throw connection_error.
 class connection {
-public:
+  public:
     using clock = std::chrono::steady_clock;
 
     /// @brief Resolves `host` and connects to `port` before `deadline`.
@@ -38,9 +38,10 @@ public:
     /// @brief Largest response line accepted (64 MiB); a longer one is a connection error.
     static constexpr std::size_t max_line = std::size_t{64} << 20U;
 
-private:
+  private:
     /// @brief Runs the io_context until the pending operation completes or `deadline` passes.
-    void run_until(clock::time_point deadline, std::string_view what, const std::function<void()>& cancel = {});
+    void run_until(clock::time_point deadline, std::string_view what,
+                   const std::function<void()>& cancel = {});
 
     asio::io_context io_;
     asio::ip::tcp::socket socket_;

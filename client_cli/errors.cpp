@@ -9,7 +9,9 @@ namespace {
 /// @brief The reason a code stands for in the protocol's table, for answers without data.reason.
 std::string reason_for_code(long long code) {
     for (const auto& row : ecsd::protocol::all_reasons()) {
-        if (row.code == code) return std::string(row.name);
+        if (row.code == code) {
+            return std::string(row.name);
+        }
     }
     return "error";
 }
@@ -17,7 +19,9 @@ std::string reason_for_code(long long code) {
 std::string text_of(const json& error) {
     if (error.is_object()) {
         const auto it = error.find("message");
-        if (it != error.end() && it->is_string()) return it->get<std::string>();
+        if (it != error.end() && it->is_string()) {
+            return it->get<std::string>();
+        }
     }
     return error.dump();
 }
@@ -36,9 +40,13 @@ server_error::server_error(const json& error) : std::runtime_error(text_of(error
     const auto data = error.find("data");
     if (data != error.end() && data->is_object()) {
         const auto reason = data->find("reason");
-        if (reason != data->end() && reason->is_string()) reason_ = reason->get<std::string>();
+        if (reason != data->end() && reason->is_string()) {
+            reason_ = reason->get<std::string>();
+        }
     }
-    if (reason_.empty()) reason_ = reason_for_code(code_);
+    if (reason_.empty()) {
+        reason_ = reason_for_code(code_);
+    }
 }
 
 }  // namespace ecsd::cli

@@ -1,34 +1,35 @@
 #pragma once
 
-#include "json.hpp"
 #include <stdexcept>
 #include <string>
+
+#include "json.hpp"
 
 namespace ecsd::cli {
 
 /// @brief Process exit codes of ecsctl; scripts may rely on them.
 enum class exit_code : int {
-    ok = 0,          ///< the call succeeded
+    ok = 0,            ///< the call succeeded
     server_error = 1,  ///< the server answered with a JSON-RPC error
-    usage = 2,       ///< the command line (or script line) was wrong; nothing was sent
-    connection = 3,  ///< the server could not be reached, closed the connection or timed out
+    usage = 2,         ///< the command line (or script line) was wrong; nothing was sent
+    connection = 3,    ///< the server could not be reached, closed the connection or timed out
 };
 
 /// @brief A mistake in the command line or a script line; maps to exit code 2.
 class usage_error : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 /// @brief The server could not be reached, hung up, answered garbage or took too long; exit code 3.
 class connection_error : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 /// @brief A JSON-RPC error response from the server; exit code 1.
 class server_error : public std::runtime_error {
-public:
+  public:
     /// @brief Builds the error from the `error` member of a response.
     explicit server_error(const json& error);
 
@@ -41,7 +42,7 @@ public:
     /// @brief The whole `error` object as received.
     [[nodiscard]] const json& error() const noexcept { return error_; }
 
-private:
+  private:
     long long code_ = 0;
     std::string reason_;
     std::string message_;

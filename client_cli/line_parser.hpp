@@ -4,11 +4,12 @@
 // and variable substitution. No I/O; unit-tested.
 
 #include <map>
-#include "json.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "json.hpp"
 
 namespace ecsd::cli {
 

@@ -50,9 +50,7 @@ struct global_options {
     bool keep_going = false;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
     CLI::App app{"ecsctl: the command-line client of ecsd (JSON-RPC over TCP)", "ecsctl"};
     app.footer(footer);
     app.fallthrough();  // `ecsctl get 42 --json`: options after the verb belong to ecsctl
@@ -63,14 +61,16 @@ int main(int argc, char** argv) {
         ->envname("ECSD_PORT")
         ->check(CLI::Range(1, 65535))
         ->capture_default_str();
-    app.add_option("--token", g.token, "authentication token, sent with server.auth first")->envname("ECSD_TOKEN");
+    app.add_option("--token", g.token, "authentication token, sent with server.auth first")
+        ->envname("ECSD_TOKEN");
     app.add_option("-w,--world", g.world, "world for world.* calls (default: the server's, \"default\")")
         ->envname("ECSD_WORLD");
     app.add_option("-t,--timeout", g.timeout, "seconds to wait for the connection and for each answer")
         ->envname("ECSCTL_TIMEOUT")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    app.add_flag("-j,--json", g.json, "print one JSON text per result (the default when stdout is not a terminal)");
+    app.add_flag("-j,--json", g.json,
+                 "print one JSON text per result (the default when stdout is not a terminal)");
     app.add_option("-o,--output", g.output, "output format: table or json (default: table on a terminal)")
         ->check(CLI::IsMember({"table", "json"}));
     app.add_option("-f,--file", g.file, "run the commands in FILE ('-' for standard input)");
@@ -81,7 +81,9 @@ int main(int argc, char** argv) {
     // `ecsctl help [VERB]` is a friendlier spelling of `ecsctl [VERB] --help`.
     if (argc >= 2 && std::string_view(argv[1]) == "help") {
         std::string name;
-        for (int i = 2; i < argc; ++i) name += (i > 2 ? " " : "") + std::string(argv[i]);
+        for (int i = 2; i < argc; ++i) {
+            name += (i > 2 ? " " : "") + std::string(argv[i]);
+        }
         const std::string text = name.empty() ? app.help() : help_text(name);
         if (text.empty()) {
             std::cerr << "ecsctl: no verb called '" << name << "'\n";
@@ -103,10 +105,14 @@ int main(int argc, char** argv) {
     connection_options conn;
     conn.host = g.host;
     conn.port = static_cast<std::uint16_t>(g.port);
-    if (!g.token.empty()) conn.token = g.token;
+    if (!g.token.empty()) {
+        conn.token = g.token;
+    }
     conn.timeout = std::chrono::milliseconds(static_cast<long long>(g.timeout * 1000.0));
     session s{rpc_client(conn), std::nullopt, output_format::json_lines, {}, &std::cout, &std::cerr};
-    if (!g.world.empty()) s.world = g.world;
+    if (!g.world.empty()) {
+        s.world = g.world;
+    }
     const bool out_tty = isatty(STDOUT_FILENO) != 0;
     if (g.json || g.output == "json") {
         s.format = output_format::json_lines;
@@ -119,10 +125,13 @@ int main(int argc, char** argv) {
             std::cerr << "ecsctl: give either a verb or -f FILE, not both\n";
             return static_cast<int>(exit_code::usage);
         }
-        const auto code = guarded(s, "ecsctl", [&] { std::cout << present(s, *v, run_verb(s, *v, parser.input())); });
+        const auto code =
+            guarded(s, "ecsctl", [&] { std::cout << present(s, *v, run_verb(s, *v, parser.input())); });
         return static_cast<int>(code);
     }
-    if (!app.get_subcommands().empty()) return static_cast<int>(exit_code::usage);  // a bare group: `ecsctl world`
+    if (!app.get_subcommands().empty()) {
+        return static_cast<int>(exit_code::usage);  // a bare group: `ecsctl world`
+    }
 
     if (!g.file.empty() && g.file != "-") {
         std::ifstream in(g.file);
@@ -136,4 +145,15 @@ int main(int argc, char** argv) {
         return static_cast<int>(run_script(s, std::cin, "<stdin>", g.keep_going));
     }
     return static_cast<int>(run_shell(s));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {  // a bug: say so rather than abort
+        std::cerr << "ecsctl: internal error: " << e.what() << '\n';
+        return 1;
+    }
 }

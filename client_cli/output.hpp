@@ -2,15 +2,16 @@
 
 // Output formatting: aligned tables for people, one JSON text per result for programs. Pure; unit-tested.
 
-#include "json.hpp"
 #include <string>
 #include <vector>
+
+#include "json.hpp"
 
 namespace ecsd::cli {
 
 /// @brief How results are printed.
 enum class output_format {
-    table,  ///< aligned columns, for a terminal
+    table,       ///< aligned columns, for a terminal
     json_lines,  ///< one compact JSON text per result, one per line (for jq and scripts)
 };
 

@@ -26,10 +26,12 @@ json rpc_client::call(std::string_view method, const json& params) {
 }
 
 json rpc_client::round_trip(std::string_view method, const json& params,
-                                      connection::clock::time_point deadline) {
+                            connection::clock::time_point deadline) {
     const std::int64_t id = next_id_++;
     json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-    if (!params.is_null()) request["params"] = params;
+    if (!params.is_null()) {
+        request["params"] = params;
+    }
     conn_->write_line(request.dump(-1, ' ', false, json::error_handler_t::replace), deadline);
     for (;;) {
         const std::string line = conn_->read_line(deadline);
@@ -38,15 +40,21 @@ json rpc_client::round_trip(std::string_view method, const json& params,
             throw connection_error("malformed response from " + conn_->peer() + ": " + line.substr(0, 200));
         }
         const auto it = response.find("id");
-        if (it == response.end()) continue;  // a notification, not an answer
+        if (it == response.end()) {
+            continue;  // a notification, not an answer
+        }
         const bool ours = it->is_number_integer() && it->get<std::int64_t>() == id;
         const bool orphan_error = it->is_null() && response.contains("error");
-        if (!ours && !orphan_error) continue;  // a stale answer to an earlier, timed-out request
+        if (!ours && !orphan_error) {
+            continue;  // a stale answer to an earlier, timed-out request
+        }
         if (const auto error = response.find("error"); error != response.end()) {
             server_error failure(*error);
             // An error that answers no request (id null: the server gave up on the line, e.g. too_large
             // or the connection limit) may be followed by the server hanging up: start over next time.
-            if (!ours) conn_.reset();
+            if (!ours) {
+                conn_.reset();
+            }
             throw failure;
         }
         const auto result = response.find("result");

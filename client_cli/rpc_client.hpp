@@ -5,12 +5,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include "json.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "connection.hpp"
+#include "json.hpp"
 
 namespace ecsd::cli {
 
@@ -18,14 +18,14 @@ namespace ecsd::cli {
 struct connection_options {
     std::string host = "127.0.0.1";
     std::uint16_t port = 7777;
-    std::optional<std::string> token;  ///< sent with `server.auth` right after connecting
+    std::optional<std::string> token;          ///< sent with `server.auth` right after connecting
     std::chrono::milliseconds timeout{10000};  ///< for connecting, and for each call
 };
 
 /// @brief Sends JSON-RPC requests and returns their results; connects (and authenticates) on first use
 ///        and again after the connection was lost.
 class rpc_client {
-public:
+  public:
     explicit rpc_client(connection_options options) : options_(std::move(options)) {}
 
     /// @brief Calls `method` with `params` (omitted when null) and returns `result`.
@@ -39,9 +39,8 @@ public:
     /// @brief The options in use.
     [[nodiscard]] const connection_options& options() const noexcept { return options_; }
 
-private:
-    json round_trip(std::string_view method, const json& params,
-                              connection::clock::time_point deadline);
+  private:
+    json round_trip(std::string_view method, const json& params, connection::clock::time_point deadline);
 
     connection_options options_;
     std::unique_ptr<connection> conn_;

@@ -14,10 +14,16 @@ exit_code run_script(session& s, std::istream& in, std::string_view name, bool k
         line_effect effect = line_effect::none;
         const auto code = run_line(s, line, where, /*interactive=*/false, &effect);
         if (code != exit_code::ok) {
-            if (first_failure == exit_code::ok) first_failure = code;
-            if (!keep_going) break;
+            if (first_failure == exit_code::ok) {
+                first_failure = code;
+            }
+            if (!keep_going) {
+                break;
+            }
         }
-        if (effect == line_effect::quit) break;
+        if (effect == line_effect::quit) {
+            break;
+        }
     }
     return first_failure;
 }

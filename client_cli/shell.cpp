@@ -1,12 +1,12 @@
 #include "shell.hpp"
 
 // readline's headers need stdio first.
-#include <cstdio>
-#include <cstdlib>
 #include <readline/history.h>
 #include <readline/readline.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <set>
 
@@ -28,8 +28,12 @@ std::vector<std::string> pending;
 
 char* next_candidate(const char* /*text*/, int state) {
     static std::size_t index = 0;
-    if (state == 0) index = 0;
-    if (index >= pending.size()) return nullptr;
+    if (state == 0) {
+        index = 0;
+    }
+    if (index >= pending.size()) {
+        return nullptr;
+    }
     return strdup(pending[index++].c_str());  // readline frees it
 }
 
@@ -46,7 +50,9 @@ char** attempt_completion(const char* text, int start, int /*end*/) {
 }
 
 std::string history_path() {
-    if (const char* path = std::getenv("ECSCTL_HISTORY"); path != nullptr && *path != '\0') return path;
+    if (const char* path = std::getenv("ECSCTL_HISTORY"); path != nullptr && *path != '\0') {
+        return path;
+    }
     if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
         return std::string(home) + "/.ecsctl_history";
     }
@@ -54,7 +60,9 @@ std::string history_path() {
 }
 
 void add_unique(std::vector<std::string>& out, std::string_view name) {
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
+    if (std::find(out.begin(), out.end(), name) == out.end()) {
+        out.emplace_back(name);
+    }
 }
 
 }  // namespace
@@ -63,31 +71,51 @@ std::vector<std::string> names_in(const json& listing) {
     std::vector<std::string> names;
     if (listing.is_array()) {
         for (const auto& item : listing) {
-            if (item.is_string()) add_unique(names, item.get<std::string>());
+            if (item.is_string()) {
+                add_unique(names, item.get<std::string>());
+            }
             if (item.is_object() && item.contains("name") && item["name"].is_string()) {
                 add_unique(names, item["name"].get<std::string>());
             }
         }
         return names;
     }
-    if (!listing.is_object()) return names;
-    for (const auto& [key, value] : listing.items()) {
-        if (value.is_array()) return names_in(value);
+    if (!listing.is_object()) {
+        return names;
     }
     for (const auto& [key, value] : listing.items()) {
-        if (value.is_object()) add_unique(names, key);
+        if (value.is_array()) {
+            return names_in(value);
+        }
+    }
+    for (const auto& [key, value] : listing.items()) {
+        if (value.is_object()) {
+            add_unique(names, key);
+        }
     }
     return names;
 }
 
 const std::vector<std::string>& completion_source::names(std::string_view kind) {
-    if (const auto it = cache_.find(kind); it != cache_.end()) return it->second;
+    if (const auto it = cache_.find(kind); it != cache_.end()) {
+        return it->second;
+    }
     std::string method;
-    if (kind == "methods") method = "rpc.discover";
-    if (kind == "components") method = "world.list_components";
-    if (kind == "systems") method = "world.list_systems";
-    if (kind == "spells") method = "world.list_spells";
-    if (kind == "worlds") method = "world.list";
+    if (kind == "methods") {
+        method = "rpc.discover";
+    }
+    if (kind == "components") {
+        method = "world.list_components";
+    }
+    if (kind == "systems") {
+        method = "world.list_systems";
+    }
+    if (kind == "spells") {
+        method = "world.list_spells";
+    }
+    if (kind == "worlds") {
+        method = "world.list";
+    }
     std::vector<std::string> found;
     if (!method.empty()) {
         try {
@@ -108,32 +136,50 @@ std::vector<std::string> complete(const std::vector<std::string>& before, std::s
     std::vector<std::string> all;
     const auto& table = verbs();
     if (before.empty()) {
-        for (const auto& v : table) add_unique(all, v.name.substr(0, v.name.find(' ')));
-        for (const auto c : local_commands) add_unique(all, c);
+        for (const auto& v : table) {
+            add_unique(all, v.name.substr(0, v.name.find(' ')));
+        }
+        for (const auto c : local_commands) {
+            add_unique(all, c);
+        }
     } else if (before.size() == 1 && (before[0] == "world" || before[0] == "prefab")) {
         for (const auto& v : table) {
-            if (v.name.starts_with(before[0] + " ")) add_unique(all, v.name.substr(before[0].size() + 1));
+            if (v.name.starts_with(before[0] + " ")) {
+                add_unique(all, v.name.substr(before[0].size() + 1));
+            }
         }
     } else if (before[0] == "help") {
-        for (const auto& v : table) add_unique(all, v.name.substr(0, v.name.find(' ')));
+        for (const auto& v : table) {
+            add_unique(all, v.name.substr(0, v.name.find(' ')));
+        }
     } else if (before[0] == "use") {
-        if (source != nullptr && before.size() == 1) all = source->names("worlds");
+        if (source != nullptr && before.size() == 1) {
+            all = source->names("worlds");
+        }
     } else {
         const verb* v = find_verb(before[0]);
-        if (v == nullptr && before.size() >= 2) v = find_verb(before[0] + " " + before[1]);
+        if (v == nullptr && before.size() >= 2) {
+            v = find_verb(before[0] + " " + before[1]);
+        }
         if (v != nullptr) {
             if (prefix.starts_with('-')) {
-                for (const auto& o : v->options) add_unique(all, o.name);
+                for (const auto& o : v->options) {
+                    add_unique(all, o.name);
+                }
                 add_unique(all, "--help");
             } else if (source != nullptr && !v->completes.empty()) {
                 // `call` completes its method only; the others complete every word.
-                if (v->completes != "methods" || before.size() == 1) all = source->names(v->completes);
+                if (v->completes != "methods" || before.size() == 1) {
+                    all = source->names(v->completes);
+                }
             }
         }
     }
     std::vector<std::string> matches;
     for (const auto& name : all) {
-        if (name.starts_with(prefix)) matches.push_back(name);
+        if (name.starts_with(prefix)) {
+            matches.push_back(name);
+        }
     }
     std::sort(matches.begin(), matches.end());
     return matches;
@@ -150,7 +196,9 @@ exit_code run_shell(session& s) {
     const std::string history = history_path();
     using_history();
     stifle_history(1000);
-    if (!history.empty()) read_history(history.c_str());
+    if (!history.empty()) {
+        read_history(history.c_str());
+    }
 
     *s.out << ecsd::protocol::version_line("ecsctl") << " — type help for the verbs, exit to leave\n";
     guarded(s, "ecsctl", [&] { (void)s.client.call("server.ping"); });
@@ -171,7 +219,9 @@ exit_code run_shell(session& s) {
         }
         line_effect effect = line_effect::none;
         (void)run_line(s, line, "error", /*interactive=*/true, &effect);
-        if (effect == line_effect::quit) break;
+        if (effect == line_effect::quit) {
+            break;
+        }
     }
     if (!history.empty()) {
         write_history(history.c_str());

@@ -14,7 +14,7 @@ namespace ecsd::cli {
 
 /// @brief Adds every verb of the table to a CLI11 app and, after parsing, says which one was chosen.
 class verb_parser {
-public:
+  public:
     /// @brief Registers the verbs as subcommands of `app`, which must outlive this object.
     explicit verb_parser(CLI::App& app);
     verb_parser(const verb_parser&) = delete;
@@ -26,7 +26,7 @@ public:
     /// @brief Its words; valid after parsing.
     [[nodiscard]] const verb_input& input() const;
 
-private:
+  private:
     struct entry {
         CLI::App* app = nullptr;
         const verb* row = nullptr;

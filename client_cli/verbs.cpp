@@ -9,13 +9,17 @@ namespace ecsd::cli {
 
 std::optional<std::string> verb_input::one(std::string_view name) const {
     const auto it = values.find(name);
-    if (it == values.end() || it->second.empty()) return std::nullopt;
+    if (it == values.end() || it->second.empty()) {
+        return std::nullopt;
+    }
     return it->second.front();
 }
 
 std::span<const std::string> verb_input::all(std::string_view name) const {
     const auto it = values.find(name);
-    if (it == values.end()) return {};
+    if (it == values.end()) {
+        return {};
+    }
     return it->second;
 }
 
@@ -32,21 +36,33 @@ std::uint64_t entity_of(const verb_input& in, std::string_view name = "ID") {
 
 /// @brief Copies --limit/--offset into params when given.
 void paging(const verb_input& in, json& params) {
-    if (auto v = in.one("--limit")) params["limit"] = parse_count(*v, "--limit");
-    if (auto v = in.one("--offset")) params["offset"] = parse_count(*v, "--offset");
+    if (auto v = in.one("--limit")) {
+        params["limit"] = parse_count(*v, "--limit");
+    }
+    if (auto v = in.one("--offset")) {
+        params["offset"] = parse_count(*v, "--offset");
+    }
 }
 
-request simple(std::string_view method) { return {std::string(method), json::object()}; }
+request simple(std::string_view method) {
+    return {std::string(method), json::object()};
+}
 
 /// @brief `methods`: the OpenRPC document reduced to one {name, summary} row per method.
 json method_rows(const json& doc) {
     auto rows = json::array();
-    if (!doc.is_object() || !doc.contains("methods") || !doc["methods"].is_array()) return doc;
+    if (!doc.is_object() || !doc.contains("methods") || !doc["methods"].is_array()) {
+        return doc;
+    }
     for (const auto& m : doc["methods"]) {
-        if (!m.is_object()) continue;
+        if (!m.is_object()) {
+            continue;
+        }
         json row = {{"name", m.value("name", "")}};
         std::string summary = m.value("summary", "");
-        if (summary.empty()) summary = m.value("description", "");
+        if (summary.empty()) {
+            summary = m.value("description", "");
+        }
         row["summary"] = summary;
         rows.push_back(std::move(row));
     }
@@ -57,22 +73,36 @@ json method_rows(const json& doc) {
 json short_fields(const json& result) {
     json copy = result;
     auto shorten = [](json& rows) {
-        if (!rows.is_array()) return;
+        if (!rows.is_array()) {
+            return;
+        }
         for (auto& row : rows) {
-            if (!row.is_object() || !row.contains("fields") || !row["fields"].is_array()) continue;
+            if (!row.is_object() || !row.contains("fields") || !row["fields"].is_array()) {
+                continue;
+            }
             std::string text;
             for (const auto& f : row["fields"]) {
-                if (!f.is_object()) continue;
-                if (!text.empty()) text += ", ";
+                if (!f.is_object()) {
+                    continue;
+                }
+                if (!text.empty()) {
+                    text += ", ";
+                }
                 text += f.value("name", "?") + ":" + f.value("type", "?");
-                if (f.contains("default")) text += "=" + f["default"].dump();
+                if (f.contains("default")) {
+                    text += "=" + f["default"].dump();
+                }
             }
             row["fields"] = text;
         }
     };
-    if (copy.is_array()) shorten(copy);
+    if (copy.is_array()) {
+        shorten(copy);
+    }
     if (copy.is_object()) {
-        for (auto& [key, value] : copy.items()) shorten(value);
+        for (auto& [key, value] : copy.items()) {
+            shorten(value);
+        }
     }
     return copy;
 }
@@ -80,16 +110,36 @@ json short_fields(const json& result) {
 std::vector<verb> make_verbs() {
     std::vector<verb> v;
     // --- server -----------------------------------------------------------------------------------------
-    v.push_back({"ping", "server.ping", "check that the server answers (exit 0 only then)", {}, {},
+    v.push_back({"ping",
+                 "server.ping",
+                 "check that the server answers (exit 0 only then)",
+                 {},
+                 {},
                  {"ecsctl ping", "ecsctl --port 7778 ping || echo down"},
-                 [](const verb_input&) { return simple("server.ping"); }, {}, ""});
-    v.push_back({"info", "server.info", "server version, uptime, connections, worlds and limits", {}, {},
+                 [](const verb_input&) { return simple("server.ping"); },
+                 {},
+                 ""});
+    v.push_back({"info",
+                 "server.info",
+                 "server version, uptime, connections, worlds and limits",
+                 {},
+                 {},
                  {"ecsctl info", "ecsctl info --json | jq .version"},
-                 [](const verb_input&) { return simple("server.info"); }, {}, ""});
-    v.push_back({"methods", "rpc.discover", "list the server's methods (from its OpenRPC document)", {}, {},
+                 [](const verb_input&) { return simple("server.info"); },
+                 {},
+                 ""});
+    v.push_back({"methods",
+                 "rpc.discover",
+                 "list the server's methods (from its OpenRPC document)",
+                 {},
+                 {},
                  {"ecsctl methods", "ecsctl call rpc.discover   # the whole document"},
-                 [](const verb_input&) { return simple("rpc.discover"); }, method_rows, ""});
-    v.push_back({"call", "", "call any method with raw JSON params",
+                 [](const verb_input&) { return simple("rpc.discover"); },
+                 method_rows,
+                 ""});
+    v.push_back({"call",
+                 "",
+                 "call any method with raw JSON params",
                  {{"METHOD", "JSON-RPC method name, e.g. world.info", arity::one},
                   {"PARAMS", "params as one JSON object or array (default: none)", arity::optional}},
                  {},
@@ -105,11 +155,21 @@ std::vector<verb> make_verbs() {
                      }
                      return r;
                  },
-                 {}, "methods"});
+                 {},
+                 "methods"});
     // --- worlds -----------------------------------------------------------------------------------------
-    v.push_back({"worlds", "world.list", "list the worlds", {}, {}, {"ecsctl worlds"},
-                 [](const verb_input&) { return simple("world.list"); }, {}, ""});
-    v.push_back({"world create", "world.create", "create a world",
+    v.push_back({"worlds",
+                 "world.list",
+                 "list the worlds",
+                 {},
+                 {},
+                 {"ecsctl worlds"},
+                 [](const verb_input&) { return simple("world.list"); },
+                 {},
+                 ""});
+    v.push_back({"world create",
+                 "world.create",
+                 "create a world",
                  {{"NAME", "name of the new world", arity::one}},
                  {{"--tick-hz", "ticks per second", false, "HZ"},
                   {"--gravity", "gravity as JSON, e.g. '{\"x\":0,\"y\":-9.81}'", false, "JSON"},
@@ -117,83 +177,146 @@ std::vector<verb> make_verbs() {
                  {"ecsctl world create arena", "ecsctl world create lab --tick-hz 30 --paused"},
                  [](const verb_input& in) {
                      request r{"world.create", {{"world", in.one("NAME").value_or("")}}};
-                     if (auto hz = in.one("--tick-hz")) r.params["tick_hz"] = parse_json(*hz, "--tick-hz");
-                     if (auto g = in.one("--gravity")) r.params["gravity"] = parse_json(*g, "--gravity");
-                     if (in.flag("--paused")) r.params["paused"] = true;
+                     if (auto hz = in.one("--tick-hz")) {
+                         r.params["tick_hz"] = parse_json(*hz, "--tick-hz");
+                     }
+                     if (auto g = in.one("--gravity")) {
+                         r.params["gravity"] = parse_json(*g, "--gravity");
+                     }
+                     if (in.flag("--paused")) {
+                         r.params["paused"] = true;
+                     }
                      return r;
                  },
-                 {}, ""});
-    v.push_back({"world destroy", "world.destroy", "destroy a world and everything in it",
-                 {{"NAME", "world to destroy", arity::one}}, {}, {"ecsctl world destroy arena"},
+                 {},
+                 ""});
+    v.push_back({"world destroy",
+                 "world.destroy",
+                 "destroy a world and everything in it",
+                 {{"NAME", "world to destroy", arity::one}},
+                 {},
+                 {"ecsctl world destroy arena"},
                  [](const verb_input& in) {
                      return request{"world.destroy", {{"world", in.one("NAME").value_or("")}}};
                  },
-                 {}, "worlds"});
-    v.push_back({"world info", "world.info", "tick, tick rate, paused, entity count, overruns of a world",
-                 {{"NAME", "world (default: --world, else the server's default)", arity::optional}}, {},
+                 {},
+                 "worlds"});
+    v.push_back({"world info",
+                 "world.info",
+                 "tick, tick rate, paused, entity count, overruns of a world",
+                 {{"NAME", "world (default: --world, else the server's default)", arity::optional}},
+                 {},
                  {"ecsctl world info", "ecsctl world info arena"},
                  [](const verb_input& in) {
                      request r = simple("world.info");
-                     if (auto w = in.one("NAME")) r.params["world"] = *w;
+                     if (auto w = in.one("NAME")) {
+                         r.params["world"] = *w;
+                     }
                      return r;
                  },
-                 {}, "worlds"});
-    v.push_back({"pause", "world.pause", "stop the world's ticking (step still works)", {}, {},
+                 {},
+                 "worlds"});
+    v.push_back({"pause",
+                 "world.pause",
+                 "stop the world's ticking (step still works)",
+                 {},
+                 {},
                  {"ecsctl pause", "ecsctl --world arena pause"},
-                 [](const verb_input&) { return simple("world.pause"); }, {}, ""});
-    v.push_back({"resume", "world.resume", "resume ticking at the world's rate", {}, {}, {"ecsctl resume"},
-                 [](const verb_input&) { return simple("world.resume"); }, {}, ""});
-    v.push_back({"step", "world.step", "advance the world by TICKS ticks now; prints the new tick",
-                 {{"TICKS", "number of ticks (default 1)", arity::optional}}, {},
-                 {"ecsctl step", "ecsctl step 60"},
-                 [](const verb_input& in) {
-                     return request{"world.step", {{"ticks", parse_count(in.one("TICKS").value_or("1"), "TICKS")}}};
-                 },
-                 {}, ""});
-    v.push_back({"hash", "world.hash", "hash of the world's state at the current tick", {}, {},
+                 [](const verb_input&) { return simple("world.pause"); },
+                 {},
+                 ""});
+    v.push_back({"resume",
+                 "world.resume",
+                 "resume ticking at the world's rate",
+                 {},
+                 {},
+                 {"ecsctl resume"},
+                 [](const verb_input&) { return simple("world.resume"); },
+                 {},
+                 ""});
+    v.push_back(
+        {"step",
+         "world.step",
+         "advance the world by TICKS ticks now; prints the new tick",
+         {{"TICKS", "number of ticks (default 1)", arity::optional}},
+         {},
+         {"ecsctl step", "ecsctl step 60"},
+         [](const verb_input& in) {
+             return request{"world.step", {{"ticks", parse_count(in.one("TICKS").value_or("1"), "TICKS")}}};
+         },
+         {},
+         ""});
+    v.push_back({"hash",
+                 "world.hash",
+                 "hash of the world's state at the current tick",
+                 {},
+                 {},
                  {"ecsctl hash", "ecsctl step 10 && ecsctl hash"},
-                 [](const verb_input&) { return simple("world.hash"); }, {}, ""});
+                 [](const verb_input&) { return simple("world.hash"); },
+                 {},
+                 ""});
     // --- entities ---------------------------------------------------------------------------------------
-    v.push_back({"spawn", "world.spawn_entity", "create an entity with components; prints its id",
-                 {{"COMPONENT", "Name=JSON, or a bare Name for the component's defaults", arity::any}},
-                 {{"--count", "create N alike entities at once (world.spawn_entities); prints their ids", false, "N"}},
-                 {R"(ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' RigidBody Collider='{"radius":0.5}')",
-                  R"(ecsctl spawn Position='{"x":3,"y":0}' Health='{"hp":10}' AI)",
-                  "ecsctl spawn --count 1000 Position Velocity"},
-                 [](const verb_input& in) {
-                     auto components = parse_components(in.all("COMPONENT"));
-                     if (auto n = in.one("--count")) {
-                         const auto count = parse_count(*n, "--count");
-                         if (count == 0 || count > 100000) throw usage_error("--count: 1 to 100000");
-                         return request{"world.spawn_entities",
-                                        {{"entities", json::array_t(static_cast<std::size_t>(count), components)}}};
-                     }
-                     return request{"world.spawn_entity", {{"components", std::move(components)}}};
-                 },
-                 {}, "components"});
-    v.push_back({"get", "world.get_components", "show an entity's components (all, or the named ones)",
-                 {id_arg, {"COMPONENT", "component names (default: all)", arity::any}}, {},
+    v.push_back(
+        {"spawn",
+         "world.spawn_entity",
+         "create an entity with components; prints its id",
+         {{"COMPONENT", "Name=JSON, or a bare Name for the component's defaults", arity::any}},
+         {{"--count", "create N alike entities at once (world.spawn_entities); prints their ids", false,
+           "N"}},
+         {R"(ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' RigidBody Collider='{"radius":0.5}')",
+          R"(ecsctl spawn Position='{"x":3,"y":0}' Health='{"hp":10}' AI)",
+          "ecsctl spawn --count 1000 Position Velocity"},
+         [](const verb_input& in) {
+             auto components = parse_components(in.all("COMPONENT"));
+             if (auto n = in.one("--count")) {
+                 const auto count = parse_count(*n, "--count");
+                 if (count == 0 || count > 100000) {
+                     throw usage_error("--count: 1 to 100000");
+                 }
+                 return request{"world.spawn_entities",
+                                {{"entities", json::array_t(static_cast<std::size_t>(count), components)}}};
+             }
+             return request{"world.spawn_entity", {{"components", std::move(components)}}};
+         },
+         {},
+         "components"});
+    v.push_back({"get",
+                 "world.get_components",
+                 "show an entity's components (all, or the named ones)",
+                 {id_arg, {"COMPONENT", "component names (default: all)", arity::any}},
+                 {},
                  {"ecsctl get 4294967296", "ecsctl get 4294967296 Position Velocity"},
                  [](const verb_input& in) {
                      request r{"world.get_components", {{"entity", entity_of(in)}}};
-                     if (!in.all("COMPONENT").empty()) r.params["components"] = parse_component_names(in.all("COMPONENT"));
+                     if (!in.all("COMPONENT").empty()) {
+                         r.params["components"] = parse_component_names(in.all("COMPONENT"));
+                     }
                      return r;
                  },
-                 {}, "components"});
-    v.push_back({"insert", "world.insert_components", "add components to an entity, or replace them",
-                 {id_arg, {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many}}, {},
+                 {},
+                 "components"});
+    v.push_back({"insert",
+                 "world.insert_components",
+                 "add components to an entity, or replace them",
+                 {id_arg, {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many}},
+                 {},
                  {R"(ecsctl insert 4294967296 Velocity='{"x":0,"y":-1}' Frozen)"},
                  [](const verb_input& in) {
-                     return request{"world.insert_components",
-                                    {{"entity", entity_of(in)}, {"components", parse_components(in.all("COMPONENT"))}}};
+                     return request{
+                         "world.insert_components",
+                         {{"entity", entity_of(in)}, {"components", parse_components(in.all("COMPONENT"))}}};
                  },
-                 {}, "components"});
-    v.push_back({"mutate", "world.mutate_components", "change one field of one component",
+                 {},
+                 "components"});
+    v.push_back({"mutate",
+                 "world.mutate_components",
+                 "change one field of one component",
                  {id_arg,
                   {"COMPONENT", "component name", arity::one},
                   {"PATH", "field path inside the component, e.g. x", arity::one},
                   {"VALUE", "new value as JSON", arity::one}},
-                 {}, {"ecsctl mutate 4294967296 Position y 25.5"},
+                 {},
+                 {"ecsctl mutate 4294967296 Position y 25.5"},
                  [](const verb_input& in) {
                      return request{"world.mutate_components",
                                     {{"entity", entity_of(in)},
@@ -201,51 +324,80 @@ std::vector<verb> make_verbs() {
                                      {"path", in.one("PATH").value_or("")},
                                      {"value", parse_json(in.one("VALUE").value_or(""), "VALUE")}}};
                  },
-                 {}, "components"});
-    v.push_back({"remove", "world.remove_components", "remove components from an entity",
-                 {id_arg, {"COMPONENT", "component names", arity::many}}, {},
+                 {},
+                 "components"});
+    v.push_back({"remove",
+                 "world.remove_components",
+                 "remove components from an entity",
+                 {id_arg, {"COMPONENT", "component names", arity::many}},
+                 {},
                  {"ecsctl remove 4294967296 Velocity", "ecsctl remove 4294967296 Frozen Ghost"},
                  [](const verb_input& in) {
                      return request{"world.remove_components",
-                                    {{"entity", entity_of(in)}, {"components", parse_component_names(in.all("COMPONENT"))}}};
+                                    {{"entity", entity_of(in)},
+                                     {"components", parse_component_names(in.all("COMPONENT"))}}};
                  },
-                 {}, "components"});
-    v.push_back({"despawn", "world.despawn_entity", "destroy an entity", {id_arg}, {},
+                 {},
+                 "components"});
+    v.push_back({"despawn",
+                 "world.despawn_entity",
+                 "destroy an entity",
+                 {id_arg},
+                 {},
                  {"ecsctl despawn 4294967296"},
-                 [](const verb_input& in) { return request{"world.despawn_entity", {{"entity", entity_of(in)}}}; },
-                 {}, ""});
-    v.push_back({"query", "world.query", "find entities by components",
-                 {{"QUERY", "text form 'Position, Velocity, !Frozen, ?Health' or a JSON object "
-                            "{all, any, none, added, changed, removed}", arity::one}},
+                 [](const verb_input& in) {
+                     return request{"world.despawn_entity", {{"entity", entity_of(in)}}};
+                 },
+                 {},
+                 ""});
+    v.push_back({"query",
+                 "world.query",
+                 "find entities by components",
+                 {{"QUERY",
+                   "text form 'Position, Velocity, !Frozen, ?Health' or a JSON object "
+                   "{all, any, none, added, changed, removed}",
+                   arity::one}},
                  {{"--fields", "components to return, comma-separated (repeatable)", false, "NAMES"},
-                  limit_opt, offset_opt},
+                  limit_opt,
+                  offset_opt},
                  {"ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20",
                   R"(ecsctl query '{"all":["Position"],"none":["Frozen"]}')"},
                  [](const verb_input& in) {
                      const std::string text = in.one("QUERY").value_or("");
                      request r{"world.query", {}};
                      r.params["query"] = text.starts_with('{') ? parse_json(text, "QUERY") : json(text);
-                     if (!in.all("--fields").empty()) r.params["fields"] = split_list(in.all("--fields"));
+                     if (!in.all("--fields").empty()) {
+                         r.params["fields"] = split_list(in.all("--fields"));
+                     }
                      paging(in, r.params);
                      return r;
                  },
-                 {}, "components"});
+                 {},
+                 "components"});
     // --- components -------------------------------------------------------------------------------------
-    v.push_back({"components", "world.list_components",
+    v.push_back({"components",
+                 "world.list_components",
                  "list component types with their schemas, or the components of entity ID",
-                 {{"ID", "entity id (default: all component types)", arity::optional}}, {},
+                 {{"ID", "entity id (default: all component types)", arity::optional}},
+                 {},
                  {"ecsctl components", "ecsctl components 4294967296"},
                  [](const verb_input& in) {
                      request r = simple("world.list_components");
-                     if (in.one("ID")) r.params["entity"] = entity_of(in);
+                     if (in.one("ID")) {
+                         r.params["entity"] = entity_of(in);
+                     }
                      return r;
                  },
-                 {}, "", short_fields});
-    v.push_back({"register", "world.register_component",
+                 {},
+                 "",
+                 short_fields});
+    v.push_back({"register",
+                 "world.register_component",
                  "register a run-time component type (no fields: a tag)",
                  {{"NAME", "component name: letters, digits and _", arity::one},
-                  {"FIELD", "field=DEFAULT (type inferred: number, bool, string, number[]) or "
-                            "field='{\"type\":\"integer\",\"default\":10}'; or one JSON object of all fields",
+                  {"FIELD",
+                   "field=DEFAULT (type inferred: number, bool, string, number[]) or "
+                   "field='{\"type\":\"integer\",\"default\":10}'; or one JSON object of all fields",
                    arity::any}},
                  {},
                  {"ecsctl register Mana points=0 regen=0.5",
@@ -262,40 +414,76 @@ std::vector<verb> make_verbs() {
                      return request{"world.register_component",
                                     {{"name", in.one("NAME").value_or("")}, {"fields", fields}}};
                  },
-                 {}, ""});
+                 {},
+                 ""});
     // --- systems and spells -----------------------------------------------------------------------------
-    v.push_back({"systems", "world.list_systems", "list systems: phase, order, enabled, members, timing", {}, {},
-                 {"ecsctl systems"}, [](const verb_input&) { return simple("world.list_systems"); }, {}, ""});
-    v.push_back({"system-entities", "world.system_entities", "entities a system currently works on",
-                 {{"SYSTEM", "system name, as listed by systems", arity::one}}, {limit_opt, offset_opt},
+    v.push_back({"systems",
+                 "world.list_systems",
+                 "list systems: phase, order, enabled, members, timing",
+                 {},
+                 {},
+                 {"ecsctl systems"},
+                 [](const verb_input&) { return simple("world.list_systems"); },
+                 {},
+                 ""});
+    v.push_back({"system-entities",
+                 "world.system_entities",
+                 "entities a system currently works on",
+                 {{"SYSTEM", "system name, as listed by systems", arity::one}},
+                 {limit_opt, offset_opt},
                  {"ecsctl system-entities movement", "ecsctl system-entities collision_detection --limit 10"},
                  [](const verb_input& in) {
                      request r{"world.system_entities", {{"system", in.one("SYSTEM").value_or("")}}};
                      paging(in, r.params);
                      return r;
                  },
-                 {}, "systems"});
-    v.push_back({"enable-system", "world.enable_system", "enable a system",
-                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl enable-system movement"},
+                 {},
+                 "systems"});
+    v.push_back({"enable-system",
+                 "world.enable_system",
+                 "enable a system",
+                 {{"SYSTEM", "system name", arity::one}},
+                 {},
+                 {"ecsctl enable-system movement"},
                  [](const verb_input& in) {
                      return request{"world.enable_system", {{"system", in.one("SYSTEM").value_or("")}}};
                  },
-                 {}, "systems"});
-    v.push_back({"disable-system", "world.disable_system", "disable a system",
-                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl disable-system movement"},
+                 {},
+                 "systems"});
+    v.push_back({"disable-system",
+                 "world.disable_system",
+                 "disable a system",
+                 {{"SYSTEM", "system name", arity::one}},
+                 {},
+                 {"ecsctl disable-system movement"},
                  [](const verb_input& in) {
                      return request{"world.disable_system", {{"system", in.one("SYSTEM").value_or("")}}};
                  },
-                 {}, "systems"});
-    v.push_back({"run-system", "world.run_system", "run a system once, now",
-                 {{"SYSTEM", "system name", arity::one}}, {}, {"ecsctl run-system cleanup"},
+                 {},
+                 "systems"});
+    v.push_back({"run-system",
+                 "world.run_system",
+                 "run a system once, now",
+                 {{"SYSTEM", "system name", arity::one}},
+                 {},
+                 {"ecsctl run-system cleanup"},
                  [](const verb_input& in) {
                      return request{"world.run_system", {{"system", in.one("SYSTEM").value_or("")}}};
                  },
-                 {}, "systems"});
-    v.push_back({"spells", "world.list_spells", "list the spells", {}, {}, {"ecsctl spells"},
-                 [](const verb_input&) { return simple("world.list_spells"); }, {}, ""});
-    v.push_back({"cast", "world.cast_spell", "cast a spell; prints the tick it takes effect on",
+                 {},
+                 "systems"});
+    v.push_back({"spells",
+                 "world.list_spells",
+                 "list the spells",
+                 {},
+                 {},
+                 {"ecsctl spells"},
+                 [](const verb_input&) { return simple("world.list_spells"); },
+                 {},
+                 ""});
+    v.push_back({"cast",
+                 "world.cast_spell",
+                 "cast a spell; prints the tick it takes effect on",
                  {{"CASTER", "entity id of the caster", arity::one},
                   {"SPELL", "spell name, as listed by spells", arity::one},
                   {"TARGET", "entity id of the target (default: the caster)", arity::optional}},
@@ -303,45 +491,82 @@ std::vector<verb> make_verbs() {
                  {"ecsctl cast 4294967296 kill_all_monsters", "ecsctl cast 4294967296 freeze 4294967297",
                   "ecsctl cast 4294967296 heal --amount 25"},
                  [](const verb_input& in) {
-                     request r{"world.cast_spell",
-                               {{"caster", entity_of(in, "CASTER")}, {"spell", in.one("SPELL").value_or("")}}};
-                     if (in.one("TARGET")) r.params["target"] = entity_of(in, "TARGET");
-                     if (auto a = in.one("--amount")) r.params["amount"] = parse_json(*a, "--amount");
+                     request r{
+                         "world.cast_spell",
+                         {{"caster", entity_of(in, "CASTER")}, {"spell", in.one("SPELL").value_or("")}}};
+                     if (in.one("TARGET")) {
+                         r.params["target"] = entity_of(in, "TARGET");
+                     }
+                     if (auto a = in.one("--amount")) {
+                         r.params["amount"] = parse_json(*a, "--amount");
+                     }
                      return r;
                  },
-                 {}, "spells"});
+                 {},
+                 "spells"});
     // --- prefabs ----------------------------------------------------------------------------------------
-    v.push_back({"prefab define", "world.define_prefab", "define (or redefine) a prefab",
+    v.push_back({"prefab define",
+                 "world.define_prefab",
+                 "define (or redefine) a prefab",
                  {{"NAME", "prefab name", arity::one},
                   {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many}},
-                 {}, {R"(ecsctl prefab define tree Position='{"x":0,"y":0}' Collider='{"radius":1}' Static)"},
+                 {},
+                 {R"(ecsctl prefab define tree Position='{"x":0,"y":0}' Collider='{"radius":1}' Static)"},
                  [](const verb_input& in) {
                      return request{"world.define_prefab",
                                     {{"name", in.one("NAME").value_or("")},
                                      {"components", parse_components(in.all("COMPONENT"))}}};
                  },
-                 {}, "components"});
-    v.push_back({"prefab spawn", "world.spawn_prefab", "spawn COUNT entities from a prefab; prints their ids",
-                 {{"NAME", "prefab name", arity::one},
-                  {"OVERRIDE", "Name=JSON components replacing the prefab's", arity::any}},
-                 {{"--count", "how many (default 1)", false, "N"}},
-                 {"ecsctl prefab spawn tree", R"(ecsctl prefab spawn tree --count 10 Position='{"x":5,"y":0}')"},
-                 [](const verb_input& in) {
-                     request r{"world.spawn_prefab", {{"name", in.one("NAME").value_or("")}}};
-                     if (auto n = in.one("--count")) r.params["count"] = parse_count(*n, "--count");
-                     if (!in.all("OVERRIDE").empty()) r.params["overrides"] = parse_components(in.all("OVERRIDE"));
-                     return r;
-                 },
-                 {}, "components"});
-    v.push_back({"prefab list", "world.list_prefabs", "list the prefabs with their components", {}, {},
-                 {"ecsctl prefab list"}, [](const verb_input&) { return simple("world.list_prefabs"); }, {}, ""});
+                 {},
+                 "components"});
+    v.push_back(
+        {"prefab spawn",
+         "world.spawn_prefab",
+         "spawn COUNT entities from a prefab; prints their ids",
+         {{"NAME", "prefab name", arity::one},
+          {"OVERRIDE", "Name=JSON components replacing the prefab's", arity::any}},
+         {{"--count", "how many (default 1)", false, "N"}},
+         {"ecsctl prefab spawn tree", R"(ecsctl prefab spawn tree --count 10 Position='{"x":5,"y":0}')"},
+         [](const verb_input& in) {
+             request r{"world.spawn_prefab", {{"name", in.one("NAME").value_or("")}}};
+             if (auto n = in.one("--count")) {
+                 r.params["count"] = parse_count(*n, "--count");
+             }
+             if (!in.all("OVERRIDE").empty()) {
+                 r.params["overrides"] = parse_components(in.all("OVERRIDE"));
+             }
+             return r;
+         },
+         {},
+         "components"});
+    v.push_back({"prefab list",
+                 "world.list_prefabs",
+                 "list the prefabs with their components",
+                 {},
+                 {},
+                 {"ecsctl prefab list"},
+                 [](const verb_input&) { return simple("world.list_prefabs"); },
+                 {},
+                 ""});
     // --- persistence (needs ecsd --data-dir) ---------------------------------------------------------
-    v.push_back({"save", "world.save", "write the world's snapshot now (the server needs --data-dir)", {}, {},
+    v.push_back({"save",
+                 "world.save",
+                 "write the world's snapshot now (the server needs --data-dir)",
+                 {},
+                 {},
                  {"ecsctl save", "ecsctl --world arena save"},
-                 [](const verb_input&) { return simple("world.save"); }, {}, ""});
-    v.push_back({"load", "world.load", "replace the world with its snapshot and journal, as a restart would", {},
-                 {}, {"ecsctl load", "ecsctl --world arena load"},
-                 [](const verb_input&) { return simple("world.load"); }, {}, ""});
+                 [](const verb_input&) { return simple("world.save"); },
+                 {},
+                 ""});
+    v.push_back({"load",
+                 "world.load",
+                 "replace the world with its snapshot and journal, as a restart would",
+                 {},
+                 {},
+                 {"ecsctl load", "ecsctl --world arena load"},
+                 [](const verb_input&) { return simple("world.load"); },
+                 {},
+                 ""});
     return v;
 }
 
@@ -359,9 +584,15 @@ const verb* find_verb(std::string_view name) {
 }
 
 void apply_world(request& req, const std::optional<std::string>& world) {
-    if (!world || !req.method.starts_with("world.") || req.method == "world.list") return;
-    if (req.params.is_null()) req.params = json::object();
-    if (req.params.is_object() && !req.params.contains("world")) req.params["world"] = *world;
+    if (!world || !req.method.starts_with("world.") || req.method == "world.list") {
+        return;
+    }
+    if (req.params.is_null()) {
+        req.params = json::object();
+    }
+    if (req.params.is_object() && !req.params.contains("world")) {
+        req.params["world"] = *world;
+    }
 }
 
 }  // namespace ecsd::cli

@@ -5,13 +5,14 @@
 
 #include <functional>
 #include <map>
-#include "json.hpp"
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "json.hpp"
 
 namespace ecsd::cli {
 
@@ -64,7 +65,7 @@ struct verb {
     std::string_view summary;  ///< one line
     std::vector<positional_spec> args;
     std::vector<option_spec> options;
-    std::vector<std::string_view> examples;  ///< full command lines, shown by `VERB --help`
+    std::vector<std::string_view> examples;           ///< full command lines, shown by `VERB --help`
     std::function<request(const verb_input&)> build;  ///< throws usage_error
     /// @brief Optional reshaping of the result before it is printed (both formats).
     std::function<json(const json&)> shape;

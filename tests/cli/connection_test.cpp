@@ -14,7 +14,9 @@ namespace {
 
 using json = nlohmann::json;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 run_result ecsctl(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
     args.insert(args.begin(), ECSCTL_PATH);
@@ -35,10 +37,12 @@ TEST(ecsctl_connection, unreachable_server_exits_3_with_a_message) {
 }
 
 TEST(ecsctl_connection, port_and_host_come_from_the_environment) {
-    const auto r = ecsctl({"ping"}, {{"ECSD_HOST", "127.0.0.1"}, {"ECSD_PORT", std::to_string(closed_port())}});
+    const auto r =
+        ecsctl({"ping"}, {{"ECSD_HOST", "127.0.0.1"}, {"ECSD_PORT", std::to_string(closed_port())}});
     EXPECT_EQ(r.exit_code, 3) << r.err;
     fake_server server([](const std::string& line) { return answer(line, "pong"); });
-    const auto ok = ecsctl({"ping"}, {{"ECSD_HOST", "127.0.0.1"}, {"ECSD_PORT", std::to_string(server.port())}});
+    const auto ok =
+        ecsctl({"ping"}, {{"ECSD_HOST", "127.0.0.1"}, {"ECSD_PORT", std::to_string(server.port())}});
     EXPECT_EQ(ok.exit_code, 0) << ok.err;
     EXPECT_EQ(ok.out, "\"pong\"\n");
 }
@@ -52,7 +56,8 @@ TEST(ecsctl_connection, silent_server_times_out_with_exit_3) {
     EXPECT_TRUE(contains(r.err, "timed out")) << r.err;
     EXPECT_LT(took, std::chrono::seconds(5));
 
-    const auto from_env = ecsctl({"--port", std::to_string(server.port()), "ping"}, {{"ECSCTL_TIMEOUT", "0.2"}});
+    const auto from_env =
+        ecsctl({"--port", std::to_string(server.port()), "ping"}, {{"ECSCTL_TIMEOUT", "0.2"}});
     EXPECT_EQ(from_env.exit_code, 3);
     EXPECT_TRUE(contains(from_env.err, "timed out")) << from_env.err;
 }
@@ -76,7 +81,10 @@ TEST(ecsctl_connection, error_answer_exits_1_with_the_reason_on_stderr) {
         const auto request = json::parse(line);
         return json{{"jsonrpc", "2.0"},
                     {"id", request["id"]},
-                    {"error", {{"code", -32003}, {"message", "no entity 42"}, {"data", {{"reason", "no_such_entity"}}}}}}
+                    {"error",
+                     {{"code", -32003},
+                      {"message", "no entity 42"},
+                      {"data", {{"reason", "no_such_entity"}}}}}}
                    .dump() +
                "\n";
     });

@@ -19,7 +19,7 @@ namespace ecsd::test {
 /// @brief Accepts connections one at a time; for each request line calls `reply` and sends what it returns
 ///        (nothing when empty). `hang_up` closes each connection right after accepting it.
 class fake_server {
-public:
+  public:
     using reply_fn = std::function<std::string(const std::string& line)>;
 
     explicit fake_server(reply_fn reply, bool hang_up = false) : reply_(std::move(reply)), hang_up_(hang_up) {
@@ -57,7 +57,7 @@ public:
         return lines_;
     }
 
-private:
+  private:
     void serve() {
         while (!stopping_) {
             const int fd = accept(listen_fd_, nullptr, nullptr);

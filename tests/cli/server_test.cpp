@@ -18,13 +18,17 @@ namespace {
 
 using json = nlohmann::json;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 /// @brief Every stdout line parsed as JSON.
 std::vector<json> json_lines(const std::string& out) {
     std::vector<json> values;
     std::istringstream in(out);
-    for (std::string line; std::getline(in, line);) values.push_back(json::parse(line));
+    for (std::string line; std::getline(in, line);) {
+        values.push_back(json::parse(line));
+    }
     return values;
 }
 
@@ -37,22 +41,22 @@ std::unique_ptr<ecsd_server> start_ecsd(std::vector<std::string> args = {}) {
 }
 
 class ecsctl_server : public ::testing::Test {
-protected:
+  protected:
     static void SetUpTestSuite() {
         try {
-            server_ = start_ecsd();
+            ecsd_ = start_ecsd();
         } catch (const std::exception& e) {
             start_error_ = e.what();
         }
     }
-    static void TearDownTestSuite() { server_.reset(); }
+    static void TearDownTestSuite() { ecsd_.reset(); }
 
-    void SetUp() override { ASSERT_NE(server_, nullptr) << "ecsd did not start: " << start_error_; }
+    void SetUp() override { ASSERT_NE(ecsd_, nullptr) << "ecsd did not start: " << start_error_; }
 
     /// @brief Runs ecsctl against the suite's server; stdin is a pipe, so output defaults to JSON.
     static run_result ecsctl(std::vector<std::string> args, const std::string& input = {},
-                             std::map<std::string, std::string> env = {}) {
-        args.insert(args.begin(), {ECSCTL_PATH, "--port", std::to_string(server_->port())});
+                             const std::map<std::string, std::string>& env = {}) {
+        args.insert(args.begin(), {ECSCTL_PATH, "--port", std::to_string(ecsd_->port())});
         return run(args, input, env);
     }
 
@@ -65,11 +69,11 @@ protected:
         return values.empty() ? json() : values.front();
     }
 
-    static std::unique_ptr<ecsd_server> server_;
-    static std::string start_error_;
+    static std::unique_ptr<ecsd_server> ecsd_;  // NOLINT(readability-identifier-naming)
+    static std::string start_error_;            // NOLINT(readability-identifier-naming)
 };
 
-std::unique_ptr<ecsd_server> ecsctl_server::server_;
+std::unique_ptr<ecsd_server> ecsctl_server::ecsd_;
 std::string ecsctl_server::start_error_;
 
 // --- server.* and output formats ------------------------------------------------------------------------
@@ -97,7 +101,9 @@ TEST_F(ecsctl_server, methods_lists_the_discovered_methods) {
     const auto rows = ok({"methods"});
     ASSERT_TRUE(rows.is_array());
     std::set<std::string> names;
-    for (const auto& row : rows) names.insert(row.value("name", ""));
+    for (const auto& row : rows) {
+        names.insert(row.value("name", ""));
+    }
     EXPECT_TRUE(names.contains("server.ping"));
     EXPECT_TRUE(names.contains("rpc.discover"));
     const auto table = ecsctl({"-o", "table", "methods"});
@@ -159,7 +165,8 @@ TEST_F(ecsctl_server, script_keep_going_runs_every_line_and_exits_with_first_fai
 }
 
 TEST_F(ecsctl_server, script_file_variables_and_local_commands) {
-    const auto path = std::filesystem::temp_directory_path() / ("ecsctl_test_" + std::to_string(getpid()) + ".ecs");
+    const auto path =
+        std::filesystem::temp_directory_path() / ("ecsctl_test_" + std::to_string(getpid()) + ".ecs");
     {
         std::ofstream file(path);
         file << "$p = ping\n"
@@ -195,10 +202,10 @@ TEST_F(ecsctl_server, script_against_unreachable_server_exits_3) {
 TEST_F(ecsctl_server, shell_on_a_terminal_keeps_history_and_completes_verbs) {
     const auto home = std::filesystem::temp_directory_path() / ("ecsctl_home_" + std::to_string(getpid()));
     std::filesystem::create_directories(home);
-    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(server_->port())},
+    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(ecsd_->port())},
                                    "ping\nhel\t\n$x = ping\necho [$x]\nexit\n", {{"HOME", home.string()}});
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    EXPECT_TRUE(contains(r.out, "127.0.0.1:" + std::to_string(server_->port()) + "> ")) << r.out;  // the prompt
+    EXPECT_TRUE(contains(r.out, "127.0.0.1:" + std::to_string(ecsd_->port()) + "> ")) << r.out;  // the prompt
     EXPECT_TRUE(contains(r.out, "pong")) << r.out;
     EXPECT_TRUE(contains(r.out, "Local commands")) << r.out;  // `hel<TAB>` completed to `help`
     EXPECT_TRUE(contains(r.out, "$x = \"pong\"")) << r.out;
@@ -242,7 +249,9 @@ TEST_F(ecsctl_server, script_spawn_into_variable_then_get) {
 }
 
 TEST_F(ecsctl_server, query_with_fields_and_limit_as_json_and_table) {
-    for (int i = 0; i < 3; ++i) (void)ok({"spawn", R"(Position={"x":1,"y":2})", "Velocity={}"});
+    for (int i = 0; i < 3; ++i) {
+        (void)ok({"spawn", R"(Position={"x":1,"y":2})", "Velocity={}"});
+    }
     const auto result = ok({"query", "Position, Velocity", "--fields", "Position", "--limit", "2"});
     EXPECT_TRUE(contains(result.dump(), "Position")) << result;
     const auto table = ecsctl({"-o", "table", "query", "Position, Velocity", "--limit", "2"});
@@ -265,7 +274,8 @@ TEST_F(ecsctl_server, world_verbs) {
     EXPECT_EQ(ok({"world", "info", name}).value("tick", -1), 0);
     EXPECT_EQ(ok({"--world", name, "step", "5"}).value("tick", -1), 5);
     EXPECT_EQ(ok({"--world", name, "step"}).value("tick", -1), 6);
-    const auto info = ecsctl({"world", "info"}, {}, {{"ECSD_WORLD", name}});  // the world from the environment
+    const auto info =
+        ecsctl({"world", "info"}, {}, {{"ECSD_WORLD", name}});  // the world from the environment
     EXPECT_EQ(json::parse(info.out).value("world", ""), name) << info.out << info.err;
     const auto hash = ok({"--world", name, "hash"});
     EXPECT_TRUE(hash.contains("hash")) << hash;
@@ -283,13 +293,17 @@ TEST_F(ecsctl_server, world_verbs) {
 
 TEST_F(ecsctl_server, script_with_world_variables_and_use) {
     const std::string name = "script_" + std::to_string(getpid());
-    const auto r = ecsctl({}, "world create " + name + " --paused\n"
-                              "use " + name + "\n"
-                              "$t = step 3\n"
-                              "echo tick ${t.tick}\n"
-                              "$w = worlds\n"
-                              "echo ${w.worlds}\n"
-                              "world destroy " + name + "\n");
+    const auto r = ecsctl({}, "world create " + name +
+                                  " --paused\n"
+                                  "use " +
+                                  name +
+                                  "\n"
+                                  "$t = step 3\n"
+                                  "echo tick ${t.tick}\n"
+                                  "$w = worlds\n"
+                                  "echo ${w.worlds}\n"
+                                  "world destroy " +
+                                  name + "\n");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(contains(r.out, "tick 3\n")) << r.out;
     EXPECT_TRUE(contains(r.out, "\"" + name + "\"")) << r.out;
@@ -298,7 +312,8 @@ TEST_F(ecsctl_server, script_with_world_variables_and_use) {
 TEST_F(ecsctl_server, entity_verbs_mutate_components_and_tables) {
     const std::string w = "ent_" + std::to_string(getpid());
     (void)ok({"world", "create", w, "--paused"});
-    const auto id = std::to_string(ok({"-w", w, "spawn", R"(Position={"x":1,"y":2})", "Frozen"})["entity"].get<std::uint64_t>());
+    const auto id = std::to_string(
+        ok({"-w", w, "spawn", R"(Position={"x":1,"y":2})", "Frozen"})["entity"].get<std::uint64_t>());
     const auto mutated = ok({"-w", w, "mutate", id, "Position", "y", "25.5"});
     EXPECT_EQ(ok({"-w", w, "get", id, "Position"})["components"]["Position"]["y"], 25.5) << mutated;
     const auto names = ok({"-w", w, "components", id});
@@ -348,7 +363,8 @@ TEST_F(ecsctl_server, systems_and_their_entities) {
     EXPECT_EQ(ok({"-w", w, "get", "4294967296", "Position"})["components"]["Position"]["x"], 0.0);
     (void)ok({"-w", w, "enable-system", "movement"});
     (void)ok({"-w", w, "run-system", "movement"});
-    EXPECT_GT(ok({"-w", w, "get", "4294967296", "Position"})["components"]["Position"]["x"].get<double>(), 0.0);
+    EXPECT_GT(ok({"-w", w, "get", "4294967296", "Position"})["components"]["Position"]["x"].get<double>(),
+              0.0);
 
     const auto missing = ecsctl({"-w", w, "system-entities", "no_such"});
     EXPECT_EQ(missing.exit_code, 1);
@@ -358,17 +374,20 @@ TEST_F(ecsctl_server, systems_and_their_entities) {
 
 TEST_F(ecsctl_server, spells_cast_from_a_script) {
     const std::string w = "spl_" + std::to_string(getpid());
-    const auto r = ecsctl({"-w", w}, "world create " + w + " --paused\n"
-                                     "$hero = spawn Position='{\"x\":0,\"y\":0}' Health Player\n"
-                                     "$orc = spawn Position='{\"x\":2,\"y\":0}' Velocity='{\"x\":-1,\"y\":0}' Health AI\n"
-                                     "spells\n"
-                                     "cast $hero freeze $orc\n"
-                                     "step 2\n"
-                                     "get $orc\n"
-                                     "cast $hero kill_all_monsters\n"
-                                     "step\n"
-                                     "get $orc\n"
-                                     "world destroy " + w + "\n");
+    const auto r = ecsctl(
+        {"-w", w}, "world create " + w +
+                       " --paused\n"
+                       "$hero = spawn Position='{\"x\":0,\"y\":0}' Health Player\n"
+                       "$orc = spawn Position='{\"x\":2,\"y\":0}' Velocity='{\"x\":-1,\"y\":0}' Health AI\n"
+                       "spells\n"
+                       "cast $hero freeze $orc\n"
+                       "step 2\n"
+                       "get $orc\n"
+                       "cast $hero kill_all_monsters\n"
+                       "step\n"
+                       "get $orc\n"
+                       "world destroy " +
+                       w + "\n");
     EXPECT_EQ(r.exit_code, 1);  // the last get fails: the orc is gone
     const auto lines = json_lines(r.out);
     ASSERT_EQ(lines.size(), 7U) << r.out;
@@ -383,11 +402,12 @@ TEST_F(ecsctl_server, spells_cast_from_a_script) {
 
 TEST_F(ecsctl_server, prefabs_define_and_spawn) {
     const std::string w = "pre_" + std::to_string(getpid());
-    const auto r = ecsctl({"-w", w}, "world create " + w + " --paused\n"
-                                     "prefab define tree Position Collider='{\"radius\":1}'\n"
-                                     "$trees = prefab spawn tree --count 3 Position='{\"x\":5}'\n"
-                                     "get ${trees.entities.2} Position Collider\n"
-                                     "prefab spawn nothing\n");
+    const auto r = ecsctl({"-w", w}, "world create " + w +
+                                         " --paused\n"
+                                         "prefab define tree Position Collider='{\"radius\":1}'\n"
+                                         "$trees = prefab spawn tree --count 3 Position='{\"x\":5}'\n"
+                                         "get ${trees.entities.2} Position Collider\n"
+                                         "prefab spawn nothing\n");
     EXPECT_EQ(r.exit_code, 1);
     const auto lines = json_lines(r.out);
     ASSERT_EQ(lines.size(), 3U) << r.out;  // world create, prefab define, get
@@ -424,9 +444,10 @@ TEST(ecsctl_persistence, save_and_load_with_a_data_dir) {
         const auto server = start_ecsd({"--data-dir", dir.string()});
         const std::string port = std::to_string(server->port());
         // load replays snapshot + journal: the world comes back exactly as acknowledged.
-        const auto r = run({ECSCTL_PATH, "--port", port},
-                           "pause\n$e = spawn Position='{\"x\":7,\"y\":0}'\nsave\nmutate $e Position x 8\nhash\n"
-                           "load\nhash\nget $e Position\n");
+        const auto r =
+            run({ECSCTL_PATH, "--port", port},
+                "pause\n$e = spawn Position='{\"x\":7,\"y\":0}'\nsave\nmutate $e Position x 8\nhash\n"
+                "load\nhash\nget $e Position\n");
         EXPECT_EQ(r.exit_code, 0) << r.err;
         const auto lines = json_lines(r.out);
         ASSERT_EQ(lines.size(), 7U) << r.out;  // pause, save, mutate, hash, load, hash, get

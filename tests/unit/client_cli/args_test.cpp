@@ -7,9 +7,9 @@
 namespace ecsd::cli {
 namespace {
 
-
-
-json components(std::vector<std::string> words) { return parse_components(words); }
+json components(std::vector<std::string> words) {
+    return parse_components(words);
+}
 
 TEST(parse_components, name_equals_json) {
     EXPECT_EQ(components({R"(Position={"x":0,"y":10})", "Health=100"}),
@@ -24,7 +24,9 @@ TEST(parse_components, value_may_contain_equals_and_blanks) {
     EXPECT_EQ(components({R"(Label= {"text":"a=b"} )"}), json::parse(R"({"Label":{"text":"a=b"}})"));
 }
 
-TEST(parse_components, none_is_an_empty_object) { EXPECT_EQ(components({}), json::object()); }
+TEST(parse_components, none_is_an_empty_object) {
+    EXPECT_EQ(components({}), json::object());
+}
 
 TEST(parse_components, rejects_bad_json_missing_value_empty_name_and_duplicates) {
     EXPECT_THROW((void)components({"Position={x:1}"}), usage_error);
@@ -48,7 +50,8 @@ TEST(parse_entity, accepts_integers_below_2_pow_53) {
 }
 
 TEST(parse_entity, rejects_everything_else) {
-    for (const char* bad : {"", "-1", "1.5", "abc", "12abc", "9007199254740992", "18446744073709551616", " 1"}) {
+    for (const char* bad :
+         {"", "-1", "1.5", "abc", "12abc", "9007199254740992", "18446744073709551616", " 1"}) {
         EXPECT_THROW((void)parse_entity(bad), usage_error) << bad;
     }
 }

@@ -7,7 +7,6 @@
 namespace ecsd::cli {
 namespace {
 
-
 using words = std::vector<std::string>;
 
 TEST(split_words, blanks_separate_words) {

@@ -5,8 +5,6 @@
 namespace ecsd::cli {
 namespace {
 
-
-
 TEST(format_table, pads_columns_and_uppercases_headers) {
     const table t{{"name", "phase"}, {{"physics", "update"}, {"gravity_long_name", "pre"}}};
     EXPECT_EQ(format_table(t),
@@ -27,7 +25,8 @@ TEST(format_table, counts_utf8_code_points_not_bytes) {
 }
 
 TEST(render, json_is_one_compact_line) {
-    EXPECT_EQ(render(json::parse(R"({"entity": 1, "x": [1, 2]})"), output_format::json_lines), "{\"entity\":1,\"x\":[1,2]}\n");
+    EXPECT_EQ(render(json::parse(R"({"entity": 1, "x": [1, 2]})"), output_format::json_lines),
+              "{\"entity\":1,\"x\":[1,2]}\n");
     EXPECT_EQ(render("pong", output_format::json_lines), "\"pong\"\n");
     EXPECT_EQ(render(nullptr, output_format::json_lines), "null\n");
 }

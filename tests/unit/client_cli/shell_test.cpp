@@ -5,7 +5,6 @@
 namespace ecsd::cli {
 namespace {
 
-
 using words = std::vector<std::string>;
 
 TEST(complete, first_word_is_a_verb_group_or_local_command) {
@@ -22,9 +21,12 @@ TEST(complete, group_members_and_options) {
 
 TEST(names_in, listings_of_various_shapes) {
     EXPECT_EQ(names_in(json::parse(R"(["a","b"])")), (words{"a", "b"}));
-    EXPECT_EQ(names_in(json::parse(R"([{"name":"physics"},{"name":"gravity"}])")), (words{"physics", "gravity"}));
-    EXPECT_EQ(names_in(json::parse(R"({"components":[{"name":"Position","schema":{}}]})")), (words{"Position"}));
-    EXPECT_EQ(names_in(json::parse(R"({"Position":{"x":"f32"},"Frozen":{}})")), (words{"Position", "Frozen"}));
+    EXPECT_EQ(names_in(json::parse(R"([{"name":"physics"},{"name":"gravity"}])")),
+              (words{"physics", "gravity"}));
+    EXPECT_EQ(names_in(json::parse(R"({"components":[{"name":"Position","schema":{}}]})")),
+              (words{"Position"}));
+    EXPECT_EQ(names_in(json::parse(R"({"Position":{"x":"f32"},"Frozen":{}})")),
+              (words{"Position", "Frozen"}));
 }
 
 }  // namespace

@@ -11,14 +11,14 @@
 namespace ecsd::cli {
 namespace {
 
-
-
 /// @brief The request a script line builds, as {method, params}.
 request build(const std::string& line, const std::optional<std::string>& world = std::nullopt) {
     std::ostringstream help;
     const auto parsed = parse_words(split_words(line), help);
     EXPECT_NE(parsed.row, nullptr) << line;
-    if (parsed.row == nullptr) return {};
+    if (parsed.row == nullptr) {
+        return {};
+    }
     auto req = parsed.row->build(parsed.input);
     apply_world(req, world);
     return req;
@@ -34,7 +34,8 @@ TEST(verbs, spawn_sends_components_with_defaults_for_bare_names) {
 TEST(verbs, spawn_count_uses_spawn_entities) {
     const auto r = build("spawn --count 2 Position Frozen");
     EXPECT_EQ(r.method, "world.spawn_entities");
-    EXPECT_EQ(r.params, json::parse(R"({"entities":[{"Position":{},"Frozen":{}},{"Position":{},"Frozen":{}}]})"));
+    EXPECT_EQ(r.params,
+              json::parse(R"({"entities":[{"Position":{},"Frozen":{}},{"Position":{},"Frozen":{}}]})"));
     std::ostringstream help;
     const auto p = parse_words(split_words("spawn --count 0 Position"), help);
     EXPECT_THROW((void)p.row->build(p.input), usage_error);
@@ -54,9 +55,11 @@ TEST(verbs, entity_verbs) {
 }
 
 TEST(verbs, query_text_or_json_with_fields_and_paging) {
-    const auto r = build("query 'Position, Velocity, !Frozen' --fields Position --fields Velocity --limit 20");
+    const auto r =
+        build("query 'Position, Velocity, !Frozen' --fields Position --fields Velocity --limit 20");
     EXPECT_EQ(r.method, "world.query");
-    EXPECT_EQ(r.params, json::parse(R"({"query":"Position, Velocity, !Frozen","fields":["Position","Velocity"],
+    EXPECT_EQ(r.params,
+              json::parse(R"({"query":"Position, Velocity, !Frozen","fields":["Position","Velocity"],
                                          "limit":20})"));
     EXPECT_EQ(build("query --fields Position --limit 2 Position").params,
               json::parse(R"({"query":"Position","fields":["Position"],"limit":2})"));
@@ -75,8 +78,10 @@ TEST(verbs, world_group_and_world_option) {
 }
 
 TEST(verbs, systems_spells_prefabs) {
-    EXPECT_EQ(build("system-entities physics --limit 3").params, json::parse(R"({"system":"physics","limit":3})"));
-    EXPECT_EQ(build("cast 1 kill_all_monsters").params, json::parse(R"({"caster":1,"spell":"kill_all_monsters"})"));
+    EXPECT_EQ(build("system-entities physics --limit 3").params,
+              json::parse(R"({"system":"physics","limit":3})"));
+    EXPECT_EQ(build("cast 1 kill_all_monsters").params,
+              json::parse(R"({"caster":1,"spell":"kill_all_monsters"})"));
     EXPECT_EQ(build("cast 1 freeze 2").params, json::parse(R"({"caster":1,"spell":"freeze","target":2})"));
     EXPECT_EQ(build("prefab define tree Static Position='{\"x\":1}'").params,
               json::parse(R"({"name":"tree","components":{"Static":{},"Position":{"x":1}}})"));
@@ -103,8 +108,8 @@ TEST(verbs, call_is_raw) {
 
 TEST(verbs, usage_errors) {
     std::ostringstream help;
-    for (const char* bad : {"frobnicate", "get", "get x", "get 1 Position={}", "remove 1", "step -1", "step x",
-                            "query", "world", "world create", "call", "call m '{'", "call m 5",
+    for (const char* bad : {"frobnicate", "get", "get x", "get 1 Position={}", "remove 1", "step -1",
+                            "step x", "query", "world", "world create", "call", "call m '{'", "call m 5",
                             "spawn Position={", "cast 1", "get 1 --nope"}) {
         EXPECT_THROW(
             {
