@@ -5,6 +5,7 @@
 #include <readline/readline.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -100,21 +101,20 @@ const std::vector<std::string>& completion_source::names(std::string_view kind) 
     if (const auto it = cache_.find(kind); it != cache_.end()) {
         return it->second;
     }
+    // Which method lists each kind of name.
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> listings{{
+        {"methods", "rpc.discover"},
+        {"components", "world.list_components"},
+        {"systems", "world.list_systems"},
+        {"spells", "world.list_spells"},
+        {"worlds", "world.list"},
+        {"prefabs", "world.list_prefabs"},
+    }};
     std::string method;
-    if (kind == "methods") {
-        method = "rpc.discover";
-    }
-    if (kind == "components") {
-        method = "world.list_components";
-    }
-    if (kind == "systems") {
-        method = "world.list_systems";
-    }
-    if (kind == "spells") {
-        method = "world.list_spells";
-    }
-    if (kind == "worlds") {
-        method = "world.list";
+    for (const auto& [name, lister] : listings) {
+        if (name == kind) {
+            method = lister;
+        }
     }
     std::vector<std::string> found;
     if (!method.empty()) {
@@ -167,6 +167,8 @@ std::vector<std::string> complete(const std::vector<std::string>& before, std::s
                     add_unique(all, o.name);
                 }
                 add_unique(all, "--help");
+            } else if (source != nullptr && v->name == "prefab spawn" && before.size() == 2) {
+                all = source->names("prefabs");  // the prefab's name, then component overrides
             } else if (source != nullptr && !v->completes.empty()) {
                 // `call` completes its method only; the others complete every word.
                 if (v->completes != "methods" || before.size() == 1) {

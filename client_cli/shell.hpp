@@ -14,7 +14,8 @@ class completion_source {
   public:
     explicit completion_source(session& s) : session_(s) {}
 
-    /// @brief Names of `kind` ("methods", "components", "systems", "spells", "worlds"); empty when the
+    /// @brief Names of `kind` ("methods", "components", "systems", "spells", "worlds", "prefabs"); empty when
+    /// the
     ///        server cannot say.
     const std::vector<std::string>& names(std::string_view kind);
 
