@@ -40,7 +40,8 @@ void gather(World& w, collision_state& st, double& max_r) {
         const double r = std::max(0.0, c.radius);
         Velocity* v = vel.contains(slot) ? &vel.get(slot) : nullptr;
         const RigidBody* rb = rbs.contains(slot) ? &rbs.get(slot) : nullptr;
-        const double inv = (v && rb && rb->mass > 0) ? 1.0 / rb->mass : 0.0;
+        // A mass too small to invert safely counts as immovable rather than as infinitely light.
+        const double inv = (v && rb && rb->mass > 1e-9) ? 1.0 / rb->mass : 0.0;
         st.unsorted.push_back({e, p.x, p.y, r, c.layer, c.mask, 0, 0, &pos.get(slot), v, inv,
                                rb ? rb->restitution : 1.0});
         max_r = std::max(max_r, r);
@@ -61,9 +62,15 @@ void collision_detection_system(World& w) {
     if (n > 0) {
         const double cell = max_r > 0 ? 2 * max_r : 1.0;
         std::int64_t min_x = INT64_MAX, min_y = INT64_MAX, max_x = INT64_MIN, max_y = INT64_MIN;
+        // Cells are clamped to +-2^40 so that far-away bodies (x = 1e300 is a valid Position)
+        // never overflow the conversion or the grid arithmetic; they just share edge cells.
+        constexpr double cell_limit = 1099511627776.0;
+        const auto cell_of = [&](double v) {
+            return static_cast<std::int64_t>(std::clamp(std::floor(v / cell), -cell_limit, cell_limit));
+        };
         for (auto& b : st.unsorted) {
-            b.cx = static_cast<std::int64_t>(std::floor(b.x / cell));
-            b.cy = static_cast<std::int64_t>(std::floor(b.y / cell));
+            b.cx = cell_of(b.x);
+            b.cy = cell_of(b.y);
             min_x = std::min(min_x, b.cx);
             max_x = std::max(max_x, b.cx);
             min_y = std::min(min_y, b.cy);

@@ -18,8 +18,8 @@ namespace {
 void check_settings(const WorldSettings& s) {
     if (!(s.tick_hz >= 1 && s.tick_hz <= 1000))
         throw ecs_error(reason::invalid_value, "tick_hz must be between 1 and 1000");
-    if (!std::isfinite(s.gravity_x) || !std::isfinite(s.gravity_y))
-        throw ecs_error(reason::invalid_value, "gravity must be finite");
+    if (!(std::fabs(s.gravity_x) <= 1e6) || !(std::fabs(s.gravity_y) <= 1e6))
+        throw ecs_error(reason::invalid_value, "gravity components must be between -1e6 and 1e6 m/s^2");
 }
 }  // namespace
 

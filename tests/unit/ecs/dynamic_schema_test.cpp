@@ -36,3 +36,10 @@ TEST(DynamicSchema, BadDefinitionIsRejected) {
     EXPECT_THROW((void)dynamic_schema::parse("X", {{"f", nullptr}}), ecs_error);
     EXPECT_THROW((void)dynamic_schema::parse("X", json::array()), ecs_error);
 }
+
+TEST(NumberFields, HugeValuesAreRefusedSoTheSimulationCannotOverflow) {
+    const auto s = dynamic_schema::parse("Body", {{"mass", 1.0}});
+    EXPECT_NO_THROW((void)s.make_value({{"mass", 1e15}}));
+    EXPECT_THROW((void)s.make_value({{"mass", 1e16}}), ecs_error);
+    EXPECT_THROW((void)s.make_value({{"mass", -1e300}}), ecs_error);
+}

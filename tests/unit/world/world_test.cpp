@@ -290,3 +290,13 @@ TEST(Systems, ListEnableDisableAndMembers) {
     EXPECT_EQ(reason_of([&] { w.run_system("nope"); }), "no_such_system");
     EXPECT_EQ(w.system_entities("movement", 10, 0)["total"], 1);
 }
+
+TEST(Collision, FarAwayBodiesDoNotBreakTheGrid) {
+    World w(paused_world());
+    const auto a = w.spawn({{"Position", {{"x", 1e15}, {"y", -1e15}}}, {"Collider", json::object()}});
+    const auto b = w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Collider", json::object()}});
+    const auto c = w.spawn({{"Position", {{"x", 0.5}, {"y", 0}}}, {"Collider", json::object()}});
+    w.step(2);
+    EXPECT_FALSE(w.registry().has<Contacts>(a));
+    EXPECT_EQ(w.registry().get<Contacts>(b).entities, (std::vector<ecsd::ecs::entity_ref>{{c}}));
+}
