@@ -24,7 +24,10 @@ enum type_bit : std::uint8_t {
 
 struct schema_node {
     std::uint8_t types = 0;  // 0: any type
-    std::vector<std::pair<std::string, schema_node>> properties;
+    // Two parallel vectors, not pair<string, schema_node>: a pair needs the complete type here,
+    // which clang (with libstdc++) refuses inside the class.
+    std::vector<std::string> property_names;
+    std::vector<schema_node> property_nodes;
     std::vector<std::string> required;
     bool additional_allowed = true;
     std::unique_ptr<schema_node> additional;  // schema for properties not listed
@@ -95,7 +98,10 @@ schema_node compile(const json& s) {
                 n.types = type_bit_of(v);
             }
         } else if (key == "properties") {
-            for (const auto& [name, sub] : v.items()) n.properties.emplace_back(name, compile(sub));
+            for (const auto& [name, sub] : v.items()) {
+                n.property_names.push_back(name);
+                n.property_nodes.push_back(compile(sub));
+            }
         } else if (key == "required") {
             for (const auto& r : v) n.required.push_back(r.get<std::string>());
         } else if (key == "additionalProperties") {
@@ -226,9 +232,9 @@ std::optional<std::string> check(const schema_node& n, const json& v, const path
         }
         for (auto it = v.begin(); it != v.end(); ++it) {
             const schema_node* sub = nullptr;
-            for (const auto& [name, node] : n.properties) {
-                if (name == it.key()) {
-                    sub = &node;
+            for (std::size_t p = 0; p < n.property_names.size(); ++p) {
+                if (n.property_names[p] == it.key()) {
+                    sub = &n.property_nodes[p];
                     break;
                 }
             }
