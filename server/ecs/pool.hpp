@@ -97,43 +97,25 @@ private:
     std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> stamps_;
 };
 
-/// @brief Storage of a C++ struct component in a packed array.
-template <typename T>
-class typed_pool final : public pool {
+/// @brief A pool with a packed array of values moved in step with the slots.
+template <typename V, typename Alloc>
+class packed_pool : public pool {
 public:
-    typed_pool(component_id id) : pool(id, component_traits<T>::name, storage_kind::typed) {}
+    using pool::pool;
 
-    [[nodiscard]] T* data() noexcept { return data_.data(); }
-    [[nodiscard]] T& get(std::uint32_t slot) noexcept { return data_[index(slot)]; }
-    [[nodiscard]] const T& get(std::uint32_t slot) const noexcept { return data_[index(slot)]; }
-    [[nodiscard]] T& at(std::uint32_t pos) noexcept { return data_[pos]; }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept override {
+        return pool::memory_bytes() + data_.capacity() * sizeof(V);
+    }
 
-    T& emplace(std::uint32_t slot, T value) {
+protected:
+    /// @brief Appends the slot and its value, stamped as written now.
+    V& push(std::uint32_t slot, V value) {
         push_slot(slot);
         push_stamp();
         return data_.emplace_back(std::move(value));
     }
 
-    void validate(const json& value) const override { (void)typed_from_json<T>(value); }
-    void emplace_json(std::uint32_t slot, const json& value) override { emplace(slot, typed_from_json<T>(value)); }
-    void assign_json(std::uint32_t slot, const json& value) override {
-        const auto pos = index(slot);
-        data_[pos] = typed_from_json<T>(value);
-        mark_written(pos);
-    }
-    void set_field_json(std::uint32_t slot, std::string_view f, const json& value) override {
-        const auto pos = index(slot);
-        T copy = data_[pos];  // write only when the whole field validated
-        typed_set_field(copy, f, value);
-        data_[pos] = std::move(copy);
-        mark_written(pos);
-    }
-    [[nodiscard]] json value_json(std::uint32_t slot) const override { return typed_to_json(get(slot)); }
-    void hash_value(std::uint32_t slot, state_hasher& h) const override { typed_hash(h, get(slot)); }
-    [[nodiscard]] json schema_fields() const override { return typed_schema_fields<T>(); }
-    [[nodiscard]] std::size_t memory_bytes() const noexcept override {
-        return pool::memory_bytes() + data_.capacity() * sizeof(T);
-    }
+    std::vector<V, Alloc> data_;
 
 private:
     void on_swap_and_pop(std::uint32_t pos) override {
@@ -153,8 +135,43 @@ private:
         data_.clear();
         pool::on_clear();
     }
+};
 
-    std::vector<T, huge_page_allocator<T>> data_;
+/// @brief Storage of a C++ struct component in a packed array.
+template <typename T>
+class typed_pool final : public packed_pool<T, huge_page_allocator<T>> {
+    using base = packed_pool<T, huge_page_allocator<T>>;
+    using base::data_;
+
+public:
+    typed_pool(component_id id) : base(id, component_traits<T>::name, storage_kind::typed) {}
+    using pool::index;
+    using pool::mark_written;
+
+    [[nodiscard]] T* data() noexcept { return data_.data(); }
+    [[nodiscard]] T& get(std::uint32_t slot) noexcept { return data_[index(slot)]; }
+    [[nodiscard]] const T& get(std::uint32_t slot) const noexcept { return data_[index(slot)]; }
+    [[nodiscard]] T& at(std::uint32_t pos) noexcept { return data_[pos]; }
+
+    T& emplace(std::uint32_t slot, T value) { return this->push(slot, std::move(value)); }
+
+    void validate(const json& value) const override { (void)typed_from_json<T>(value); }
+    void emplace_json(std::uint32_t slot, const json& value) override { emplace(slot, typed_from_json<T>(value)); }
+    void assign_json(std::uint32_t slot, const json& value) override {
+        const auto pos = index(slot);
+        data_[pos] = typed_from_json<T>(value);
+        mark_written(pos);
+    }
+    void set_field_json(std::uint32_t slot, std::string_view f, const json& value) override {
+        const auto pos = index(slot);
+        T copy = data_[pos];  // write only when the whole field validated
+        typed_set_field(copy, f, value);
+        data_[pos] = std::move(copy);
+        mark_written(pos);
+    }
+    [[nodiscard]] json value_json(std::uint32_t slot) const override { return typed_to_json(get(slot)); }
+    void hash_value(std::uint32_t slot, state_hasher& h) const override { typed_hash(h, get(slot)); }
+    [[nodiscard]] json schema_fields() const override { return typed_schema_fields<T>(); }
 };
 
 /// @brief A component without data: only the sparse set, no per-entity bytes.
@@ -182,20 +199,15 @@ public:
 };
 
 /// @brief Storage of a run-time component: validated JSON objects.
-class dynamic_pool final : public pool {
+class dynamic_pool final : public packed_pool<json, std::allocator<json>> {
 public:
     dynamic_pool(component_id id, dynamic_schema schema)
-        : pool(id, schema.name(), storage_kind::dynamic), schema_(std::move(schema)) {}
+        : packed_pool(id, schema.name(), storage_kind::dynamic), schema_(std::move(schema)) {}
 
     [[nodiscard]] const dynamic_schema& schema() const noexcept { return schema_; }
 
     void validate(const json& value) const override { (void)schema_.make_value(value); }
-    void emplace_json(std::uint32_t slot, const json& value) override {
-        json v = schema_.make_value(value);
-        push_slot(slot);
-        push_stamp();
-        data_.push_back(std::move(v));
-    }
+    void emplace_json(std::uint32_t slot, const json& value) override { push(slot, schema_.make_value(value)); }
     void assign_json(std::uint32_t slot, const json& value) override {
         const auto pos = index(slot);
         data_[pos] = schema_.make_value(value);
@@ -209,27 +221,9 @@ public:
     [[nodiscard]] json value_json(std::uint32_t slot) const override { return data_[index(slot)]; }
     void hash_value(std::uint32_t slot, state_hasher& h) const override { schema_.hash(h, data_[index(slot)]); }
     [[nodiscard]] json schema_fields() const override { return schema_.to_json(); }
-    [[nodiscard]] std::size_t memory_bytes() const noexcept override {
-        return pool::memory_bytes() + data_.capacity() * sizeof(json);
-    }
 
 private:
-    void on_swap_and_pop(std::uint32_t pos) override {
-        if (pos + 1 != data_.size()) data_[pos] = std::move(data_.back());
-        data_.pop_back();
-        pool::on_swap_and_pop(pos);
-    }
-    void on_swap(std::uint32_t a, std::uint32_t b) override {
-        std::swap(data_[a], data_[b]);
-        pool::on_swap(a, b);
-    }
-    void on_clear() override {
-        data_.clear();
-        pool::on_clear();
-    }
-
     dynamic_schema schema_;
-    std::vector<json> data_;
 };
 
 }  // namespace ecsd::ecs
