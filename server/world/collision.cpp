@@ -138,7 +138,6 @@ void collision_detection_system(World& w) {
         st.adjacency[st.fill[j]++] = st.bodies[i].id;
     }
     auto& contacts = reg.storage<Contacts>();
-    bool added = false;
     for (std::uint32_t i = 0; i < n; ++i) {
         const auto begin = st.offsets[i], end = st.offsets[i + 1];
         const entity_id e = st.bodies[i].id;
@@ -148,7 +147,6 @@ void collision_detection_system(World& w) {
             if (begin == end) continue;
             reg.emplace<Contacts>(e);
             c = &contacts.get(slot);
-            added = true;
         } else if (c->entities.empty() && begin == end) {
             continue;  // nothing touched it and nothing does: not a write
         }
@@ -156,7 +154,7 @@ void collision_detection_system(World& w) {
         for (auto k = begin; k < end; ++k) c->entities[k - begin].id = st.adjacency[k];
         reg.touch<Contacts>(e);
     }
-    (void)added;  // adding Contacts does not move Position or Velocity, so body pointers stay valid
+    // Recorded after the Contacts writes: response trusts the body pointers only at this version.
     st.version = reg.structure_version();
 }
 
