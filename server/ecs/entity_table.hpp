@@ -153,6 +153,9 @@ public:
         overflow_.reserve(n * overflow_words_);
     }
 
+    /// @brief Room in the free queue for n more slots (a bulk destroy).
+    void reserve_free(std::size_t n) { reserve_more(free_, n); }
+
     [[nodiscard]] std::size_t alive_count() const noexcept { return alive_; }
     [[nodiscard]] std::size_t slot_count() const noexcept { return words_.size(); }
     [[nodiscard]] std::size_t retired_count() const noexcept { return retired_; }

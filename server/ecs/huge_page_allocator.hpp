@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <new>
 
@@ -30,6 +31,14 @@ inline void free_block(void* p, std::size_t bytes) noexcept {
     ::munmap(p, (bytes + huge_page - 1) & ~(huge_page - 1));
 }
 }  // namespace internal
+
+/// @brief Makes room for `more` elements, growing at least geometrically so that repeated small
+/// batches stay amortized O(1) while one big batch grows the vector once.
+template <typename Vector>
+void reserve_more(Vector& v, std::size_t more) {
+    if (v.capacity() - v.size() >= more) return;
+    v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+}
 
 /// @brief std::allocator replacement that backs large arrays with huge pages.
 template <typename T>

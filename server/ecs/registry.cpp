@@ -80,30 +80,44 @@ void registry::destroy(entity_id e) {
     destroy_now(e);
 }
 
+void registry::destroy(std::span<const entity_id> ids) {
+    for (auto e : ids) check(e);  // all or nothing: a dead id changes nothing
+    if (iterating_ > 0) {
+        for (auto e : ids) destroy(e);
+        return;
+    }
+    // Grow the change records once, not by doubling (each doubling copies and faults fresh pages).
+    reserve_more(died_[1], ids.size());
+    for (auto& p : pools_)
+        if (!p->empty()) reserve_more(p->removed[1], std::min(ids.size(), p->size()));
+    entities_.reserve_free(ids.size());
+    for (auto e : ids)
+        if (alive(e)) destroy_now(e);  // an id given twice dies once
+}
+
 void registry::destroy_now(entity_id e) {
     ++structure_version_;
     const auto slot = index_of(e);
-    // Leave owning groups first. When every owned pool holds only group members, the
-    // swap-and-pop below keeps the pools aligned by itself, so no group swap is needed.
-    entities_.for_each_component(slot, [&](component_id c) {
-        const int g = pools_[c]->owner_group;
-        if (g < 0) return;
-        auto& grp = groups_[static_cast<std::size_t>(g)];
-        if (c != grp.owned[0] || pools_[c]->index(slot) >= grp.size) return;  // once per group
+    // Leave owning groups first: a member has every owned component. When every owned pool
+    // holds only group members, the swap-and-pop below keeps them aligned with no group swap.
+    for (auto& grp : groups_) {
+        bool member = true;
+        for (auto o : grp.owned) member = member && entities_.has(slot, o);
+        if (!member) continue;
         bool tail_only = true;
         for (auto o : grp.owned) tail_only = tail_only && pools_[o]->size() == grp.size;
         --grp.size;
         if (!tail_only)
             for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
-    });
+    }
     entities_.for_each_component(slot, [&](component_id c) {
-        pools_[c]->erase(slot);
-        pools_[c]->removed[1].push_back(e);
-        entities_.clear_bit(slot, c);
+        pool& p = *pools_[c];
+        p.erase(slot);
+        p.removed[1].push_back(e);
     });
     for (auto& w : watches_)  // an entity matching a query with no `all` can have no components
         if (w->members.contains(slot)) w->members.erase(slot);
-    entities_.destroy(slot);
+    entities_.destroy(slot);  // clears the whole signature with the slot
     died_[1].push_back(e);
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -87,6 +88,9 @@ public:
     [[nodiscard]] entity_id create() { return entities_.create(); }
     /// @brief Destroys an entity and its components; deferred while a walk is in progress.
     void destroy(entity_id e);
+    /// @brief Destroys many entities (all must be live; an id given twice dies once). Faster than
+    /// one call each: the change records grow once. Throws before changing anything.
+    void destroy(std::span<const entity_id> ids);
     [[nodiscard]] bool alive(entity_id e) const noexcept { return entities_.alive(e); }
     /// @brief Throws no_such_entity (saying whether the id is stale or never existed) unless alive.
     void check(entity_id e) const;

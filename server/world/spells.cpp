@@ -19,7 +19,7 @@ void kill_all_monsters(World& w, entity_id, const MagicInput&) {
     auto& reg = w.registry();
     std::vector<entity_id> doomed;
     reg.each<const Health, const AI>([&](entity_id e, const Health&, const AI&) { doomed.push_back(e); });
-    for (auto e : doomed) reg.destroy(e);
+    reg.destroy(doomed);
 }
 
 /// @brief Seed 002's ice spell: the target loses its Velocity and is tagged Frozen.

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,8 @@ public:
     entity_id spawn(const json& components);
     std::vector<entity_id> spawn_many(const json& list);
     void despawn(entity_id e);
+    /// @brief Destroys every listed entity, or none when one is not live; returns how many died.
+    std::size_t despawn_many(std::span<const entity_id> ids);
     [[nodiscard]] json get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const;
     void insert_components(entity_id e, const json& components);
     void mutate_component(entity_id e, const std::string& component, const std::string& path, const json& value);

@@ -96,6 +96,12 @@ std::vector<entity_id> World::spawn_many(const json& list) {
 
 void World::despawn(entity_id e) { reg_.destroy(e); }
 
+std::size_t World::despawn_many(std::span<const entity_id> ids) {
+    const std::size_t before = reg_.size();
+    reg_.destroy(ids);
+    return before - reg_.size();
+}
+
 json World::get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const {
     reg_.check(e);
     json out = json::object();

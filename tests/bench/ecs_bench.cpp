@@ -3,7 +3,7 @@
 //   build/release/bin/ecs_bench --benchmark_repetitions=7 --benchmark_report_aggregates_only=true
 // Cases: create, update (owning group, the systems' path), update_view (smallest
 // pool + lookups), update_members (a watched member set + lookups), add_remove,
-// destroy; the *_tracked variants keep per-value write stamps for changed().
+// destroy (one batch call) and destroy_each; the *_tracked variants keep per-value write stamps for changed().
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -128,7 +128,8 @@ void BM_add_remove(benchmark::State& state) {
     }
 }
 
-void BM_destroy(benchmark::State& state) {
+// Destroys all 1M: in one batch call (the spells' and world.despawn_entities' path) or one call each.
+void destroy_all(benchmark::State& state, bool batch) {
     for (auto _ : state) {
         state.PauseTiming();
         auto reg = make_world(layout::group, false);
@@ -137,7 +138,11 @@ void BM_destroy(benchmark::State& state) {
         ids.reserve(entity_count);
         reg->each<Position>([&](entity_id e, Position&) { ids.push_back(e); });
         state.ResumeTiming();
-        for (auto e : ids) reg->destroy(e);
+        if (batch) {
+            reg->destroy(ids);
+        } else {
+            for (auto e : ids) reg->destroy(e);
+        }
         reg->end_tick();
         state.PauseTiming();
         if (reg->size() != 0) state.SkipWithError("entities left after destroy");
@@ -145,6 +150,8 @@ void BM_destroy(benchmark::State& state) {
         state.ResumeTiming();
     }
 }
+void BM_destroy(benchmark::State& state) { destroy_all(state, true); }
+void BM_destroy_each(benchmark::State& state) { destroy_all(state, false); }
 }  // namespace
 
 BENCHMARK(BM_create)->Name("create")->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -155,5 +162,6 @@ BENCHMARK(BM_update_tracked)->Name("update_tracked")->Unit(benchmark::kMilliseco
 BENCHMARK(BM_update_view)->Name("update_view")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_update_members)->Name("update_members")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_add_remove)->Name("add_remove")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_destroy_each)->Name("destroy_each")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_destroy)->Name("destroy")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

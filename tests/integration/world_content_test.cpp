@@ -43,6 +43,22 @@ TEST_F(WorldContent, SpawnGetInsertMutateRemoveDespawn) {
     EXPECT_EQ(reason_of(c_.call("world.get_components", {{"entity", e}})), "no_such_entity");
 }
 
+TEST_F(WorldContent, DespawnEntitiesIsAllOrNothing) {
+    const auto ids = c_.result("world.spawn_entities", {{"entities", json::array({json::object(), json::object(), json::object()})}})["entities"];
+    const auto a = ids[0].get<std::uint64_t>();
+    const auto b = ids[1].get<std::uint64_t>();
+    const auto c = ids[2].get<std::uint64_t>();
+    run("world.despawn_entity", {{"entity", c}});
+    const auto refused = c_.call("world.despawn_entities", {{"entities", {a, c}}});  // c is stale
+    EXPECT_EQ(reason_of(refused), "no_such_entity");
+    EXPECT_NE(refused["error"]["message"].get<std::string>().find(std::to_string(c)), std::string::npos);
+    EXPECT_EQ(c_.result("world.info")["entities"], 2);  // a survived the refused batch
+    EXPECT_EQ(reason_of(c_.call("world.despawn_entities", {{"entities", {a, 1.5}}})), "invalid_params");
+    EXPECT_EQ(c_.result("world.despawn_entities", {{"entities", {a, b, a}}})["despawned"], 2);
+    EXPECT_EQ(c_.result("world.info")["entities"], 0);
+    EXPECT_EQ(c_.result("world.despawn_entities", {{"entities", json::array()}})["despawned"], 0);
+}
+
 TEST_F(WorldContent, BadInputIsRefusedAndChangesNothing) {
     const auto e = spawn({{"Position", json::object()}});
     const auto before = c_.result("world.hash")["hash"];

@@ -1,4 +1,4 @@
-// world.spawn_entity, world.spawn_entities, world.despawn_entity.
+// world.spawn_entity, world.spawn_entities, world.despawn_entity, world.despawn_entities.
 #include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
@@ -23,6 +23,11 @@ json despawn_entity(method_context& ctx) {
     return {{"entity", e}, {"despawned", true}};
 }
 
+json despawn_entities(method_context& ctx) {
+    const auto ids = ctx.params.at("entities").get<std::vector<ecs::entity_id>>();
+    return {{"despawned", ctx.world().despawn_many(ids)}};
+}
+
 }  // namespace
 
 void register_entity_methods(method_table& table) {
@@ -39,6 +44,13 @@ void register_entity_methods(method_table& table) {
                object_schema({{"entity", schemas::entity()}}, {"entity"}),
                object_schema({{"entity", schemas::entity()}, {"despawned", {{"type", "boolean"}}}}, {"entity"}), flags,
                despawn_entity});
+    table.add({"world.despawn_entities",
+               "Destroys many entities at once; all must be live, else none is destroyed. An id given twice "
+               "dies once.",
+               object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}, {"maxItems", 100000}}}},
+                             {"entities"}),
+               object_schema({{"despawned", {{"type", "integer"}, {"minimum", 0}}}}, {"despawned"}), flags,
+               despawn_entities});
 }
 
 }  // namespace ecsd::net

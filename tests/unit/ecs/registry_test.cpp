@@ -217,3 +217,55 @@ TEST_F(RegistryTest, DestroyingFromAFullyOwnedGroupKeepsItAligned) {
     EXPECT_EQ(seen, 26u);
     EXPECT_EQ(reg.group_size_of(reg.id_of<Position>()), 26);
 }
+
+TEST_F(RegistryTest, BatchDestroyRecordsEveryDeathAndKeepsGroupsAligned) {
+    reg.own_group<Position, Velocity>();
+    std::vector<entity_id> ids;
+    for (int i = 0; i < 30; ++i) {
+        ids.push_back(reg.create());
+        reg.emplace<Position>(ids.back(), {static_cast<float>(i), 0});
+        if (i % 4) reg.emplace<Velocity>(ids.back(), {static_cast<float>(i), 0});
+    }
+    std::vector<entity_id> doomed;
+    for (int i = 0; i < 30; i += 2) doomed.push_back(ids[static_cast<std::size_t>(i)]);
+    doomed.push_back(doomed.front());  // named twice: dies once
+    reg.destroy(doomed);
+    EXPECT_EQ(reg.size(), 15u);
+    EXPECT_EQ(reg.died().size(), 15u);
+    EXPECT_EQ(reg.storage<Position>().removed[1].size(), 15u);
+    EXPECT_EQ(reg.storage<Velocity>().removed[1].size(), 7u);  // doomed i with i % 4 == 0 had none
+    std::size_t seen = 0;
+    reg.each<Position, Velocity>([&](entity_id, Position& p, Velocity& v) {
+        EXPECT_FLOAT_EQ(p.x, v.x);
+        ++seen;
+    });
+    EXPECT_EQ(static_cast<long>(seen), reg.group_size_of(reg.id_of<Position>()));
+    EXPECT_EQ(seen, 15u);  // every odd i has Velocity (i % 4 != 0)
+}
+
+TEST_F(RegistryTest, BatchDestroyWithADeadIdChangesNothing) {
+    const auto a = reg.create();
+    const auto b = reg.create();
+    reg.emplace<Position>(a);
+    reg.destroy(b);
+    const std::vector<entity_id> both{a, b};
+    EXPECT_THROW(reg.destroy(both), ecs_error);
+    EXPECT_TRUE(reg.alive(a));
+    EXPECT_TRUE(reg.has<Position>(a));
+}
+
+TEST_F(RegistryTest, BatchDestroyDuringWalkIsDeferred) {
+    std::vector<entity_id> ids;
+    for (int i = 0; i < 5; ++i) {
+        ids.push_back(reg.create());
+        reg.emplace<Position>(ids.back());
+    }
+    int visited = 0;
+    reg.each<Position>([&](entity_id, Position&) {
+        if (visited++ == 0) reg.destroy(ids);
+    });
+    EXPECT_EQ(visited, 5);
+    EXPECT_EQ(reg.size(), 5u);
+    reg.flush();
+    EXPECT_EQ(reg.size(), 0u);
+}
