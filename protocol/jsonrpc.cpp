@@ -126,6 +126,17 @@ std::string make_response(const json& id, const json& result_or_error, bool is_e
 
 std::string make_result(const json& id, const json& result) { return make_response(id, result, false); }
 
+std::string make_result_text(const json& id, std::string_view result_text) {
+    std::string out;
+    out.reserve(32 + result_text.size());
+    out += R"({"jsonrpc":"2.0","id":)";
+    append_json(out, id);
+    out += R"(,"result":)";
+    out += result_text;
+    out += '}';
+    return out;
+}
+
 std::string make_error(const json& id, reason why, std::string_view detail, const json& data) {
     return make_response(id, error_object(why, detail, data), true);
 }

@@ -8,11 +8,15 @@
 //       static constexpr auto fields = std::make_tuple(field("x", &Position::x), field("y", &Position::y));
 //   };
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
+#include "ecs/json_text.hpp"
 #include "ecs/value_codec.hpp"
 
 namespace ecsd::ecs {
@@ -54,6 +58,42 @@ json typed_to_json(const T& value) {
         out[d.name] = value_codec<M>::write(value.*(d.member));
     });
     return out;
+}
+
+namespace internal {
+template <typename T>
+using field_writer = void (*)(json_text&, const T&);
+
+/// @brief One writer per field ("name":value), in the order json::dump() uses: sorted by name.
+template <typename T, std::size_t... I>
+auto sorted_field_writers(std::index_sequence<I...>) {
+    constexpr auto& fields = component_traits<T>::fields;
+    std::array<std::pair<std::string_view, field_writer<T>>, sizeof...(I)> rows{
+        std::pair<std::string_view, field_writer<T>>{std::get<I>(fields).name, [](json_text& w, const T& v) {
+            const auto& d = std::get<I>(component_traits<T>::fields);
+            using M = typename std::decay_t<decltype(d)>::value_type;
+            w.key(d.name);
+            w.value(value_codec<M>::write(v.*(d.member)));
+        }}...};
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return rows;
+}
+}  // namespace internal
+
+/// @brief Writes the JSON object form of a typed component as text (same text as
+/// typed_to_json(value).dump(), without building the tree).
+template <typename T>
+void typed_write_text(json_text& w, const T& value) {
+    static const auto writers = internal::sorted_field_writers<T>(
+        std::make_index_sequence<std::tuple_size_v<std::decay_t<decltype(component_traits<T>::fields)>>>{});
+    w.raw("{");
+    bool first = true;
+    for (const auto& [name, write] : writers) {
+        if (!first) w.raw(",");
+        first = false;
+        write(w, value);
+    }
+    w.raw("}");
 }
 
 /// @brief Parses a JSON object onto `base` (fields not named keep base's value).

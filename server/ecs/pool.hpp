@@ -38,6 +38,8 @@ public:
     /// @brief Writes one field of a slot already present.
     virtual void set_field_json(std::uint32_t slot, std::string_view field, const json& value) = 0;
     [[nodiscard]] virtual json value_json(std::uint32_t slot) const = 0;
+    /// @brief Writes the value as JSON text: the same text as value_json(slot).dump().
+    virtual void write_value(std::uint32_t slot, json_text& w) const = 0;
     virtual void hash_value(std::uint32_t slot, state_hasher& h) const = 0;
     /// @brief The field list with types and defaults.
     [[nodiscard]] virtual json schema_fields() const = 0;
@@ -170,6 +172,7 @@ public:
         mark_written(pos);
     }
     [[nodiscard]] json value_json(std::uint32_t slot) const override { return typed_to_json(get(slot)); }
+    void write_value(std::uint32_t slot, json_text& w) const override { typed_write_text(w, get(slot)); }
     void hash_value(std::uint32_t slot, state_hasher& h) const override { typed_hash(h, get(slot)); }
     [[nodiscard]] json schema_fields() const override { return typed_schema_fields<T>(); }
 };
@@ -194,6 +197,7 @@ public:
         throw ecs_error(reason::invalid_value, name() + " is a tag and has no field '" + std::string(f) + "'");
     }
     [[nodiscard]] json value_json(std::uint32_t) const override { return json::object(); }
+    void write_value(std::uint32_t, json_text& w) const override { w.raw("{}"); }
     void hash_value(std::uint32_t, state_hasher&) const override {}
     [[nodiscard]] json schema_fields() const override { return json::array(); }
 };
@@ -219,6 +223,7 @@ public:
         mark_written(pos);
     }
     [[nodiscard]] json value_json(std::uint32_t slot) const override { return data_[index(slot)]; }
+    void write_value(std::uint32_t slot, json_text& w) const override { w.value(data_[index(slot)]); }
     void hash_value(std::uint32_t slot, state_hasher& h) const override { schema_.hash(h, data_[index(slot)]); }
     [[nodiscard]] json schema_fields() const override { return schema_.to_json(); }
 

@@ -17,7 +17,7 @@ using nlohmann::json;
 using protocol::reason;
 
 job_result error_result(reason why, std::string_view detail, const json& data = nullptr) {
-    return {protocol::error_object(why, detail, data), true};
+    return {protocol::error_object(why, detail, data), true, {}};
 }
 
 std::string error_text(const json& id, reason why, std::string_view detail, const json& data = nullptr) {
@@ -37,11 +37,12 @@ job_result dispatcher::invoke(const method_entry& method, method_context& ctx, s
     job_result r;
     try {
         r.value = method.handler(ctx);
+        r.text = std::move(ctx.raw_result);
         return r;
     } catch (const protocol::rpc_error& e) {
         r = error_result(e.why(), e.what(), e.data());
     } catch (const ecs::ecs_error& e) {
-        r = {protocol::error_object(e.reason(), e.what()), true};
+        r = {protocol::error_object(e.reason(), e.what()), true, {}};
         if (!protocol::reason_from_name(e.reason())) {
             spdlog::warn("conn {}: {} threw reason '{}' which is not in the reason table", connection, method.name,
                          e.reason());
@@ -92,13 +93,14 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         return p;
     }
 
-    method_context ctx{req.params, services_, nullptr, &caller};
+    method_context ctx{req.params, services_, nullptr, &caller, {}};
     const auto r = invoke(*method, ctx, caller.id);
+    if (!r.text.empty()) return answer(protocol::make_result_text(req.id, r.text));
     return answer(protocol::make_response(req.id, r.value, r.is_error));
 }
 
 job_result dispatcher::run(world_job& job) {
-    method_context ctx{job.params, services_, job.world.get(), nullptr};
+    method_context ctx{job.params, services_, job.world.get(), nullptr, {}};
     world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
     const std::uint64_t tick = log ? job.world->world().tick() : 0;
     auto result = invoke(*job.method, ctx, job.connection);
@@ -116,6 +118,7 @@ job_result dispatcher::run(world_job& job) {
 
 std::optional<std::string> dispatcher::finish(const world_job& job, const job_result& result) {
     if (job.notification) return std::nullopt;
+    if (!result.text.empty()) return protocol::make_result_text(job.id, result.text);
     return protocol::make_response(job.id, result.value, result.is_error);
 }
 

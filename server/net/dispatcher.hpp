@@ -34,6 +34,7 @@ struct world_job {
 struct job_result {
     nlohmann::json value;
     bool is_error = false;
+    std::string text;  ///< the result as JSON text when the handler wrote it so (then value is unused)
 };
 
 /// @brief The outcome of prepare(): a finished response, a job to run, or nothing (notification).

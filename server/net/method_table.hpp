@@ -87,6 +87,9 @@ struct method_context {
     server_services& services;               ///< server-wide state (thread-safe parts only)
     hosted_world* hosted = nullptr;          ///< world_bound methods: the resolved world
     session* caller = nullptr;               ///< other methods: the calling connection
+    /// @brief A hot handler may write its result here as JSON text (ecs::json_text) instead of
+    /// returning it; when this is not empty the returned json is ignored.
+    std::string raw_result = {};
 
     /// @brief The world of a world_bound method; call only from its handler.
     [[nodiscard]] world::World& world() const;

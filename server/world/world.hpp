@@ -128,6 +128,8 @@ public:
     /// @brief Destroys every listed entity, or none when one is not live; returns how many died.
     std::size_t despawn_many(std::span<const entity_id> ids);
     [[nodiscard]] json get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const;
+    /// @brief The same object as get_components, written as JSON text (the hot read path).
+    void write_components(entity_id e, const std::optional<std::vector<std::string>>& names, ecs::json_text& w) const;
     void insert_components(entity_id e, const json& components);
     void mutate_component(entity_id e, const std::string& component, const std::string& path, const json& value);
     void remove_components(entity_id e, const std::vector<std::string>& names);

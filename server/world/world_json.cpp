@@ -113,6 +113,34 @@ json World::get_components(entity_id e, const std::optional<std::vector<std::str
     return out;
 }
 
+void World::write_components(entity_id e, const std::optional<std::vector<std::string>>& names,
+                             ecs::json_text& w) const {
+    reg_.check(e);
+    // Resolve and check everything before writing: an error leaves nothing half-written.
+    std::vector<std::pair<std::string_view, ecs::component_id>> rows;
+    if (names) {
+        for (const auto& n : *names) {
+            const auto c = reg_.component_by_name(n);
+            if (!reg_.has(e, c))
+                throw ecs_error(reason::no_such_component, "entity " + std::to_string(e) + " has no " + n);
+            rows.emplace_back(reg_.storage(c).name(), c);
+        }
+    } else {
+        reg_.entities().for_each_component(ecs::index_of(e), [&](ecs::component_id c) {
+            rows.emplace_back(reg_.storage(c).name(), c);
+        });
+    }
+    std::sort(rows.begin(), rows.end());  // json::dump() order: keys sorted
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    w.raw("{");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (i) w.raw(",");
+        w.key(rows[i].first);
+        reg_.storage(rows[i].second).write_value(ecs::index_of(e), w);
+    }
+    w.raw("}");
+}
+
 void World::insert_components(entity_id e, const json& components) {
     reg_.check(e);
     const auto resolved = resolve_components(components);

@@ -11,8 +11,18 @@ namespace {
 using nlohmann::json;
 
 json get_components(method_context& ctx) {
+    // The hottest read: written as text, keys in json::dump() order ("components" < "entity").
     const auto e = schemas::entity_param(ctx.params);
-    return {{"entity", e}, {"components", ctx.world().get_components(e, schemas::optional_names(ctx.params, "components"))}};
+    const auto names = schemas::optional_names(ctx.params, "components");
+    std::string text;
+    ecs::json_text w(text);
+    w.raw(R"({"components":)");
+    ctx.world().write_components(e, names, w);
+    w.raw(R"(,"entity":)");
+    w.value(e);
+    w.raw("}");
+    ctx.raw_result = std::move(text);
+    return nullptr;
 }
 
 json insert_components(method_context& ctx) {

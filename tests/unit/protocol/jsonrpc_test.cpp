@@ -112,6 +112,11 @@ TEST(Responses, ResultLine) {
     EXPECT_EQ(json::parse(line)["result"], "pong");
 }
 
+TEST(Responses, ResultTextIsTheSameLineAsAResultTree) {
+    const json result{{"entity", 7}, {"components", {{"Position", {{"x", 0.5}}}}}};
+    EXPECT_EQ(p::make_result_text("a", result.dump()), p::make_result("a", result));
+}
+
 TEST(Responses, ErrorLineCarriesReasonAndData) {
     auto parsed = json::parse(p::make_error("x", p::reason::no_such_world, "no world 'w'", {{"world", "w"}}));
     EXPECT_EQ(parsed["jsonrpc"], "2.0");

@@ -300,3 +300,44 @@ TEST(Collision, FarAwayBodiesDoNotBreakTheGrid) {
     EXPECT_FALSE(w.registry().has<Contacts>(a));
     EXPECT_EQ(w.registry().get<Contacts>(b).entities, (std::vector<ecsd::ecs::entity_ref>{{c}}));
 }
+
+// world.get_components writes its answer as text; it must read exactly like the json tree dumped.
+TEST(ComponentText, WrittenTextEqualsTheDumpedTreeForEveryKind) {
+    World w(paused_world());
+    w.register_component("Loot", json{{"gold", 3}, {"scores", json::array({1.5, 2})}, {"cursed", false}, {"title", "x"}});
+    const auto other = w.spawn(json::object());
+    const auto e = w.spawn({{"Position", {{"x", 0.1}, {"y", -2.5e-7}}},
+                            {"Velocity", {{"x", 1e15}}},
+                            {"RigidBody", {{"mass", 3}}},
+                            {"Collider", {{"layer", 4294967295u}}},
+                            {"Appearance", {{"name", "oak \"tall\"\n\u00e9"}}},
+                            {"Health", json::object()},
+                            {"AI", json::object()},
+                            {"Player", json::object()},
+                            {"Frozen", json::object()},
+                            {"Ghost", {{"passes", {"wall", "monster"}}}},
+                            {"MagicInput", {{"spell", "heal"}, {"target", other}}},
+                            {"Lifetime", {{"remaining", 2}}},
+                            {"Loot", {{"gold", 7}, {"title", "tab\there"}}}});
+    const auto text_of = [&](const std::optional<std::vector<std::string>>& names) {
+        std::string out;
+        ecsd::ecs::json_text t(out);
+        w.write_components(e, names, t);
+        return out;
+    };
+    EXPECT_EQ(text_of(std::nullopt), w.get_components(e, std::nullopt).dump());
+    const std::vector<std::string> some{"RigidBody", "Loot", "Player", "RigidBody"};
+    EXPECT_EQ(text_of(some), w.get_components(e, some).dump());
+    EXPECT_EQ(json::parse(text_of(some)).size(), 3u);  // a name asked twice appears once
+}
+
+TEST(ComponentText, AMissingComponentIsAnErrorAndWritesNothing) {
+    World w(paused_world());
+    const auto e = w.spawn({{"Position", json::object()}});
+    std::string out;
+    ecsd::ecs::json_text t(out);
+    EXPECT_EQ(reason_of([&] { w.write_components(e, std::vector<std::string>{"Position", "Health"}, t); }),
+              "no_such_component");
+    EXPECT_EQ(reason_of([&] { w.write_components(e, std::vector<std::string>{"Nope"}, t); }), "no_such_component");
+    EXPECT_TRUE(out.empty());
+}

@@ -55,6 +55,8 @@ struct parse_limits {
 
 /// @brief The text of a success response, without the trailing newline.
 [[nodiscard]] std::string make_result(const nlohmann::json& id, const nlohmann::json& result);
+/// @brief A success response around a result that is already JSON text (written by a hot path).
+[[nodiscard]] std::string make_result_text(const nlohmann::json& id, std::string_view result_text);
 
 /// @brief The text of an error response, without the trailing newline. error.message is
 /// `detail` (or the reason's default message when empty); error.data is {reason, ...data}.
