@@ -86,3 +86,37 @@ TEST(EntityTable, SignatureBitsBeyondTheInlineWord) {
     none.set(3);
     EXPECT_FALSE(t.matches(index_of(e), all, any, none));
 }
+
+TEST(EntityTable, RecordsGrowFourBytesPerThirtyTwoMoreTypes) {
+    const auto bytes_per_slot = [](std::size_t types) {
+        entity_table t;
+        t.ensure_types(types);
+        t.reserve(1000);
+        return t.bytes() / 1000;
+    };
+    EXPECT_EQ(bytes_per_slot(3), 4u);    // generation, alive bit and 10 signature bits share one word
+    EXPECT_EQ(bytes_per_slot(10), 4u);
+    EXPECT_EQ(bytes_per_slot(11), 8u);
+    EXPECT_EQ(bytes_per_slot(42), 8u);
+    EXPECT_EQ(bytes_per_slot(43), 12u);
+}
+
+TEST(EntityTable, WideningKeepsIdsAndSignatures) {
+    entity_table t;
+    const entity_id a = t.create();
+    t.destroy(index_of(a));
+    const entity_id b = t.create();  // slot 0, generation 2
+    const entity_id c = t.create();
+    t.set_bit(index_of(b), 9);
+    t.ensure_types(100);
+    EXPECT_TRUE(t.alive(b));
+    EXPECT_TRUE(t.alive(c));
+    EXPECT_TRUE(t.stale(a));
+    EXPECT_TRUE(t.has(index_of(b), 9));
+    t.set_bit(index_of(c), 99);
+    EXPECT_TRUE(t.has(index_of(c), 99));
+    EXPECT_FALSE(t.has(index_of(b), 99));
+    std::vector<component_id> seen;
+    t.for_each_component(index_of(c), [&](component_id id) { seen.push_back(id); });
+    EXPECT_EQ(seen, std::vector<component_id>{99});
+}
