@@ -341,12 +341,16 @@ std::vector<verb> make_verbs() {
                  "components"});
     v.push_back({"despawn",
                  "world.despawn_entity",
-                 "destroy an entity",
-                 {id_arg},
+                 "destroy entities (several ids: all or none, in one request)",
+                 {{"ID", "entity ids, as printed by spawn (e.g. 4294967296)", arity::many}},
                  {},
-                 {"ecsctl despawn 4294967296"},
+                 {"ecsctl despawn 4294967296", "ecsctl despawn 4294967296 4294967297"},
                  [](const verb_input& in) {
-                     return request{"world.despawn_entity", {{"entity", entity_of(in)}}};
+                     const auto ids = in.all("ID");
+                     if (ids.size() == 1) return request{"world.despawn_entity", {{"entity", parse_entity(ids[0])}}};
+                     json list = json::array();
+                     for (const auto& id : ids) list.push_back(parse_entity(id));
+                     return request{"world.despawn_entities", {{"entities", std::move(list)}}};
                  },
                  {},
                  ""});

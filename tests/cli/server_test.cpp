@@ -239,6 +239,15 @@ TEST_F(ecsctl_server, entity_lifecycle_spawn_get_insert_remove_despawn) {
     EXPECT_TRUE(contains(gone.err, "no_such_entity")) << gone.err;
 }
 
+TEST_F(ecsctl_server, despawn_several_ids_at_once) {
+    const std::string a = std::to_string(ok({"spawn", "Position"})["entity"].get<std::uint64_t>());
+    const std::string b = std::to_string(ok({"spawn", "Position"})["entity"].get<std::uint64_t>());
+    EXPECT_EQ(ok({"despawn", a, b})["despawned"], 2);
+    const auto again = ecsctl({"despawn", a, b});
+    EXPECT_EQ(again.exit_code, 1);
+    EXPECT_TRUE(contains(again.err, "no_such_entity")) << again.err;
+}
+
 TEST_F(ecsctl_server, script_spawn_into_variable_then_get) {
     const auto r = ecsctl({}, "$e = spawn Position='{\"x\":3,\"y\":4}'\nget $e\necho id=$e\n");
     EXPECT_EQ(r.exit_code, 0) << r.err;

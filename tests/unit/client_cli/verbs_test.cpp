@@ -50,6 +50,9 @@ TEST(verbs, entity_verbs) {
     EXPECT_EQ(build("remove 7 Velocity Frozen").params,
               json::parse(R"({"entity":7,"components":["Velocity","Frozen"]})"));
     EXPECT_EQ(build("despawn 7").method, "world.despawn_entity");
+    const auto many = build("despawn 7 8");
+    EXPECT_EQ(many.method, "world.despawn_entities");
+    EXPECT_EQ(many.params["entities"], (json{7, 8}));
     EXPECT_EQ(build("mutate 7 Position y 2.5").params,
               json::parse(R"({"entity":7,"component":"Position","path":"y","value":2.5})"));
 }
