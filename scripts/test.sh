@@ -2,22 +2,33 @@
 # Builds ecsd and runs the whole test suite through CTest.
 #   scripts/test.sh              Debug build with -Werror, all tests
 #   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan
+#   scripts/test.sh --tsan       ecsd under ThreadSanitizer, driven by the tests that use sockets
+#                                (integration and ecsctl end-to-end): any data race fails them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sanitize=OFF
+tsan=OFF
 build_dir=build/test
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=ON; build_dir=build/sanitize ;;
-    *) echo "usage: scripts/test.sh [--sanitize]" >&2; exit 2 ;;
+    --tsan) tsan=ON; build_dir=build/tsan ;;
+    *) echo "usage: scripts/test.sh [--sanitize | --tsan]" >&2; exit 2 ;;
   esac
 done
 
 scripts/install-deps.sh
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DECSD_WERROR=ON -DECSD_SANITIZE="$sanitize"
-cmake --build "$build_dir" --parallel "$(nproc)"
+  -DECSD_WERROR=ON -DECSD_SANITIZE="$sanitize" -DECSD_TSAN="$tsan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if [[ "$tsan" == ON ]]; then
+  # Races live in ecsd's threads; the tests that drive it over sockets are the ones that matter.
+  cmake --build "$build_dir" --parallel "$(nproc)" --target ecsd ecsctl ecsd_integration_tests ecsctl_cli_tests
+  export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
+  ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300 -L 'integration|cli'
+  exit
+fi
+cmake --build "$build_dir" --parallel "$(nproc)"
 ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300
