@@ -137,6 +137,9 @@ public:
     /// with the requested fields: {"entities": [{"entity": id, "components": {...}}], "total": n}.
     [[nodiscard]] json query(const json& query, const std::optional<std::vector<std::string>>& fields,
                              std::size_t limit, std::size_t offset) const;
+    /// @brief The same result as query(), written as JSON text (what world.query sends).
+    void write_query(const json& query, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
+                     std::size_t offset, ecs::json_text& w) const;
     [[nodiscard]] json list_components(std::optional<entity_id> e) const;
     void register_component(const std::string& name, const json& fields);
 

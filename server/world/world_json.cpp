@@ -113,32 +113,58 @@ json World::get_components(entity_id e, const std::optional<std::vector<std::str
     return out;
 }
 
+namespace {
+/// @brief A component to write: its name (the key) and id.
+using component_row = std::pair<std::string_view, ecs::component_id>;
+
+/// @brief json::dump() order: keys sorted; a name asked twice appears once.
+void sort_rows(std::vector<component_row>& rows) {
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+}
+
+std::vector<component_row> rows_of(const ecs::registry& reg, entity_id e) {
+    std::vector<component_row> rows;
+    reg.entities().for_each_component(ecs::index_of(e), [&](ecs::component_id c) {
+        rows.emplace_back(reg.storage(c).name(), c);
+    });
+    sort_rows(rows);
+    return rows;
+}
+
+/// @brief Writes {"Name": value, ...} for the rows (skipping those the entity lacks when asked to).
+void write_object(const ecs::registry& reg, entity_id e, const std::vector<component_row>& rows, bool only_present,
+                  ecs::json_text& w) {
+    w.raw("{");
+    bool first = true;
+    for (const auto& [name, c] : rows) {
+        if (only_present && !reg.has(e, c)) continue;
+        if (!first) w.raw(",");
+        first = false;
+        w.key(name);
+        reg.storage(c).write_value(ecs::index_of(e), w);
+    }
+    w.raw("}");
+}
+}  // namespace
+
 void World::write_components(entity_id e, const std::optional<std::vector<std::string>>& names,
                              ecs::json_text& w) const {
     reg_.check(e);
+    if (!names) {
+        write_object(reg_, e, rows_of(reg_, e), false, w);
+        return;
+    }
     // Resolve and check everything before writing: an error leaves nothing half-written.
-    std::vector<std::pair<std::string_view, ecs::component_id>> rows;
-    if (names) {
-        for (const auto& n : *names) {
-            const auto c = reg_.component_by_name(n);
-            if (!reg_.has(e, c))
-                throw ecs_error(reason::no_such_component, "entity " + std::to_string(e) + " has no " + n);
-            rows.emplace_back(reg_.storage(c).name(), c);
-        }
-    } else {
-        reg_.entities().for_each_component(ecs::index_of(e), [&](ecs::component_id c) {
-            rows.emplace_back(reg_.storage(c).name(), c);
-        });
+    std::vector<component_row> rows;
+    for (const auto& n : *names) {
+        const auto c = reg_.component_by_name(n);
+        if (!reg_.has(e, c))
+            throw ecs_error(reason::no_such_component, "entity " + std::to_string(e) + " has no " + n);
+        rows.emplace_back(reg_.storage(c).name(), c);
     }
-    std::sort(rows.begin(), rows.end());  // json::dump() order: keys sorted
-    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-    w.raw("{");
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-        if (i) w.raw(",");
-        w.key(rows[i].first);
-        reg_.storage(rows[i].second).write_value(ecs::index_of(e), w);
-    }
-    w.raw("}");
+    sort_rows(rows);
+    write_object(reg_, e, rows, false, w);
 }
 
 void World::insert_components(entity_id e, const json& components) {
@@ -171,33 +197,50 @@ void World::remove_components(entity_id e, const std::vector<std::string>& names
     for (auto c : ids) reg_.remove(e, c);
 }
 
-json World::query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
-                  std::size_t offset) const {
+void World::write_query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
+                        std::size_t offset, ecs::json_text& w) const {
+    // Everything that can fail happens before the first byte is written.
     const auto terms = terms_from_json(q);
     const auto resolved = reg_.resolve(terms);
-    std::vector<ecs::component_id> field_ids;
-    if (fields)
-        for (const auto& f : *fields) field_ids.push_back(reg_.component_by_name(f));
-    json rows = json::array();
-    std::size_t total = 0;
-    reg_.for_each_match(resolved, [&](entity_id e) {
-        if (total++ < offset || rows.size() >= limit) return;
-        json row = {{"entity", e}};
-        if (reg_.alive(e)) {
-            json comps = json::object();
-            if (fields) {
-                for (auto c : field_ids)
-                    if (reg_.has(e, c)) comps[reg_.storage(c).name()] = reg_.get_json(e, c);
-            } else {
-                for (auto c : reg_.components_of(e)) comps[reg_.storage(c).name()] = reg_.get_json(e, c);
-            }
-            row["components"] = std::move(comps);
-        } else {
-            row["alive"] = false;
+    std::vector<component_row> field_rows;
+    if (fields) {
+        for (const auto& f : *fields) {
+            const auto c = reg_.component_by_name(f);
+            field_rows.emplace_back(reg_.storage(c).name(), c);
         }
-        rows.push_back(std::move(row));
+        sort_rows(field_rows);
+    }
+    w.raw(R"({"entities":[)");
+    std::size_t total = 0;
+    std::size_t written = 0;
+    reg_.for_each_match(resolved, [&](entity_id e) {
+        if (total++ < offset || written >= limit) return;
+        if (written++ > 0) w.raw(",");
+        if (reg_.alive(e)) {
+            w.raw(R"({"components":)");
+            if (fields) {
+                write_object(reg_, e, field_rows, true, w);
+            } else {
+                write_object(reg_, e, rows_of(reg_, e), false, w);
+            }
+        } else {
+            w.raw(R"({"alive":false)");
+        }
+        w.raw(R"(,"entity":)");
+        w.value(e);
+        w.raw("}");
     });
-    return {{"entities", std::move(rows)}, {"total", total}};
+    w.raw(R"(],"total":)");
+    w.value(total);
+    w.raw("}");
+}
+
+json World::query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
+                  std::size_t offset) const {
+    std::string text;
+    ecs::json_text w(text);
+    write_query(q, fields, limit, offset, w);
+    return json::parse(text);
 }
 
 json World::list_components(std::optional<entity_id> e) const {

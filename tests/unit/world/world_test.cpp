@@ -341,3 +341,34 @@ TEST(ComponentText, AMissingComponentIsAnErrorAndWritesNothing) {
     EXPECT_EQ(reason_of([&] { w.write_components(e, std::vector<std::string>{"Nope"}, t); }), "no_such_component");
     EXPECT_TRUE(out.empty());
 }
+
+TEST(ComponentText, QueryTextIsCanonicalJsonWithLiveAndDeadRows) {
+    World w(paused_world());
+    std::vector<ecsd::ecs::entity_id> ids;
+    for (int i = 0; i < 6; ++i)
+        ids.push_back(w.spawn({{"Position", {{"x", i}}}, {"RigidBody", json::object()}, {"Health", {{"hp", 50 + i}}}}));
+    w.despawn(ids[2]);
+    const auto text_of = [&](const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
+                             std::size_t offset) {
+        std::string out;
+        ecsd::ecs::json_text t(out);
+        w.write_query(q, fields, limit, offset, t);
+        return out;
+    };
+    // Canonical: the text is exactly what nlohmann would dump for the same value (sorted keys, same numbers).
+    for (const auto& text : {text_of("Position", std::nullopt, 100, 0),
+                             text_of("Position, Health", std::vector<std::string>{"Health", "Velocity", "Health"}, 2, 1),
+                             text_of(json{{"died", true}}, std::nullopt, 100, 0)}) {
+        EXPECT_EQ(text, json::parse(text).dump());
+    }
+    const auto page = json::parse(text_of("Position, Health", std::vector<std::string>{"Health", "Velocity"}, 2, 1));
+    EXPECT_EQ(page["total"], 5);
+    ASSERT_EQ(page["entities"].size(), 2u);
+    EXPECT_EQ(page["entities"][0]["components"], (json{{"Health", {{"hp", 51.0}, {"max", 100.0}}}}));  // no Velocity
+    const auto died = json::parse(text_of(json{{"died", true}}, std::nullopt, 100, 0));
+    EXPECT_EQ(died["entities"], (json::array({{{"alive", false}, {"entity", ids[2]}}})));
+    std::string untouched;
+    ecsd::ecs::json_text t(untouched);
+    EXPECT_EQ(reason_of([&] { w.write_query("Position, Nope", std::nullopt, 10, 0, t); }), "no_such_component");
+    EXPECT_TRUE(untouched.empty());
+}
