@@ -88,7 +88,8 @@ struct method_context {
     hosted_world* hosted = nullptr;          ///< world_bound methods: the resolved world
     session* caller = nullptr;               ///< other methods: the calling connection
     /// @brief A hot handler may write its result here as JSON text (ecs::json_text) instead of
-    /// returning it; when this is not empty the returned json is ignored.
+    /// returning it; when this is not empty the returned json is ignored. The dispatcher takes it
+    /// only from a handler that returned, so a throw midway leaves no half-written result.
     std::string raw_result = {};
 
     /// @brief The world of a world_bound method; call only from its handler.

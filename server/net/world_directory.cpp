@@ -6,20 +6,8 @@
 namespace ecsd::net {
 
 std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared_ptr<world::World> world) {
-    std::shared_ptr<hosted_world> hosted;
-    {
-        std::lock_guard lock(mutex_);
-        if (worlds_.contains(name) || retiring_.contains(name)) {
-            throw protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists", {{"world", name}});
-        }
-        if (worlds_.size() >= max_worlds_) {
-            throw protocol::rpc_error(protocol::reason::limit_reached, "at most " + std::to_string(max_worlds_) + " worlds",
-                                      {{"limit", max_worlds_}});
-        }
-        hosted = std::make_shared<hosted_world>(io_, name, std::move(world));
-        worlds_.emplace(std::move(name), hosted);
-    }
-    hosted->start();
+    auto hosted = std::make_shared<hosted_world>(io_, std::move(name), std::move(world));
+    add_hosted(hosted);
     return hosted;
 }
 

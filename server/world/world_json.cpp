@@ -102,16 +102,6 @@ std::size_t World::despawn_many(std::span<const entity_id> ids) {
     return before - reg_.size();
 }
 
-json World::get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const {
-    reg_.check(e);
-    json out = json::object();
-    if (names) {
-        for (const auto& n : *names) out[n] = reg_.get_json(e, reg_.component_by_name(n));
-        return out;
-    }
-    for (auto c : reg_.components_of(e)) out[reg_.storage(c).name()] = reg_.get_json(e, c);
-    return out;
-}
 
 namespace {
 /// @brief A component to write: its name (the key) and id.
@@ -165,6 +155,13 @@ void World::write_components(entity_id e, const std::optional<std::vector<std::s
     }
     sort_rows(rows);
     write_object(reg_, e, rows, false, w);
+}
+
+json World::get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const {
+    std::string text;
+    ecs::json_text w(text);
+    write_components(e, names, w);
+    return json::parse(text);
 }
 
 void World::insert_components(entity_id e, const json& components) {

@@ -13,15 +13,12 @@ using nlohmann::json;
 json get_components(method_context& ctx) {
     // The hottest read: written as text, keys in json::dump() order ("components" < "entity").
     const auto e = schemas::entity_param(ctx.params);
-    const auto names = schemas::optional_names(ctx.params, "components");
-    std::string text;
-    ecs::json_text w(text);
+    ecs::json_text w(ctx.raw_result);  // kept only when the handler returns (not on a throw)
     w.raw(R"({"components":)");
-    ctx.world().write_components(e, names, w);
+    ctx.world().write_components(e, schemas::optional_names(ctx.params, "components"), w);
     w.raw(R"(,"entity":)");
     w.value(e);
     w.raw("}");
-    ctx.raw_result = std::move(text);
     return nullptr;
 }
 
@@ -35,7 +32,8 @@ json mutate_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.params);
     const auto component = ctx.params.at("component").get<std::string>();
     ctx.world().mutate_component(e, component, ctx.params.at("path").get<std::string>(), ctx.params.at("value"));
-    return {{"entity", e}, {"component", component}, {"value", ctx.world().get_components(e, std::vector{component})[component]}};
+    const auto& reg = ctx.world().registry();
+    return {{"entity", e}, {"component", component}, {"value", reg.get_json(e, reg.component_by_name(component))}};
 }
 
 json remove_components(method_context& ctx) {

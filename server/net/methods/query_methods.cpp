@@ -11,11 +11,9 @@ using nlohmann::json;
 
 json query(method_context& ctx) {
     // Written as text: a page of entities with their values would otherwise be a tree of thousands of nodes.
-    std::string text;
-    ecs::json_text w(text);
+    ecs::json_text w(ctx.raw_result);
     ctx.world().write_query(ctx.params.at("query"), schemas::optional_names(ctx.params, "fields"),
                             ctx.params.value("limit", std::size_t{100}), ctx.params.value("offset", std::size_t{0}), w);
-    ctx.raw_result = std::move(text);
     return nullptr;
 }
 

@@ -38,11 +38,9 @@ json create(method_context& ctx) {
 
 json destroy(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
-    auto gone = ctx.services.worlds.remove(name);
-    if (!gone) {
+    if (!ctx.services.worlds.remove(name)) {
         throw protocol::rpc_error(protocol::reason::no_such_world, "no world '" + name + "'", {{"world", name}});
     }
-
     return {{"destroyed", name}};
 }
 
