@@ -6,7 +6,7 @@ namespace ecsd::protocol {
 namespace {
 
 // Order matches enum class reason; a static_assert below keeps them in step.
-constexpr std::array<reason_info, 17> table{{
+constexpr std::array<reason_info, 21> table{{
     {reason::parse_error, "parse_error", -32700, "Parse error"},
     {reason::invalid_request, "invalid_request", -32600, "Invalid Request"},
     {reason::method_not_found, "method_not_found", -32601, "Method not found"},
@@ -24,13 +24,17 @@ constexpr std::array<reason_info, 17> table{{
     {reason::unauthorized, "unauthorized", -32010, "Unauthorized"},
     {reason::too_large, "too_large", -32011, "Too large"},
     {reason::limit_reached, "limit_reached", -32012, "Limit reached"},
+    {reason::storage_error, "storage_error", -32013, "Storage error"},
+    {reason::rate_limited, "rate_limited", -32014, "Rate limited"},
+    {reason::timeout, "timeout", -32015, "Timeout"},
+    {reason::no_such_subscription, "no_such_subscription", -32016, "No such subscription"},
 }};
 
 constexpr bool table_in_enum_order() {
     for (std::size_t i = 0; i < table.size(); ++i) {
         if (static_cast<std::size_t>(table[i].id) != i) return false;
     }
-    return table.back().id == reason::limit_reached;
+    return table.back().id == reason::no_such_subscription;
 }
 static_assert(table_in_enum_order(), "reason table rows must follow enum order");
 

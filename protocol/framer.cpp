@@ -34,7 +34,9 @@ frame line_framer::next() noexcept {
         // A pending line may be max_line_ bytes plus a CR still waiting for its LF.
         const bool over = avail > max_line_ + 1 || (avail == max_line_ + 1 && base[avail - 1] != '\r');
         if (over) return {frame_status::too_large, {}};
-        if (avail == 0) start_ = size_ = 0;  // cheap reset keeps the buffer at the front
+        // No reset to the front here, even when everything was consumed: a read may be in flight
+        // into the space prepare() handed out at size_, and its commit() must find it there.
+        // prepare() moves to the front when nothing is pending.
         return {frame_status::need_more, {}};
     }
     std::size_t len = static_cast<const char*>(lf) - base;

@@ -7,7 +7,9 @@ namespace {
 
 using nlohmann::json;
 
-bool valid_id(const json& id) noexcept { return id.is_string() || id.is_number() || id.is_null(); }
+// JSON-RPC ids are strings, integers or null: a fraction, or an integer too large for 64 bits
+// (which the parser turns into a double), could not be echoed as sent.
+bool valid_id(const json& id) noexcept { return id.is_string() || id.is_number_integer() || id.is_null(); }
 
 bad_message bad(json id, reason why, std::string detail, json data = nullptr) {
     return bad_message{std::move(id), why, std::move(detail), std::move(data)};
@@ -20,7 +22,8 @@ message to_message(json&& value) {
     json id = nullptr;
     bool has_id = false;
     if (auto it = value.find("id"); it != value.end()) {
-        if (!valid_id(*it)) return bad(nullptr, reason::invalid_request, "id must be a string, a number or null");
+        if (!valid_id(*it))
+            return bad(nullptr, reason::invalid_request, "id must be a string, an integer (64 bits at most) or null");
         id = std::move(*it);
         has_id = true;
     }
@@ -45,6 +48,27 @@ message to_message(json&& value) {
     return out;
 }
 
+std::string invalid_json_text(std::string_view line) {
+    // Parsed again with exceptions only to learn where it failed (bad input is rare). The answer
+    // is our own words: a byte offset and what was there, never the library's message.
+    try {
+        const json again = json::parse(line);
+        (void)again;
+    } catch (const json::parse_error& e) {
+        const std::size_t at = e.byte == 0 ? 1 : e.byte;  // 1-based: the byte the parser stopped at
+        if (at > line.size()) return "invalid JSON at byte " + std::to_string(line.size() + 1) + ": unexpected end of input";
+        const auto c = static_cast<unsigned char>(line[at - 1]);
+        static constexpr char hex[] = "0123456789abcdef";
+        const std::string shown = (c >= 0x20 && c < 0x7f) ? "'" + std::string(1, static_cast<char>(c)) + "'"
+                                                          : std::string("byte 0x") + hex[c >> 4U] + hex[c & 0xfU];
+        return "invalid JSON at byte " + std::to_string(at) + ": unexpected " + shown;
+    } catch (const json::out_of_range&) {
+        return "invalid JSON: a number too large to represent (beyond 1.8e308)";
+    } catch (const json::exception&) {
+    }
+    return "invalid JSON";
+}
+
 parsed_line parse_line(std::string_view line, const parse_limits& limits) {
     parsed_line out;
     if (exceeds_depth(line, limits.max_depth)) {
@@ -52,17 +76,15 @@ parsed_line parse_line(std::string_view line, const parse_limits& limits) {
                                       json{{"limit", limits.max_depth}}));
         return out;
     }
+    // The parser would stop at a NUL and run what came before it: a line with one is not JSON.
+    if (const auto nul = line.find('\0'); nul != std::string_view::npos) {
+        out.messages.emplace_back(bad(nullptr, reason::parse_error,
+                                      "invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte"));
+        return out;
+    }
     json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (value.is_discarded()) {
-        // Parse again with exceptions only to report where it failed; bad input is rare.
-        std::string detail = "malformed JSON";
-        try {
-            const json again = json::parse(line);
-            (void)again;
-        } catch (const json::exception& e) {
-            detail = e.what();
-        }
-        out.messages.emplace_back(bad(nullptr, reason::parse_error, std::move(detail)));
+        out.messages.emplace_back(bad(nullptr, reason::parse_error, invalid_json_text(line)));
         return out;
     }
     if (!value.is_array()) {

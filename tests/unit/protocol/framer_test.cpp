@@ -68,6 +68,22 @@ TEST(LineFramer, PrepareCommitReadsInPlace) {
     EXPECT_EQ(f.next().line, "there");
 }
 
+TEST(LineFramer, AReadInFlightLandsWhereItWasPreparedEvenIfEverythingWasConsumedMeanwhile) {
+    // The connection prepares space and starts a read, then (on a write completing) processes the
+    // lines it already had; the read then commits into the space it was given.
+    line_framer f;
+    f.feed("{\"a\":1}\n");
+    auto space = f.prepare(64);
+    ASSERT_EQ(f.next().line, "{\"a\":1}");
+    EXPECT_EQ(f.next().status, frame_status::need_more);  // everything consumed while the read is pending
+    const std::string_view late = "{\"b\":2}\n";
+    std::memcpy(space.data(), late.data(), late.size());
+    f.commit(late.size());
+    const auto fr = f.next();
+    ASSERT_EQ(fr.status, frame_status::line);
+    EXPECT_EQ(fr.line, "{\"b\":2}") << "the old bytes at the front must not be read as the new ones";
+}
+
 TEST(LineFramer, LineAtLimitIsAccepted) {
     line_framer f(8);
     f.feed("12345678\r");

@@ -146,3 +146,40 @@ TEST(Requests, RoundTrip) {
     EXPECT_EQ(r.params["ticks"], 2);
     EXPECT_TRUE(as_request(p::parse_line(p::make_notification("server.ping")).messages.at(0)).notification);
 }
+
+// Issue 21, low: a valid request followed by a NUL and garbage used to run.
+TEST(ParseLine, ALineWithANulByteIsAParseErrorAndRunsNothing) {
+    const std::string line = std::string(R"({"jsonrpc":"2.0","id":1,"method":"world.despawn_entity"})") + '\0' + "garbage";
+    const auto out = p::parse_line(line);
+    ASSERT_EQ(out.messages.size(), 1U);
+    EXPECT_EQ(as_bad(out.messages[0]).why, p::reason::parse_error);
+    EXPECT_NE(as_bad(out.messages[0]).detail.find("at byte 57: a NUL byte"), std::string::npos) << as_bad(out.messages[0]).detail;
+}
+
+TEST(ParseLine, ParseErrorsSpeakPlainlyWithoutTheLibrarysTags) {
+    const auto detail_of = [](const char* line) { return as_bad(p::parse_line(line).messages.at(0)).detail; };
+    EXPECT_EQ(detail_of(R"({"jsonrpc":"2.0"}})"), "invalid JSON at byte 18: unexpected '}'");
+    EXPECT_EQ(detail_of("garbage"), "invalid JSON at byte 1: unexpected 'g'");
+    EXPECT_EQ(detail_of(R"({"a":)"), "invalid JSON at byte 6: unexpected end of input");
+    EXPECT_EQ(detail_of("{\"a\":\"\x01\"}"), "invalid JSON at byte 7: unexpected byte 0x01");
+    EXPECT_EQ(detail_of(R"({"x":1e400})"), "invalid JSON: a number too large to represent (beyond 1.8e308)");
+    for (const char* line : {"garbage", R"({"x":1e400})", R"({"a":)", "[1,]", "{\"a\":\"\xff\"}", "tru", "\"\\q\""}) {
+        const auto detail = detail_of(line);
+        EXPECT_EQ(detail.rfind("invalid JSON", 0), 0U) << detail;
+        for (const char* leak : {"json.exception", "parse error", "syntax error", "last read", "while parsing"})
+            EXPECT_EQ(detail.find(leak), std::string::npos) << detail;
+    }
+}
+
+TEST(ParseLine, AnIdThatIsNotAnIntegerOrTooLargeIsRefusedNotEchoedAsAFloat) {
+    for (const char* line : {R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"server.ping"})",
+                             R"({"jsonrpc":"2.0","id":1.5,"method":"server.ping"})"}) {
+        const auto out = p::parse_line(line);
+        const auto& bad = as_bad(out.messages[0]);
+        EXPECT_EQ(bad.why, p::reason::invalid_request) << line;
+        EXPECT_TRUE(bad.id.is_null());
+    }
+    EXPECT_EQ(as_request(p::parse_line(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"m"})").messages[0]).id,
+              18446744073709551615ULL);
+    EXPECT_EQ(as_request(p::parse_line(R"({"jsonrpc":"2.0","id":-3,"method":"m"})").messages[0]).id, -3);
+}

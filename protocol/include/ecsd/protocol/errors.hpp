@@ -33,6 +33,10 @@ enum class reason : std::uint8_t {
     unauthorized,
     too_large,
     limit_reached,
+    storage_error,
+    rate_limited,
+    timeout,
+    no_such_subscription,
 };
 
 /// @brief One row of the reason table.

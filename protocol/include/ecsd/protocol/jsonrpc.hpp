@@ -50,6 +50,10 @@ struct parse_limits {
 /// bad_message that the caller answers (parse_error and empty batches answer with id null).
 [[nodiscard]] parsed_line parse_line(std::string_view line, const parse_limits& limits = {});
 
+/// @brief Why `line` is not JSON, in plain words for an error message: "invalid JSON at byte 17:
+/// unexpected '}'" (or "...: unexpected end of input"); never the JSON library's own text.
+[[nodiscard]] std::string invalid_json_text(std::string_view line);
+
 /// @brief Validates an already parsed JSON value as one request (consumes it).
 [[nodiscard]] message to_message(nlohmann::json&& value);
 
