@@ -38,7 +38,7 @@ constexpr field_desc<C, M> field(const char* name, M C::*member) {
 template <typename T>
 struct component_traits;
 
-/// @brief A component with no data: stored as membership only (seed 002's Player).
+/// @brief A component with no data: stored as membership only (a tag such as Player).
 template <typename T>
 inline constexpr bool is_tag_v = std::is_empty_v<T>;
 
@@ -96,13 +96,24 @@ void typed_write_text(json_text& w, const T& value) {
     w.raw("}");
 }
 
+namespace internal {
+/// @brief Runs component_traits<T>::check(value) when the traits define one: a rule across a
+/// value's fields (a mass is not negative), thrown as invalid_value naming the field.
+template <typename T>
+void check_value(const T& value) {
+    if constexpr (requires { component_traits<T>::check(value); }) {
+        if (!restoring()) component_traits<T>::check(value);
+    }
+}
+}  // namespace internal
+
 /// @brief Parses a JSON object onto `base` (fields not named keep base's value).
 /// Unknown fields and wrong types throw invalid_value; nothing is half-applied.
 template <typename T>
 T typed_from_json(const json& j, T base = T{}) {
     const std::string type = component_traits<T>::name;
-    if (j.is_null()) return base;
-    if (!j.is_object()) internal::bad_value(type, "an object", j);
+    if (j.is_null() && internal::restoring()) return base;  // an older server's null: the defaults
+    if (!j.is_object()) internal::bad_value(type, "an object ({} for the defaults)", j);
     for (const auto& [key, _] : j.items()) {
         bool known = false;
         internal::for_each_field<T>([&](const auto& d) { known = known || key == d.name; });
@@ -113,6 +124,7 @@ T typed_from_json(const json& j, T base = T{}) {
         if (auto it = j.find(d.name); it != j.end())
             base.*(d.member) = value_codec<M>::read(*it, type + "." + d.name);
     });
+    internal::check_value(base);
     return base;
 }
 
@@ -129,6 +141,7 @@ void typed_set_field(T& value, std::string_view name, const json& j) {
         }
     });
     if (!found) throw ecs_error(reason::invalid_value, type + ": unknown field '" + std::string(name) + "'");
+    internal::check_value(value);
 }
 
 template <typename T>

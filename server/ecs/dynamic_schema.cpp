@@ -61,6 +61,13 @@ dynamic_schema dynamic_schema::parse(std::string name, const json& fields) {
             throw ecs_error(reason::invalid_value, s.name_ + ": field names are 1 to 64 characters");
         field_def f{key, field_type::number, nullptr};
         if (spec.is_object()) {
+            // {type, default} describes the field; anything else in it is a mistake (an object
+            // default such as {"y":1} is not a field type), not something to drop silently.
+            for (const auto& [k, v] : spec.items()) {
+                if (k != "type" && k != "default")
+                    throw ecs_error(reason::invalid_value, s.name_ + "." + key + ": a field is a default value or {type, default}; '" +
+                                                               k + "' is neither (fields hold numbers, integers, booleans, strings, entities or arrays of numbers)");
+            }
             f.type = parse_type(s.name_, key, spec.value("type", json("number")));
             f.default_value = zero_of(f.type);
             if (auto it = spec.find("default"); it != spec.end()) f.default_value = *it;
@@ -89,7 +96,10 @@ json dynamic_schema::validate_field(const field_def& f, const json& v) const {
 }
 
 json dynamic_schema::make_value(const json& input, const json* base) const {
-    if (!input.is_null() && !input.is_object()) internal::bad_value(name_, "an object", input);
+    // As for built-in components: an object ({} for the defaults); null is only for tags (an
+    // older server took null as the defaults, so a saved world's null still loads).
+    if (!input.is_object() && !(input.is_null() && internal::restoring()))
+        internal::bad_value(name_, "an object ({} for the defaults)", input);
     json out = json::object();
     for (const auto& f : fields_) out[f.name] = base ? base->at(f.name) : f.default_value;
     if (input.is_null()) return out;

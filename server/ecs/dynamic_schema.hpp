@@ -1,5 +1,5 @@
 #pragma once
-// Components defined at run time (seed 004's world:register("vector2", {x=0, y=0})):
+// Components defined at run time (for example "vector2" with fields {x: 0, y: 0}):
 // a name plus fields with types and defaults. Values are JSON objects that
 // always hold every field, validated against the definition.
 

@@ -3,7 +3,7 @@
 // generation (21 bits), the alive bit and the signature bits of the first 10
 // component types; a world with more types adds one overflow word per 32 more,
 // kept beside the first so one cache line answers a signature test. Freed slots
-// wait in a FIFO queue (seed 000), which spreads generations evenly; a slot whose
+// wait in a FIFO queue, which spreads generations evenly; a slot whose
 // generation would wrap is retired so its ids are never handed out again.
 
 #include <algorithm>

@@ -1,10 +1,10 @@
 #pragma once
 // Storages: one sparse set per component type, plus the per-tick change
-// records (seed 004's dirty and dead). Three kinds share one interface, so
+// records (the touched and the removed). Three kinds share one interface, so
 // the registry, queries and serialization treat them alike:
 //   typed_pool<T>  a C++ struct, packed in a dense array beside the slots
-//   tag_pool       no data at all: membership is the value (seed 002's Player)
-//   dynamic_pool   a run-time component (seed 004): validated JSON objects
+//   tag_pool       no data at all: membership is the value (a tag such as Player)
+//   dynamic_pool   a run-time component: validated JSON objects
 
 #include <cstdint>
 #include <string>

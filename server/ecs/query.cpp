@@ -1,6 +1,9 @@
 #include "ecs/query.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 
 #include "ecs/error.hpp"
 
@@ -39,7 +42,116 @@ bool parse_call(std::string_view term, std::string_view fn, std::size_t pos, std
     out = parse_name(rest.substr(1, rest.size() - 2), pos);
     return true;
 }
+double parse_number(std::string_view s, std::size_t pos, const char* what) {
+    s = trim(s);
+    double v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+        fail(pos, std::string("near: ") + what + " must be a number, got '" + std::string(s) + "'");
+    return v;
+}
+
+/// @brief `near(x, y, r)` or `near(ENTITY, r)`.
+near_term parse_near(std::string_view args, std::size_t pos) {
+    std::vector<std::string_view> parts;
+    std::size_t s = 0;
+    while (s <= args.size()) {
+        std::size_t comma = args.find(',', s);
+        if (comma == std::string_view::npos) comma = args.size();
+        parts.push_back(trim(args.substr(s, comma - s)));
+        s = comma + 1;
+    }
+    near_term n;
+    if (parts.size() == 3) {
+        n.x = parse_number(parts[0], pos, "x");
+        n.y = parse_number(parts[1], pos, "y");
+        n.r = parse_number(parts[2], pos, "r");
+    } else if (parts.size() == 2) {
+        std::uint64_t id = 0;
+        const auto [end, ec] = std::from_chars(parts[0].data(), parts[0].data() + parts[0].size(), id);
+        if (parts[0].empty() || ec != std::errc() || end != parts[0].data() + parts[0].size())
+            fail(pos, "near: expected an entity id, got '" + std::string(parts[0]) + "'");
+        n.entity = id;
+        n.r = parse_number(parts[1], pos, "r");
+    } else {
+        fail(pos, "near takes (x, y, r) or (ENTITY, r)");
+    }
+    if (n.r < 0) fail(pos, "near: r must be >= 0");
+    return n;
+}
+
+/// @brief The end of the term starting at `start`: the next comma outside parentheses.
+std::size_t term_end(std::string_view text, std::size_t start) {
+    int depth = 0;
+    bool quoted = false;  // a comma inside "..." (a filter's text literal) ends nothing
+    for (std::size_t i = start; i < text.size(); ++i) {
+        if (quoted) {
+            if (text[i] == '\\') ++i;
+            else if (text[i] == '"') quoted = false;
+            continue;
+        }
+        if (text[i] == '"') quoted = true;
+        if (text[i] == '(') ++depth;
+        if (text[i] == ')' && depth > 0) --depth;
+        if (text[i] == ',' && depth == 0) return i;
+    }
+    return text.size();
+}
+/// @brief Where the comparison operator of a value filter starts (never at 0: `!Name` is no filter),
+/// or npos when the term has none.
+std::size_t operator_at(std::string_view term) {
+    for (std::size_t i = 1; i < term.size(); ++i) {
+        const char c = term[i];
+        if (c == '"') return std::string_view::npos;  // an operator comes before any literal
+        if (c == '=' || c == '<' || c == '>' || (c == '!' && i + 1 < term.size() && term[i + 1] == '=')) return i;
+    }
+    return std::string_view::npos;
+}
+
+value_filter parse_filter(std::string_view term, std::size_t op_at, std::size_t pos) {
+    value_filter f;
+    const std::string_view left = trim(term.substr(0, op_at));
+    const bool two = op_at + 1 < term.size() && term[op_at + 1] == '=';
+    f.op = std::string(term.substr(op_at, two ? 2 : 1));
+    if (f.op == "=") fail(pos, "use == to compare");
+    const auto dot = left.rfind('.');
+    if (dot == std::string_view::npos || dot + 1 == left.size())
+        fail(pos, "a filter compares Component.field, e.g. Health.hp < 50");
+    f.component = parse_name(left.substr(0, dot), pos);
+    f.field = std::string(left.substr(dot + 1));
+    for (std::size_t i = 0; i < f.field.size(); ++i)
+        if (!name_char(f.field[i], i == 0) || f.field[i] == '.') fail(pos, "bad field name '" + f.field + "'");
+    const std::string_view right = trim(term.substr(op_at + f.op.size()));
+    f.value = nlohmann::json::parse(right, nullptr, /*allow_exceptions=*/false);
+    if (f.value.is_discarded() || f.value.is_object() || f.value.is_array())
+        fail(pos, "expected a number, a \"string\", true, false or null after " + f.op);
+    if (const auto problem = filter_problem(f)) fail(pos, *problem);
+    return f;
+}
 }  // namespace
+
+std::optional<std::string> filter_problem(const value_filter& f) {
+    static constexpr std::string_view ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    if (std::find(std::begin(ops), std::end(ops), f.op) == std::end(ops))
+        return "unknown operator '" + f.op + "' (== != < <= > >=)";
+    if (f.value.is_object() || f.value.is_array() || f.value.is_discarded())
+        return "a filter compares with a number, a \"string\", true, false or null";
+    if (f.op != "==" && f.op != "!=" && !f.value.is_number() && !f.value.is_string())
+        return f.op + " compares numbers or text, not " + f.value.dump();
+    return std::nullopt;
+}
+
+bool filter_passes(const value_filter& f, const nlohmann::json& field_value) {
+    if (f.op == "==") return field_value == f.value;
+    if (f.op == "!=") return field_value != f.value;
+    const bool numbers = field_value.is_number() && f.value.is_number();
+    const bool texts = field_value.is_string() && f.value.is_string();
+    if (!numbers && !texts) return false;  // a value of another kind never orders against the literal
+    if (f.op == "<") return field_value < f.value;
+    if (f.op == "<=") return field_value <= f.value;
+    if (f.op == ">") return field_value > f.value;
+    return field_value >= f.value;
+}
 
 query_terms parse_query(std::string_view text) {
     query_terms q;
@@ -47,12 +159,20 @@ query_terms parse_query(std::string_view text) {
     if (text.size() > 4096) fail(4096, "query text longer than 4096 characters");
     std::size_t start = 0;
     while (start <= text.size()) {
-        std::size_t comma = text.find(',', start);
-        if (comma == std::string_view::npos) comma = text.size();
+        const std::size_t comma = term_end(text, start);
         const std::string_view term = trim(text.substr(start, comma - start));
         std::string name;
         if (term.empty()) {
             fail(start, "empty term");
+        } else if (term.substr(0, 4) == "near" && trim(term.substr(4)).starts_with('(')) {
+            const auto rest = trim(term.substr(4));
+            if (rest.back() != ')') fail(start, "missing ')' after near");
+            if (q.near) fail(start, "only one near() per query");
+            q.near = parse_near(rest.substr(1, rest.size() - 2), start);
+        } else if (const auto op = operator_at(term); op != std::string_view::npos) {
+            auto f = parse_filter(term, op, start);
+            if (std::find(q.all.begin(), q.all.end(), f.component) == q.all.end()) q.all.push_back(f.component);
+            q.where.push_back(std::move(f));
         } else if (term == "*") {
             q.match_all = true;
         } else if (term == "died") {
@@ -65,6 +185,8 @@ query_terms parse_query(std::string_view text) {
             q.removed.push_back(name);
         } else if (term.front() == '!') {
             q.none.push_back(parse_name(term.substr(1), start));
+        } else if (term.front() == '?') {
+            q.optional.push_back(parse_name(term.substr(1), start));
         } else if (term.find('|') != std::string_view::npos) {
             std::vector<std::string> group;
             std::size_t s = 0;

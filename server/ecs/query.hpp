@@ -1,33 +1,67 @@
 #pragma once
 // Queries: all / any / none component sets plus per-tick change filters, and
-// the text form `Position, Velocity, !Frozen, Health|Shield` parsed into the
+// the text form `Position, Velocity, !Frozen, Health|Shield, ?AI` parsed into the
 // same thing. Names are resolved to ids by the registry (registry::resolve).
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ecs/signature.hpp"
 
 namespace ecsd::ecs {
+
+/// @brief Interest management: entities whose Position lies within `r` of a point, or of a
+/// (moving) entity's Position. The registry knows no Position, so the world applies it.
+struct near_term {
+    double x = 0, y = 0, r = 0;
+    std::optional<std::uint64_t> entity;  ///< set: centre on this entity's Position
+};
+
+/// @brief A value filter such as `Health.hp < 50`: the entity has the component and its field
+/// compares so. == and != compare any values; the others numbers with numbers, text with text.
+struct value_filter {
+    std::string component;
+    std::string field;
+    std::string op;        // == != < <= > >=
+    nlohmann::json value;  // a number, a string, true, false or null
+};
 
 /// @brief A query by component names, as a client writes it.
 struct query_terms {
     std::vector<std::string> all;
     std::vector<std::vector<std::string>> any;  // each group: at least one member present
     std::vector<std::string> none;
+    std::vector<std::string> optional;  // `?Name`: filters nothing, carried when present (flecs's optional terms)
     std::vector<std::string> added;    // component added in the last tick or since
     std::vector<std::string> changed;  // component written (or added) in the last tick or since
     std::vector<std::string> removed;  // component removed in the last tick or since
     bool died = false;                 // entities destroyed in the last tick or since
     bool match_all = false;            // "*": every live entity
+    std::optional<near_term> near;     // near(x, y, r) or near(ENTITY, r)
+    std::vector<value_filter> where;   // `Health.hp < 50`: applied by the world, like near
+    std::optional<std::uint64_t> only;  // this one entity (single-entity watches; no text form)
 };
 
 /// @brief Parses the text form. Terms are separated by commas:
-///   `Name` must have, `!Name` must not have, `A|B` at least one of,
-///   `added(Name)`, `changed(Name)`, `removed(Name)`, `died`, and `*` for everything.
+///   `Name` must have, `!Name` must not have, `A|B` at least one of, `?Name` optional (no filter;
+///   the component is carried where present),
+///   `added(Name)`, `changed(Name)`, `removed(Name)`, `died`, `*` for everything, and
+///   `near(x, y, r)` / `near(ENTITY, r)` (Position within r of a point or of an entity), and value
+///   filters `Name.field OP literal` (OP one of == != < <= > >=; the literal JSON: 50, "boss", true),
+///   which also require the component.
 /// Throws ecs_error(invalid_params) naming the position of the first bad term.
 [[nodiscard]] query_terms parse_query(std::string_view text);
+
+/// @brief What is wrong with a filter's operator and literal (ordering needs a number or a
+/// text), or nullopt when they go together.
+[[nodiscard]] std::optional<std::string> filter_problem(const value_filter& f);
+/// @brief Whether a field's value passes the filter.
+[[nodiscard]] bool filter_passes(const value_filter& f, const nlohmann::json& field_value);
 
 /// @brief A query resolved to component ids.
 struct query {

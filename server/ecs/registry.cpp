@@ -1,5 +1,7 @@
 #include "ecs/registry.hpp"
 
+#include <stdexcept>
+
 #include <unordered_set>
 
 namespace ecsd::ecs {
@@ -122,6 +124,11 @@ void registry::destroy_now(entity_id e) {
 }
 
 // --- components --------------------------------------------------------------------
+
+void registry::throw_unregistered(const char* type_name) {
+    throw std::logic_error(std::string("component type ") + type_name +
+                           " is used but was never registered (register_component<T>() first)");
+}
 
 void registry::throw_exists(entity_id e, component_id c) const {
     throw ecs_error(reason::component_exists,
@@ -285,6 +292,7 @@ query registry::resolve(const query_terms& t) const {
         q.all_ids.push_back(c);
     }
     for (const auto& n : t.none) q.none.set(component_by_name(n));
+    for (const auto& n : t.optional) (void)component_by_name(n);  // filters nothing, but must exist
     for (const auto& group : t.any) {
         component_mask m;
         for (const auto& n : group) m.set(component_by_name(n));
@@ -373,6 +381,25 @@ void registry::for_each_match(const query& q, const std::function<void(entity_id
         if (entities_.slot_alive(slot) && matches(slot, q) && passes_changes(slot)) f(entities_.id_of(slot));
 }
 
+registry::entity_changes registry::changes_of(entity_id e) const {
+    entity_changes out;
+    const auto listed = [e](const id_list (&lists)[2]) {
+        return std::find(lists[0].begin(), lists[0].end(), e) != lists[0].end() ||
+               std::find(lists[1].begin(), lists[1].end(), e) != lists[1].end();
+    };
+    const bool live = alive(e);
+    const auto slot = index_of(e);
+    for (component_id c = 0; c < pools_.size(); ++c) {
+        const pool& p = *pools_[c];
+        if (listed(p.removed)) out.removed.push_back(c);
+        if (!live || !p.contains(slot)) continue;
+        const bool added = listed(p.added);
+        if (added) out.added.push_back(c);
+        if (p.tracks_writes() ? p.stamp_at(p.index(slot)) >= change_floor() : added) out.changed.push_back(c);
+    }
+    return out;
+}
+
 // --- restore ------------------------------------------------------------------------------
 
 void registry::restore_entities(std::size_t slot_count, const std::vector<entity_id>& live,
@@ -401,6 +428,7 @@ void registry::restore_entities(std::size_t slot_count, const std::vector<entity
 }
 
 void registry::restore_component(component_id c, entity_id e, const json& value) {
+    const restoring_scope restoring;  // a saved value loads as it was saved, whatever it is
     check(e);
     const auto slot = index_of(e);
     if (pools_[c]->contains(slot)) throw_exists(e, c);

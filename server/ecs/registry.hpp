@@ -1,9 +1,9 @@
 #pragma once
 // The registry owns the entities, one storage per component type, the owning
 // groups that keep hot component pairs aligned, the member sets that systems
-// watch (seed 000's entitySignatureChanged, seed 003's pools), per-tick
+// watch (member sets that follow signature changes), per-tick
 // change records, and the queue of structural changes deferred while a walk
-// is in progress (seed 004's end-of-frame deletion).
+// is in progress (deletion deferred to the end of the frame).
 
 #include <algorithm>
 #include <array>
@@ -39,7 +39,7 @@ using storage_for = std::conditional_t<is_tag_v<T>, tag_pool, typed_pool<T>>;
 
 class registry {
 public:
-    /// @brief Upper bound on component types per registry (no fixed 32 of seed 001).
+    /// @brief Upper bound on component types per registry (no fixed cap of 32 as in a 32-bit mask).
     static constexpr std::size_t max_component_types = 4096;
 
     registry() = default;
@@ -62,7 +62,7 @@ public:
         typed_ids_[seq] = id;
         return id;
     }
-    /// @brief Registers a run-time component (seed 004's world:register). Empty fields make a tag.
+    /// @brief Registers a run-time component. Empty fields make a tag.
     component_id register_dynamic(const std::string& name, const json& fields);
 
     [[nodiscard]] std::optional<component_id> find_component(std::string_view name) const;
@@ -73,12 +73,26 @@ public:
         const std::size_t seq = internal::type_seq<std::remove_const_t<T>>;
         return seq < typed_ids_.size() ? typed_ids_[seq] : null_index;
     }
+    /// @brief The id of a registered C++ type. Using a type that was never registered is a
+    /// programming error, reported loudly (std::logic_error naming the type), never a pool
+    /// looked up at null_index.
+    template <typename T>
+    [[nodiscard]] component_id registered_id() const {
+        const component_id c = id_of<T>();
+        if (c == null_index) [[unlikely]]
+            throw_unregistered(component_traits<std::remove_const_t<T>>::name);
+        return c;
+    }
     [[nodiscard]] std::size_t component_count() const noexcept { return pools_.size(); }
     [[nodiscard]] pool& storage(component_id id) { return *pools_[id]; }
     [[nodiscard]] const pool& storage(component_id id) const { return *pools_[id]; }
     template <typename T>
     [[nodiscard]] storage_for<std::remove_const_t<T>>& storage() {
-        return static_cast<storage_for<std::remove_const_t<T>>&>(*pools_[id_of<T>()]);
+        return static_cast<storage_for<std::remove_const_t<T>>&>(*pools_[registered_id<T>()]);
+    }
+    template <typename T>
+    [[nodiscard]] const storage_for<std::remove_const_t<T>>& storage() const {
+        return static_cast<const storage_for<std::remove_const_t<T>>&>(*pools_[registered_id<T>()]);
     }
 
     /// @brief Turns per-value write stamps (the "changed" filter) on or off for every data pool.
@@ -104,7 +118,7 @@ public:
     template <typename T>
     void emplace(entity_id e, T value = {}) {
         check(e);
-        const component_id c = id_of<T>();
+        const component_id c = registered_id<T>();
         if (iterating_ > 0) {
             defer([this, e, v = std::move(value)]() mutable {
                 if (alive(e) && !has<T>(e)) emplace<T>(e, std::move(v));
@@ -135,7 +149,7 @@ public:
         if (!has<T>(e)) return nullptr;
         return &storage<T>().get(index_of(e));
     }
-    /// @brief Marks a component as written this tick (seed 004's touch).
+    /// @brief Marks a component as written this tick (what a change query sees as changed).
     template <typename T>
     void touch(entity_id e) noexcept {
         auto& s = storage<T>();
@@ -143,7 +157,7 @@ public:
     }
     template <typename T>
     void remove(entity_id e) {
-        remove(e, id_of<T>());
+        remove(e, registered_id<T>());
     }
 
     // --- components by id (the JSON face used by the server) ------------------------
@@ -165,7 +179,7 @@ public:
     /// @brief Makes A and B an owning group (EnTT's full-owning group). Each pool has one owner.
     template <typename A, typename B>
     void own_group() {
-        own_group_ids({id_of<A>(), id_of<B>()});
+        own_group_ids({registered_id<A>(), registered_id<B>()});
     }
     void own_group_ids(std::vector<component_id> owned);
     /// @brief Size of the group that owns the pool of `c`, or -1 when none does.
@@ -199,7 +213,6 @@ public:
     private:
         registry& r_;
     };
-    [[nodiscard]] bool walking() const noexcept { return iterating_ > 0; }
     /// @brief Queues a structural change to run at flush().
     void defer(std::function<void()> op) { deferred_.push_back(std::move(op)); }
     [[nodiscard]] std::size_t deferred_count() const noexcept { return deferred_.size(); }
@@ -215,6 +228,12 @@ public:
     void end_tick();
     /// @brief Entities destroyed in the last tick or since.
     [[nodiscard]] std::vector<entity_id> died() const;
+    /// @brief What happened to one entity's components in the last tick or since, as change
+    /// queries see it (added, changed: written or added, removed). For inspection, not hot paths.
+    struct entity_changes {
+        std::vector<component_id> added, changed, removed;
+    };
+    [[nodiscard]] entity_changes changes_of(entity_id e) const;
 
     // --- restore (persistence): rebuild a saved registry with its ids and dense orders ---
     /// @brief Resets the entity table: slot_count slots, the live ids, the free queue (slot order
@@ -250,6 +269,7 @@ private:
     void before_removed(std::uint32_t slot, component_id c);
     void update_watches(std::uint32_t slot, component_id c);
     [[noreturn]] void throw_exists(entity_id e, component_id c) const;
+    [[noreturn]] static void throw_unregistered(const char* type_name);
     void destroy_now(entity_id e);
 
     template <typename... T, typename F>

@@ -1,5 +1,5 @@
 #pragma once
-// Component masks (seed 000's Signature, without its cap of 32 types).
+// Component masks (one bit per component type, without a cap of 32 types).
 // Bits for the first `inline_bits` component ids live in the entity's own
 // 32-bit record; ids past that spill into 32-bit overflow words, so a world
 // can hold thousands of types and pays 4 bytes per entity per 32 more types.

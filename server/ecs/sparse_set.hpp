@@ -1,7 +1,8 @@
 #pragma once
 // A sparse set of entity slots: a paged sparse index (slot -> dense position)
-// and a dense array of slots kept hole-free by swap-and-pop (seed 000's
-// A,B,C,D table). Storages derive from it and move their data in step.
+// and a dense array of slots kept hole-free by swap-and-pop: removing B from
+// A,B,C,D moves D into B's place, so the array stays A,D,C. Storages derive
+// from it and move their data in step.
 
 #include <algorithm>
 #include <cstddef>

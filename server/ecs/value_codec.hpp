@@ -27,9 +27,24 @@ struct entity_ref {
 };
 
 namespace internal {
+/// @brief A refused value as an error message shows it: short, and never a float standing in for
+/// an integer the parser could not hold (18446744073709551616 would read 1.8446744073709552e+19).
+inline std::string shown_value(const json& got) {
+    if (got.is_number_float() && std::fabs(got.get<double>()) >= 9223372036854775808.0)
+        return got.get<double>() < 0 ? "a number <= -2^63" : "a number >= 2^63";
+    std::string text = got.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() > 80) {
+        text.resize(77);
+        while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0U) == 0x80U) text.pop_back();
+        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0U) text.pop_back();  // a cut lead byte
+        text += "...";
+    }
+    return text;
+}
+
 [[noreturn]] inline void bad_value(std::string_view where, std::string_view want, const json& got) {
     throw ecs_error(reason::invalid_value,
-                    std::string(where) + ": expected " + std::string(want) + ", got " + got.dump());
+                    std::string(where) + ": expected " + std::string(want) + ", got " + shown_value(got));
 }
 
 /// @brief The largest integer every JSON client reads exactly (2^53).
@@ -39,10 +54,17 @@ inline constexpr double max_exact = 9007199254740992.0;
 /// from valid values cannot reach inf or NaN (which JSON cannot carry back).
 inline constexpr double max_number = 1e15;
 
+/// @brief Nonzero while a saved world is being restored on this thread (see restoring_scope).
+inline thread_local int restoring_depth = 0;
+/// @brief True while restoring: values are taken as the world held them, not as a client sends them.
+[[nodiscard]] inline bool restoring() noexcept { return restoring_depth != 0; }
+
 inline double read_number(const json& j, std::string_view where) {
     if (!j.is_number()) bad_value(where, "a number", j);
     const double v = j.get<double>();
-    if (!std::isfinite(v) || std::fabs(v) > max_number) bad_value(where, "a number between -1e15 and 1e15", j);
+    // A saved world may hold what an older server let through (or what the systems reached before
+    // they clamped): any finite number loads again, so a server never refuses its own state.
+    if (!std::isfinite(v) || (std::fabs(v) > max_number && !restoring())) bad_value(where, "a number between -1e15 and 1e15", j);
     return v;
 }
 
@@ -64,6 +86,17 @@ inline std::int64_t read_integer(const json& j, std::string_view where, double l
     bad_value(where, "an integer", j);
 }
 }  // namespace internal
+
+/// @brief While one lives, values read on this thread are a saved world's (a snapshot being
+/// restored), not a client's: numbers beyond ±1e15 and values that break a component's rules
+/// (check()) are taken as they were saved. Input from clients never runs inside one.
+class restoring_scope {
+public:
+    restoring_scope() noexcept { ++internal::restoring_depth; }
+    ~restoring_scope() { --internal::restoring_depth; }
+    restoring_scope(const restoring_scope&) = delete;
+    restoring_scope& operator=(const restoring_scope&) = delete;
+};
 
 /// @brief value_codec<T>: type name for schemas, from/to JSON, hashing.
 template <typename T>

@@ -194,6 +194,8 @@ void collision_response_system(World& w) {
             pa.y -= ny * depth * ia / (ia + ib);
             pb.x += nx * depth * ib / (ia + ib);
             pb.y += ny * depth * ib / (ia + ib);
+            keep_in_range(pa);
+            keep_in_range(pb);
         }
         const double vax = a.vel ? a.vel->x : 0, vay = a.vel ? a.vel->y : 0;
         const double vbx = b.vel ? b.vel->x : 0, vby = b.vel ? b.vel->y : 0;
@@ -204,10 +206,12 @@ void collision_response_system(World& w) {
         if (ia > 0) {
             a.vel->x -= impulse * ia * nx;
             a.vel->y -= impulse * ia * ny;
+            keep_in_range(*a.vel);
         }
         if (ib > 0) {
             b.vel->x += impulse * ib * nx;
             b.vel->y += impulse * ib * ny;
+            keep_in_range(*b.vel);
         }
     }
 }

@@ -24,23 +24,33 @@ struct RigidBody { double mass = 1, restitution = 0.5, gravity_scale = 1; };
 struct Collider { double radius = 0.5; std::uint32_t layer = 1, mask = 0xFFFFFFFFu; };
 /// @brief Entities this one overlaps, written every tick by collision detection.
 struct Contacts { std::vector<entity_ref> entities; };
-/// @brief What the entity looks like to a client (seed 001's sprite name).
+/// @brief What the entity looks like to a client (a sprite name).
 struct Appearance { std::string name; };
 struct Health { double hp = 100, max = 100; };
 /// @brief Marks a monster: `kill_all_monsters` destroys everything with Health and AI.
 struct AI { std::string kind = "monster"; };
-/// @brief Tag: the entity is a player (seed 002).
+/// @brief Tag: the entity is a player.
 struct Player {};
 /// @brief Tag: the entity was frozen (its Velocity removed) by the freeze spell.
 struct Frozen {};
-/// @brief Seed 001's GhostBehaviour: contacts with entities having any component named in
+/// @brief The ghost power-up: contacts with entities having any component named in
 /// `passes` are dropped before collision response; removed when `remaining` seconds run out.
 struct Ghost { std::vector<std::string> passes; double remaining = 5; };
-/// @brief A spell to cast (seed 001); consumed by the spells system on the next tick.
+/// @brief A spell to cast; consumed by the spells system on the next tick.
 /// target 0 means the caster itself; amount is spell-specific (0 = the spell's default).
 struct MagicInput { std::string spell; entity_ref target; double amount = 0; };
 /// @brief Seconds until the entity is destroyed.
 struct Lifetime { double remaining = 1; };
+/// @brief A name unique in its world: wherever a request takes an entity id, it takes the name too.
+struct Name { std::string name; };
+
+template <typename... T>
+struct type_list {};
+/// @brief Every built-in component, once, in registration order (which fixes their ids: append,
+/// never reorder). World registers them with one fold; a type used but missing here is a loud
+/// error (registry::registered_id), never undefined behaviour.
+using builtin_components = type_list<Position, Velocity, RigidBody, Collider, Contacts, Appearance, Health, AI, Player,
+                                     Frozen, Ghost, MagicInput, Lifetime, Name>;
 
 }  // namespace ecsd::world
 
@@ -55,9 +65,28 @@ namespace ecsd::ecs {
 
 ECSD_COMPONENT(Position, field("x", &C::x), field("y", &C::y));
 ECSD_COMPONENT(Velocity, field("x", &C::x), field("y", &C::y));
-ECSD_COMPONENT(RigidBody, field("mass", &C::mass), field("restitution", &C::restitution),
-               field("gravity_scale", &C::gravity_scale));
-ECSD_COMPONENT(Collider, field("radius", &C::radius), field("layer", &C::layer), field("mask", &C::mask));
+// Components with a rule across their values also define check(), run on every value a client sends.
+template <>
+struct component_traits<world::RigidBody> {
+    using C = world::RigidBody;
+    static constexpr const char* name = "RigidBody";
+    static constexpr auto fields = std::make_tuple(field("mass", &C::mass), field("restitution", &C::restitution),
+                                                   field("gravity_scale", &C::gravity_scale));
+    static void check(const C& v) {
+        if (v.mass < 0) throw ecs_error(reason::invalid_value, "RigidBody.mass: expected a number >= 0 (0 = immovable), got " + json(v.mass).dump());
+        if (v.restitution < 0 || v.restitution > 1)
+            throw ecs_error(reason::invalid_value, "RigidBody.restitution: expected a number from 0 to 1, got " + json(v.restitution).dump());
+    }
+};
+template <>
+struct component_traits<world::Collider> {
+    using C = world::Collider;
+    static constexpr const char* name = "Collider";
+    static constexpr auto fields = std::make_tuple(field("radius", &C::radius), field("layer", &C::layer), field("mask", &C::mask));
+    static void check(const C& v) {
+        if (v.radius < 0) throw ecs_error(reason::invalid_value, "Collider.radius: expected a number >= 0, got " + json(v.radius).dump());
+    }
+};
 ECSD_COMPONENT(Contacts, field("entities", &C::entities));
 ECSD_COMPONENT(Appearance, field("name", &C::name));
 ECSD_COMPONENT(Health, field("hp", &C::hp), field("max", &C::max));
@@ -67,5 +96,17 @@ ECSD_COMPONENT(Frozen);
 ECSD_COMPONENT(Ghost, field("passes", &C::passes), field("remaining", &C::remaining));
 ECSD_COMPONENT(MagicInput, field("spell", &C::spell), field("target", &C::target), field("amount", &C::amount));
 ECSD_COMPONENT(Lifetime, field("remaining", &C::remaining));
+template <>
+struct component_traits<world::Name> {
+    using C = world::Name;
+    static constexpr const char* name = "Name";
+    static constexpr auto fields = std::make_tuple(field("name", &C::name));
+    static void check(const C& v) {
+        // A name stands where an id would: it must never read as one.
+        const bool digits = !v.name.empty() && v.name.find_first_not_of("0123456789") == std::string::npos;
+        if (v.name.empty() || v.name.size() > 64 || digits)
+            throw ecs_error(reason::invalid_value, "Name.name: expected 1 to 64 characters, not all digits, got " + json(v.name).dump());
+    }
+};
 #undef ECSD_COMPONENT
 }  // namespace ecsd::ecs

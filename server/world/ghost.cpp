@@ -1,4 +1,4 @@
-// Seed 001's ghost power-up: between collision detection and response, drop the
+// The ghost power-up: between collision detection and response, drop the
 // contacts between a Ghost and the entities it passes through; expire on a timer.
 #include <algorithm>
 

@@ -1,7 +1,28 @@
+#include <algorithm>
+#include <cmath>
+
+#include "ecs/value_codec.hpp"
 #include "world/systems.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::world {
+
+namespace {
+// Whatever the simulation reaches must load again: positions and velocities stay within the
+// ±1e15 every number field accepts (a body flung at 1e15 m/s would pass it in one tick).
+constexpr double limit = ecs::internal::max_number;
+inline double bounded(double v) noexcept { return std::clamp(v, -limit, limit); }
+}  // namespace
+
+void keep_in_range(Position& p) noexcept {
+    p.x = bounded(p.x);
+    p.y = bounded(p.y);
+}
+
+void keep_in_range(Velocity& v) noexcept {
+    v.x = bounded(v.x);
+    v.y = bounded(v.y);
+}
 
 void movement_system(World& w) {
     auto& reg = w.registry();
@@ -11,20 +32,51 @@ void movement_system(World& w) {
     auto& bodies = reg.storage<RigidBody>();
     if (bodies.empty()) {  // nothing feels gravity: one tight pass over the owning group
         reg.each<Position, const Velocity>([dt](Position& p, const Velocity& v) {
-            p.x += v.x * dt;
-            p.y += v.y * dt;
+            p.x = bounded(p.x + v.x * dt);
+            p.y = bounded(p.y + v.y * dt);
         });
         return;
     }
     reg.each<Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
         const auto slot = ecs::index_of(e);
-        if (bodies.contains(slot)) {
+        if (bodies.contains(slot) && bodies.get(slot).mass > 0) {  // mass 0: immovable, gravity too
             const double scale = bodies.get(slot).gravity_scale;
-            v.x += gx * scale;
-            v.y += gy * scale;
+            v.x = bounded(v.x + gx * scale);
+            v.y = bounded(v.y + gy * scale);
         }
-        p.x += v.x * dt;
-        p.y += v.y * dt;
+        p.x = bounded(p.x + v.x * dt);
+        p.y = bounded(p.y + v.y * dt);
+    });
+}
+
+namespace {
+/// @brief Puts a coordinate that crossed an edge back on it and bounces its speed off the edge.
+/// `inward` is +1 for a lower edge (left, bottom) and -1 for an upper one.
+inline void keep_inside(double& p, double& v, double edge, double inward, double restitution, double rest_speed) {
+    p = edge;
+    if (v * inward >= 0) return;  // already moving back in
+    v = -v * restitution;
+    if (std::fabs(v) < rest_speed) v = 0;  // a bounce gravity would undo within two ticks: at rest
+}
+}  // namespace
+
+void bounds_system(World& w) {
+    const auto& b = w.settings().bounds;
+    if (!b.any()) return;
+    auto& reg = w.registry();
+    const auto& bodies = reg.storage<RigidBody>();
+    const auto& colliders = reg.storage<Collider>();
+    const double dt = w.dt();
+    const double rest_x = 2 * std::fabs(w.settings().gravity_x) * dt;
+    const double rest_y = 2 * std::fabs(w.settings().gravity_y) * dt;
+    reg.each<Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
+        const auto slot = ecs::index_of(e);
+        const double r = colliders.contains(slot) ? std::max(0.0, colliders.get(slot).radius) : 0.0;
+        const double bounce = bodies.contains(slot) ? bodies.get(slot).restitution : 1.0;  // as collision response
+        if (b.left && p.x - r < *b.left) keep_inside(p.x, v.x, *b.left + r, +1, bounce, rest_x);
+        if (b.right && p.x + r > *b.right) keep_inside(p.x, v.x, *b.right - r, -1, bounce, rest_x);
+        if (b.bottom && p.y - r < *b.bottom) keep_inside(p.y, v.y, *b.bottom + r, +1, bounce, rest_y);
+        if (b.top && p.y + r > *b.top) keep_inside(p.y, v.y, *b.top - r, -1, bounce, rest_y);
     });
 }
 

@@ -1,4 +1,4 @@
-// Spells (seed 001): a table from spell name to function, read by the spells
+// Spells: a table from spell name to function, read by the spells
 // system from MagicInput components. Adding a spell is one function and one row
 // in install_builtin_spells.
 #include <algorithm>
@@ -14,7 +14,7 @@ entity_id target_of(entity_id caster, const MagicInput& in) { return in.target.i
 
 void require_alive(World& w, entity_id e) { w.registry().check(e); }
 
-/// @brief Seed 001: destroys every entity with Health and AI.
+/// @brief Destroys every entity with Health and AI.
 void kill_all_monsters(World& w, entity_id, const MagicInput&) {
     auto& reg = w.registry();
     std::vector<entity_id> doomed;
@@ -22,7 +22,7 @@ void kill_all_monsters(World& w, entity_id, const MagicInput&) {
     reg.destroy(doomed);
 }
 
-/// @brief Seed 002's ice spell: the target loses its Velocity and is tagged Frozen.
+/// @brief The ice spell: the target loses its Velocity and is tagged Frozen.
 void freeze(World& w, entity_id caster, const MagicInput& in) {
     auto& reg = w.registry();
     const entity_id t = target_of(caster, in);
@@ -40,7 +40,7 @@ void thaw(World& w, entity_id caster, const MagicInput& in) {
     if (!reg.has<Velocity>(t)) reg.emplace<Velocity>(t);
 }
 
-/// @brief Seed 001's power-up: the target passes through AI entities for `amount` seconds (default 5).
+/// @brief The ghost power-up: the target passes through AI entities for `amount` seconds (default 5).
 void ghost(World& w, entity_id caster, const MagicInput& in) {
     auto& reg = w.registry();
     const entity_id t = target_of(caster, in);

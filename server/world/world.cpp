@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ecs/state_hasher.hpp"
+#include "ecs/value_codec.hpp"
 #include "world/collision.hpp"
 #include "world/systems.hpp"
 
@@ -20,25 +21,49 @@ void check_settings(const WorldSettings& s) {
         throw ecs_error(reason::invalid_value, "tick_hz must be between 1 and 1000");
     if (!(std::fabs(s.gravity_x) <= 1e6) || !(std::fabs(s.gravity_y) <= 1e6))
         throw ecs_error(reason::invalid_value, "gravity components must be between -1e6 and 1e6 m/s^2");
+    const auto& b = s.bounds;
+    if (b.left && b.right && !(*b.left < *b.right))
+        throw ecs_error(reason::invalid_value, "bounds: left must be less than right");
+    if (b.bottom && b.top && !(*b.bottom < *b.top))
+        throw ecs_error(reason::invalid_value, "bounds: bottom must be less than top");
 }
 }  // namespace
+
+json WorldBounds::to_json() const {
+    json out = json::object();
+    const auto put = [&](const char* key, const std::optional<double>& v) { out[key] = v ? json(*v) : json(nullptr); };
+    put("left", left);
+    put("right", right);
+    put("bottom", bottom);
+    put("top", top);
+    return out;
+}
+
+WorldBounds WorldBounds::from_json(const json& j) {
+    if (j.is_null()) return {};
+    if (!j.is_object())
+        throw ecs_error(reason::invalid_params, "bounds must be an object {left, right, bottom, top} of numbers");
+    WorldBounds b;
+    for (const auto& [key, value] : j.items()) {
+        std::optional<double>* side = key == "left"     ? &b.left
+                                      : key == "right"  ? &b.right
+                                      : key == "bottom" ? &b.bottom
+                                      : key == "top"    ? &b.top
+                                                        : nullptr;
+        if (side == nullptr)
+            throw ecs_error(reason::invalid_params, "bounds: unknown side '" + key + "' (left, right, bottom, top)");
+        if (value.is_null()) continue;  // open on that side
+        if (!value.is_number() || !(std::fabs(value.get<double>()) <= ecs::internal::max_number))
+            throw ecs_error(reason::invalid_value, "bounds." + key + ": expected a number between -1e15 and 1e15 or null");
+        *side = value.get<double>();
+    }
+    return b;
+}
 
 World::World(WorldSettings settings)
     : settings_(std::move(settings)), collision_(std::make_unique<collision_state>()), clock_(settings_.tick_hz) {
     check_settings(settings_);
-    reg_.register_component<Position>();
-    reg_.register_component<Velocity>();
-    reg_.register_component<RigidBody>();
-    reg_.register_component<Collider>();
-    reg_.register_component<Contacts>();
-    reg_.register_component<Appearance>();
-    reg_.register_component<Health>();
-    reg_.register_component<AI>();
-    reg_.register_component<Player>();
-    reg_.register_component<Frozen>();
-    reg_.register_component<Ghost>();
-    reg_.register_component<MagicInput>();
-    reg_.register_component<Lifetime>();
+    [this]<typename... T>(type_list<T...>) { (reg_.register_component<T>(), ...); }(builtin_components{});
     // Movers walk Position and Velocity as two aligned packed arrays.
     reg_.own_group<Position, Velocity>();
     install_builtin_systems();
@@ -54,6 +79,7 @@ void World::install_builtin_systems() {
     add_system("collision_detection", "collision", "Position, Collider", collision_detection_system);
     add_system("ghost_filter", "collision", "Ghost", ghost_filter_system);
     add_system("collision_response", "collision", "Position, Collider, Contacts", collision_response_system);
+    add_system("bounds", "collision", "Position, Velocity", bounds_system);
     add_system("lifetime", "post", "Lifetime", lifetime_system);
     add_system("cleanup", "cleanup", "*", cleanup_system);
 }
@@ -98,6 +124,7 @@ void World::run_tick() {
             last_overrun_log_ = now;
         }
     }
+    if (after_tick) after_tick(*this);
 }
 
 std::uint64_t World::step(std::uint64_t n) {
@@ -130,6 +157,7 @@ json World::info() const {
             {"tick_hz", settings_.tick_hz},
             {"paused", settings_.paused},
             {"gravity", {{"x", settings_.gravity_x}, {"y", settings_.gravity_y}}},
+            {"bounds", settings_.bounds.to_json()},
             {"entities", reg_.size()},
             {"component_types", reg_.component_count()},
             {"overruns", overruns_},

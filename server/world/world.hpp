@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,24 @@ namespace ecsd::world {
 using ecs::entity_id;
 using ecs::json;
 
+/// @brief Edges that keep movers inside the world; a side without a value is open. Y points up,
+/// so `bottom` is a ground. A mover that crosses an edge is put back on it (its Collider's circle
+/// touching it) and bounces with its RigidBody's restitution (1 without a RigidBody); a bounce
+/// slower than two ticks of gravity stops, so bodies come to rest on the ground.
+struct WorldBounds {
+    std::optional<double> left, right, bottom, top;
+    [[nodiscard]] bool any() const noexcept { return left || right || bottom || top; }
+    [[nodiscard]] json to_json() const;
+    /// @brief Reads {left, right, bottom, top}, each a number or null; throws ecs_error on anything else.
+    static WorldBounds from_json(const json& j);
+};
+
 struct WorldSettings {
     std::string name = "default";
     double tick_hz = 60;
     double gravity_x = 0;
     double gravity_y = -9.81;
+    WorldBounds bounds;
     bool paused = false;
     std::size_t max_entities = 10'000'000;  // a spawn past this is limit_reached
 };
@@ -87,8 +101,11 @@ public:
     [[nodiscard]] collision_state& collision() noexcept { return *collision_; }
 
     // --- running ----------------------------------------------------------------------
-    /// @brief Runs one tick now: every enabled system in order, then the tick ends.
+    /// @brief Runs one tick now: every enabled system in order, then the tick ends, then
+    /// after_tick (if set) sees the finished tick.
     void run_tick();
+    /// @brief Called at the end of every tick (the server publishes watch diffs here).
+    std::function<void(World&)> after_tick;
     /// @brief Runs n ticks now, paused or not. Returns the new tick number.
     std::uint64_t step(std::uint64_t n);
     void pause() noexcept { settings_.paused = true; }
@@ -110,7 +127,7 @@ public:
     [[nodiscard]] json list_systems() const;
     [[nodiscard]] system_def& system(const std::string& name);
     void set_system_enabled(const std::string& name, bool enabled);
-    /// @brief Runs one system once, now, outside the tick (seed 001: a spell run as a system).
+    /// @brief Runs one system once, now, outside the tick (a spell run as a system).
     void run_system(const std::string& name);
     [[nodiscard]] json system_entities(const std::string& name, std::size_t limit, std::size_t offset) const;
 
@@ -122,6 +139,12 @@ public:
     void record_spell_failure(entity_id caster, const std::string& spell, const std::string& error);
 
     // --- entities and components as JSON (the protocol's world.* methods) ---------------
+    /// @brief The live entity with this Name, or 0 (a scan of the named entities only).
+    [[nodiscard]] entity_id find_named(std::string_view name) const;
+    /// @brief An entity param as a client sends it: an id, or a Name. Throws no_such_entity for an
+    /// unknown name (a stale or unknown id is left for the method to report).
+    [[nodiscard]] entity_id entity_ref(const json& ref) const;
+
     entity_id spawn(const json& components);
     std::vector<entity_id> spawn_many(const json& list);
     void despawn(entity_id e);
@@ -140,10 +163,19 @@ public:
     /// @brief The same result as query(), written as JSON text (what world.query sends).
     void write_query(const json& query, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
                      std::size_t offset, ecs::json_text& w) const;
+    /// @brief A query (text or object) parsed into terms, with what near() implies added.
+    [[nodiscard]] ecs::query_terms parse_terms(const json& query) const;
+    /// @brief Calls f for every entity matching the query, in id order (near() applied here:
+    /// the registry knows no Position).
+    void for_each_match(const ecs::query_terms& terms, const ecs::query& resolved,
+                        const std::function<void(entity_id)>& f) const;
     [[nodiscard]] json list_components(std::optional<entity_id> e) const;
+    /// @brief One entity for a person debugging it: {entity, components, systems (whose signature
+    /// it matches, in tick order), changes {added, changed, removed} in the last tick or since}.
+    [[nodiscard]] json describe(entity_id e) const;
     void register_component(const std::string& name, const json& fields);
 
-    // --- prefabs (seed 001's createTree) ------------------------------------------------
+    // --- prefabs (named component sets) --------------------------------------------------
     void define_prefab(const std::string& name, const json& components);
     std::vector<entity_id> spawn_prefab(const std::string& name, std::size_t count, const json& overrides);
     [[nodiscard]] const std::map<std::string, json>& prefabs() const noexcept { return prefabs_; }
@@ -168,6 +200,11 @@ private:
     /// @brief Resolves and validates {Name: value}; throws before anything changes.
     [[nodiscard]] std::vector<std::pair<ecs::component_id, const json*>> resolve_components(const json& components) const;
     void check_capacity(std::size_t more) const;
+    /// @brief Throws invalid_value when `components` gives `self` a Name another live entity has,
+    /// or one already in `taken` (names of the same batch, added to as it goes).
+    void check_name(const json& components, entity_id self, std::vector<std::string>* taken = nullptr) const;
+    /// @brief Adds the components another one needs: a RigidBody gets a Velocity {0, 0}.
+    void add_required(entity_id e);
     void time_system(system_def& s);
 
     WorldSettings settings_;

@@ -3,6 +3,7 @@
 // changes anything, so a refused request leaves the world as it was.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 
 #include "world/world.hpp"
@@ -25,21 +26,70 @@ std::vector<std::string> string_list(const json& j, const char* what) {
     return out;
 }
 
+ecs::near_term near_from_json(const json& v) {
+    const auto number = [&](const char* k) {
+        const auto it = v.find(k);
+        if (it == v.end() || !it->is_number() || !std::isfinite(it->get<double>()))
+            throw ecs_error(reason::invalid_params, std::string("query.near.") + k + " must be a number");
+        return it->get<double>();
+    };
+    if (!v.is_object()) throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
+    ecs::near_term n;
+    if (v.contains("entity")) {
+        if (!v["entity"].is_number_unsigned() || v.size() != 2)
+            throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
+        n.entity = v["entity"].get<std::uint64_t>();
+    } else {
+        if (v.size() != 3) throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
+        n.x = number("x");
+        n.y = number("y");
+    }
+    n.r = number("r");
+    if (n.r < 0) throw ecs_error(reason::invalid_params, "query.near.r must be >= 0");
+    return n;
+}
+
+/// @brief {"where": [{"field": "Health.hp", "op": "<", "value": 50}]}, the object form of value filters.
+std::vector<ecs::value_filter> filters_from_json(const json& list) {
+    if (!list.is_array()) throw ecs_error(reason::invalid_params, "query.where must be an array of {field, op, value}");
+    std::vector<ecs::value_filter> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+        const auto& item = list[i];
+        const std::string where = "query.where[" + std::to_string(i) + "]";
+        if (!item.is_object() || item.size() != 3 || !item.contains("field") || !item.contains("op") ||
+            !item.contains("value") || !item["field"].is_string() || !item["op"].is_string())
+            throw ecs_error(reason::invalid_params, where + " must be {\"field\": \"Component.field\", \"op\": \"<\", \"value\": 50}");
+        const auto path = item["field"].get<std::string>();
+        const auto dot = path.rfind('.');
+        if (dot == std::string::npos || dot == 0 || dot + 1 == path.size())
+            throw ecs_error(reason::invalid_params, where + ".field must be Component.field, e.g. Health.hp");
+        ecs::value_filter f{path.substr(0, dot), path.substr(dot + 1), item["op"].get<std::string>(), item["value"]};
+        if (const auto problem = ecs::filter_problem(f)) throw ecs_error(reason::invalid_params, where + ": " + *problem);
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
 ecs::query_terms terms_from_json(const json& q) {
     if (q.is_string()) return ecs::parse_query(q.get<std::string>());
     if (!q.is_object())
-        throw ecs_error(reason::invalid_params, "query must be a string or an object {all, any, none, added, changed, removed}");
+        throw ecs_error(reason::invalid_params, "query must be a string or an object {all, any, none, optional, added, changed, removed, died, near, where}");
     ecs::query_terms t;
     for (const auto& [key, value] : q.items()) {
         if (key == "all") t.all = string_list(value, "query.all");
         else if (key == "any") t.any.push_back(string_list(value, "query.any"));
         else if (key == "none") t.none = string_list(value, "query.none");
+        else if (key == "optional") t.optional = string_list(value, "query.optional");
         else if (key == "added") t.added = string_list(value, "query.added");
         else if (key == "changed") t.changed = string_list(value, "query.changed");
         else if (key == "removed") t.removed = string_list(value, "query.removed");
         else if (key == "died") {
             if (!value.is_boolean()) throw ecs_error(reason::invalid_params, "query.died must be true or false");
             t.died = value.get<bool>();
+        } else if (key == "near") {
+            t.near = near_from_json(value);
+        } else if (key == "where") {
+            t.where = filters_from_json(value);
         } else {
             throw ecs_error(reason::invalid_params, "query has no key '" + key + "'");
         }
@@ -55,6 +105,10 @@ std::vector<std::pair<ecs::component_id, const json*>> World::resolve_components
     std::vector<std::pair<ecs::component_id, const json*>> out;
     for (const auto& [name, value] : components.items()) {
         const auto c = reg_.component_by_name(name);
+        // Contacts name other entities and are rewritten every tick by collision detection: a
+        // client's list could only name the dead or be overwritten, so clients cannot write it.
+        if (c == reg_.id_of<Contacts>() && !ecs::internal::restoring())
+            throw ecs_error(reason::invalid_value, "Contacts is written by collision detection each tick, not by clients");
         reg_.storage(c).validate(value);
         out.emplace_back(c, &value);
     }
@@ -67,21 +121,64 @@ void World::check_capacity(std::size_t more) const {
                                                    std::to_string(settings_.max_entities) + " entities");
 }
 
+entity_id World::find_named(std::string_view name) const {
+    const auto& names = reg_.storage<Name>();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const auto slot = names.slots()[i];
+        if (names.get(slot).name == name) return reg_.entities().id_of(slot);
+    }
+    return 0;
+}
+
+entity_id World::entity_ref(const json& ref) const {
+    if (!ref.is_string()) return ref.get<entity_id>();
+    const auto& name = ref.get_ref<const std::string&>();
+    const entity_id e = find_named(name);
+    if (e == 0) throw ecs_error(reason::no_such_entity, "no entity is named '" + name.substr(0, 64) + "'");
+    return e;
+}
+
+void World::check_name(const json& components, entity_id self, std::vector<std::string>* taken) const {
+    if (!components.is_object()) return;
+    const auto it = components.find("Name");
+    if (it == components.end() || !it->is_object()) return;
+    const auto n = it->find("name");
+    if (n == it->end() || !n->is_string()) return;  // validation reports it
+    const auto& name = n->get_ref<const std::string&>();
+    const entity_id owner = find_named(name);
+    const bool in_batch = taken && std::find(taken->begin(), taken->end(), name) != taken->end();
+    if ((owner != 0 && owner != self) || in_batch)
+        throw ecs_error(reason::invalid_value, "Name '" + name + "' is taken" +
+                                                   (owner != 0 && owner != self ? " by entity " + std::to_string(owner) : " in this request") +
+                                                   ": names are unique in a world");
+    if (taken) taken->push_back(name);
+}
+
 entity_id World::spawn(const json& components) {
     const auto resolved = resolve_components(components);
+    check_name(components, 0);
     check_capacity(1);
     const entity_id e = reg_.create();
     for (const auto& [c, value] : resolved) reg_.emplace_json(e, c, *value);
+    add_required(e);
     return e;
+}
+
+void World::add_required(entity_id e) {
+    // A RigidBody is a body that moves: it needs a Velocity for gravity to act on. A Frozen entity
+    // stays without one (the freeze spell took it away).
+    if (reg_.has<RigidBody>(e) && !reg_.has<Velocity>(e) && !reg_.has<Frozen>(e)) reg_.emplace<Velocity>(e);
 }
 
 std::vector<entity_id> World::spawn_many(const json& list) {
     if (!list.is_array()) throw ecs_error(reason::invalid_params, "entities must be an array of component objects");
     std::vector<std::vector<std::pair<ecs::component_id, const json*>>> all;
     all.reserve(list.size());
+    std::vector<std::string> names;
     for (const auto& item : list) {
         const json& comps = item.is_object() && item.contains("components") ? item["components"] : item;
         all.push_back(resolve_components(comps));
+        check_name(comps, 0, &names);
     }
     check_capacity(list.size());
     std::vector<entity_id> ids;
@@ -89,6 +186,7 @@ std::vector<entity_id> World::spawn_many(const json& list) {
     for (const auto& resolved : all) {
         const entity_id e = reg_.create();
         for (const auto& [c, value] : resolved) reg_.emplace_json(e, c, *value);
+        add_required(e);
         ids.push_back(e);
     }
     return ids;
@@ -167,16 +265,21 @@ json World::get_components(entity_id e, const std::optional<std::vector<std::str
 void World::insert_components(entity_id e, const json& components) {
     reg_.check(e);
     const auto resolved = resolve_components(components);
+    check_name(components, e);
     for (const auto& [c, value] : resolved) reg_.insert_json(e, c, *value);
+    add_required(e);
 }
 
 void World::mutate_component(entity_id e, const std::string& component, const std::string& path, const json& value) {
     reg_.check(e);
     const auto c = reg_.component_by_name(component);
+    if (c == reg_.id_of<Contacts>())
+        throw ecs_error(reason::invalid_value, "Contacts is written by collision detection each tick, not by clients");
     std::string field = path;
     if (!field.empty() && field.front() == '/') field.erase(0, 1);  // accept a JSON pointer to a field
     if (field.empty() || field.find('/') != std::string::npos)
         throw ecs_error(reason::invalid_params, "path must name one field of " + component + ", e.g. \"x\"");
+    if (c == reg_.id_of<Name>() && field == "name") check_name({{"Name", {{"name", value}}}}, e);
     reg_.set_field_json(e, c, field, value);
 }
 
@@ -197,7 +300,7 @@ void World::remove_components(entity_id e, const std::vector<std::string>& names
 void World::write_query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
                         std::size_t offset, ecs::json_text& w) const {
     // Everything that can fail happens before the first byte is written.
-    const auto terms = terms_from_json(q);
+    const auto terms = parse_terms(q);
     const auto resolved = reg_.resolve(terms);
     std::vector<component_row> field_rows;
     if (fields) {
@@ -210,7 +313,7 @@ void World::write_query(const json& q, const std::optional<std::vector<std::stri
     w.raw(R"({"entities":[)");
     std::size_t total = 0;
     std::size_t written = 0;
-    reg_.for_each_match(resolved, [&](entity_id e) {
+    for_each_match(terms, resolved, [&](entity_id e) {
         if (total++ < offset || written >= limit) return;
         if (written++ > 0) w.raw(",");
         if (reg_.alive(e)) {
@@ -230,6 +333,71 @@ void World::write_query(const json& q, const std::optional<std::vector<std::stri
     w.raw(R"(],"total":)");
     w.value(total);
     w.raw("}");
+}
+
+ecs::query_terms World::parse_terms(const json& q) const {
+    auto terms = terms_from_json(q);
+    // near() reads Position: only entities that have one can be near anything.
+    if (terms.near && std::find(terms.all.begin(), terms.all.end(), "Position") == terms.all.end())
+        terms.all.emplace_back("Position");
+    // A value filter reads its component: only entities that have it can pass; its field must exist.
+    for (const auto& f : terms.where) {
+        if (std::find(terms.all.begin(), terms.all.end(), f.component) == terms.all.end()) terms.all.push_back(f.component);
+        const auto fields = reg_.storage(reg_.component_by_name(f.component)).schema_fields();
+        const bool known = std::any_of(fields.begin(), fields.end(), [&](const json& d) { return d.value("name", "") == f.field; });
+        if (!known) throw ecs_error(reason::invalid_params, "query: " + f.component + " has no field '" + f.field + "'");
+    }
+    return terms;
+}
+
+void World::for_each_match(const ecs::query_terms& terms, const ecs::query& resolved,
+                           const std::function<void(entity_id)>& f) const {
+    if (terms.only) {
+        const auto e = static_cast<entity_id>(*terms.only);
+        if (reg_.alive(e) && reg_.matches(ecs::index_of(e), resolved)) f(e);
+        return;
+    }
+    if (!terms.where.empty()) {
+        // Value filters wrap the walk: ids of the filtered components are resolved once per call.
+        std::vector<std::pair<const ecs::pool*, const ecs::value_filter*>> checks;
+        for (const auto& w : terms.where) checks.emplace_back(&reg_.storage(reg_.component_by_name(w.component)), &w);
+        ecs::query_terms rest = terms;
+        rest.where.clear();
+        for_each_match(rest, resolved, [&](entity_id e) {
+            if (!reg_.alive(e)) return;  // a dead entity (died, removed) has no value to compare
+            const auto slot = ecs::index_of(e);
+            for (const auto& [pool, w] : checks) {
+                const json value = pool->value_json(slot);
+                const auto it = value.find(w->field);
+                if (it == value.end() || !ecs::filter_passes(*w, *it)) return;
+            }
+            f(e);
+        });
+        return;
+    }
+    if (!terms.near) {
+        reg_.for_each_match(resolved, f);
+        return;
+    }
+    const auto& n = *terms.near;
+    double cx = n.x;
+    double cy = n.y;
+    if (n.entity) {
+        const auto centre = static_cast<entity_id>(*n.entity);
+        if (!reg_.alive(centre) || !reg_.has<Position>(centre)) return;  // nothing is near a missing entity
+        const auto& p = reg_.storage<Position>().get(ecs::index_of(centre));
+        cx = p.x;
+        cy = p.y;
+    }
+    const double r2 = n.r * n.r;
+    const auto& positions = reg_.storage<Position>();
+    reg_.for_each_match(resolved, [&](entity_id e) {
+        if (!reg_.alive(e)) return;
+        const auto& p = positions.get(ecs::index_of(e));
+        const double dx = p.x - cx;
+        const double dy = p.y - cy;
+        if (dx * dx + dy * dy <= r2) f(e);
+    });
 }
 
 json World::query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
@@ -257,6 +425,25 @@ json World::list_components(std::optional<entity_id> e) const {
         out.push_back({{"name", p.name()}, {"kind", kind}, {"fields", p.schema_fields()}, {"count", p.size()}});
     }
     return out;
+}
+
+json World::describe(entity_id e) const {
+    reg_.check(e);
+    json systems = json::array();
+    for (const auto& s : systems_) {
+        const auto terms = ecs::parse_query(s.signature);
+        if (terms.match_all || reg_.matches(ecs::index_of(e), reg_.resolve(terms))) systems.push_back(s.name);
+    }
+    const auto changes = reg_.changes_of(e);
+    const auto names = [&](const std::vector<ecs::component_id>& ids) {
+        json out = json::array();
+        for (auto c : ids) out.push_back(reg_.storage(c).name());
+        return out;
+    };
+    return {{"entity", e},
+            {"components", get_components(e, std::nullopt)},
+            {"systems", std::move(systems)},
+            {"changes", {{"added", names(changes.added)}, {"changed", names(changes.changed)}, {"removed", names(changes.removed)}}}};
 }
 
 void World::register_component(const std::string& name, const json& fields) {

@@ -37,6 +37,47 @@ TEST(QueryText, BadTextIsAClearError) {
     }
 }
 
+TEST(QueryText, OptionalTermsFilterNothingButMustName) {
+    const auto q = parse_query("Position, ?Health");
+    EXPECT_EQ(q.all, (std::vector<std::string>{"Position"}));
+    EXPECT_EQ(q.optional, (std::vector<std::string>{"Health"}));
+    registry reg;
+    reg.register_component<test::Position>();
+    EXPECT_THROW((void)reg.resolve(parse_query("Position, ?Nope")), ecs_error) << "an unknown optional name is still an error";
+    EXPECT_THROW((void)parse_query("Position, ?"), ecs_error);
+}
+
+TEST(QueryText, ValueFiltersParseAndImplyTheirComponent) {
+    const auto q = parse_query(R"(Position, Health.hp < 50, AI.kind == "boss, the big one", Position.y >= -2.5)");
+    EXPECT_EQ(q.all, (std::vector<std::string>{"Position", "Health", "AI"}));
+    ASSERT_EQ(q.where.size(), 3u);
+    EXPECT_EQ(q.where[0].component, "Health");
+    EXPECT_EQ(q.where[0].field, "hp");
+    EXPECT_EQ(q.where[0].op, "<");
+    EXPECT_EQ(q.where[0].value, 50);
+    EXPECT_EQ(q.where[1].value, "boss, the big one") << "a comma inside the quoted text separates nothing";
+    EXPECT_EQ(q.where[2].op, ">=");
+    EXPECT_EQ(q.where[2].value, -2.5);
+    EXPECT_EQ(parse_query("!Frozen").where.size(), 0u) << "a leading ! is a none term";
+    for (const char* bad : {"Health.hp = 5", "Health < 5", "Health.hp < boss", "Health.hp < true", "Health.hp <", "Health. < 1"})
+        EXPECT_THROW((void)parse_query(bad), ecs_error) << bad;
+}
+
+TEST(QueryText, FilterComparisons) {
+    const value_filter lt{"Health", "hp", "<", 50};
+    EXPECT_TRUE(filter_passes(lt, 49.5));
+    EXPECT_FALSE(filter_passes(lt, 50));
+    EXPECT_FALSE(filter_passes(lt, "10")) << "text never orders against a number";
+    const value_filter eq{"AI", "kind", "==", "boss"};
+    EXPECT_TRUE(filter_passes(eq, "boss"));
+    EXPECT_FALSE(filter_passes(eq, "slime"));
+    const value_filter ne{"AI", "kind", "!=", "boss"};
+    EXPECT_TRUE(filter_passes(ne, "slime"));
+    EXPECT_EQ(filter_problem({"A", "b", "<", true}), "< compares numbers or text, not true");
+    EXPECT_EQ(filter_problem({"A", "b", "~", 1}), "unknown operator '~' (== != < <= > >=)");
+    EXPECT_EQ(filter_problem({"A", "b", "==", nullptr}), std::nullopt);
+}
+
 TEST(QueryResolve, UnknownComponentIsNoSuchComponent) {
     registry reg;
     reg.register_component<test::Position>();

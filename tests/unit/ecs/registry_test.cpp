@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "test_components.hpp"
 
 using namespace ecsd::ecs;
@@ -18,6 +20,20 @@ protected:
     }
     registry reg;
 };
+
+TEST(RegistryTypes, UsingATypeThatWasNeverRegisteredIsALoudError) {
+    registry reg;
+    const auto e = reg.create();
+    EXPECT_THROW((void)reg.storage<Position>(), std::logic_error);
+    EXPECT_THROW(reg.emplace<Position>(e), std::logic_error);
+    EXPECT_FALSE(reg.has<Position>(e)) << "asking is fine: no entity has a type nobody registered";
+    try {
+        (void)reg.storage<Velocity>();
+        FAIL();
+    } catch (const std::logic_error& err) {
+        EXPECT_NE(std::string(err.what()).find("never registered"), std::string::npos) << err.what();
+    }
+}
 
 TEST_F(RegistryTest, EmplaceGetRemove) {
     const auto e = reg.create();
@@ -178,7 +194,7 @@ TEST(RegistryTypes, AThousandComponentTypesInOneWorld) {
         ids.push_back(reg.register_dynamic("C" + std::to_string(i), {{"v", i}}));
     const auto e = reg.create();
     reg.emplace_json(e, ids[1023], {{"v", 5}});
-    reg.emplace_json(e, ids[7], nullptr);
+    reg.emplace_json(e, ids[7], json::object());  // {} for the defaults (null is only for tags)
     EXPECT_TRUE(reg.has(e, ids[1023]));
     EXPECT_FALSE(reg.has(e, ids[1022]));
     EXPECT_EQ(reg.get_json(e, ids[7]), (json{{"v", 7.0}}));

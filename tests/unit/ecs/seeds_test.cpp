@@ -65,21 +65,5 @@ TEST(Seed004DeferredDeletion, DestroyDuringSystemWalkAppliesAtEndOfTick) {
     EXPECT_EQ(reg.size(), 2u);
 }
 
-// Seed 004: ECS.fetch_world("Admin") twice is the same world; worlds are independent.
-#include "ecs/registry_set.hpp"
-
-TEST(Seed004FetchWorld, NamedWorldsAreIndependentAndFetchedByName) {
-    registry_set worlds;
-    auto& admin = worlds.fetch("Admin");
-    auto& game = worlds.fetch("Game");
-    EXPECT_EQ(&worlds.fetch("Admin"), &admin);
-    admin.register_dynamic("vector2", {{"x", 0}, {"y", 0}});
-    const auto a = admin.create();
-    EXPECT_EQ(admin.size(), 1u);
-    EXPECT_EQ(game.size(), 0u);
-    EXPECT_FALSE(game.find_component("vector2").has_value());
-    EXPECT_EQ(game.create(), a);  // ids are per world
-    EXPECT_EQ(worlds.names(), (std::vector<std::string>{"Admin", "Game"}));
-    EXPECT_TRUE(worlds.erase("Game"));
-    EXPECT_EQ(worlds.find("Game"), nullptr);
-}
+// Seed 004's ECS.fetch_world("Admin"): named, independent worlds are served by ecsd itself
+// (world.create / world.list; server/net/world_directory), tested in tests/integration/world_methods_test.cpp.

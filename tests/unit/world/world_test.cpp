@@ -57,6 +57,83 @@ TEST(Physics, GravityScaleAndWorldGravity) {
     EXPECT_NEAR(w.registry().get<Velocity>(e).y, -1.0, 1e-9);
 }
 
+TEST(Physics, ARigidBodyWithoutAVelocityGetsOneAndFalls) {
+    World w(paused_world());
+    const auto e = w.spawn({{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", json::object()}});
+    EXPECT_EQ(w.get_components(e, std::nullopt)["Velocity"], (json{{"x", 0.0}, {"y", 0.0}}));
+    w.step(60);
+    EXPECT_LT(w.registry().get<Position>(e).y, 10 - 4.5) << "one second of -9.81 m/s^2 from rest";
+    // Inserted later, the same: the body it makes can fall.
+    const auto later = w.spawn({{"Position", {{"x", 0}, {"y", 10}}}});
+    w.insert_components(later, {{"RigidBody", json::object()}});
+    EXPECT_TRUE(w.registry().has<Velocity>(later));
+    // A frozen body stays frozen: the freeze spell took its Velocity on purpose.
+    const auto frozen = w.spawn({{"Position", json::object()}, {"Frozen", json::object()}, {"RigidBody", json::object()}});
+    EXPECT_FALSE(w.registry().has<Velocity>(frozen));
+}
+
+TEST(Physics, AnImmovableBodyOfMassZeroFeelsNoGravity) {
+    World w(paused_world());
+    const auto e = w.spawn({{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", {{"mass", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    w.step(60);
+    EXPECT_DOUBLE_EQ(w.registry().get<Position>(e).y, 10) << "mass 0 does not fall";
+    EXPECT_NEAR(w.registry().get<Position>(e).x, 1, 1e-9) << "but it still moves with its velocity";
+}
+
+TEST(Bounds, BodiesFallOntoTheGroundAndComeToRest) {
+    WorldSettings s = paused_world();
+    s.bounds.bottom = 0;
+    World w(s);
+    const auto ball = w.spawn({{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", {{"restitution", 0.5}}}, {"Collider", {{"radius", 0.5}}}});
+    const auto point = w.spawn({{"Position", {{"x", 3}, {"y", 10}}}, {"RigidBody", {{"restitution", 0}}}});
+    double highest_after_bounce = 0;
+    bool bounced = false;
+    for (int i = 0; i < 600; ++i) {
+        w.step(1);
+        const auto& p = w.registry().get<Position>(ball);
+        EXPECT_GE(p.y, 0.5 - 1e-12) << "the circle never sinks into the ground (tick " << i << ")";
+        if (w.registry().get<Velocity>(ball).y > 0) bounced = true;
+        if (bounced) highest_after_bounce = std::max(highest_after_bounce, p.y);
+    }
+    EXPECT_TRUE(bounced) << "restitution 0.5 bounces";
+    EXPECT_LT(highest_after_bounce, 10 * 0.5) << "a bounce keeps restitution^2 of the height";
+    EXPECT_DOUBLE_EQ(w.registry().get<Position>(ball).y, 0.5) << "at rest on the ground after 10 s";
+    EXPECT_DOUBLE_EQ(w.registry().get<Velocity>(ball).y, 0);
+    EXPECT_DOUBLE_EQ(w.registry().get<Position>(point).y, 0) << "without a Collider the point itself rests on it";
+}
+
+TEST(Bounds, WallsBounceMoversBackWithoutARigidBodyLosingNothing) {
+    WorldSettings s = paused_world();
+    s.bounds.left = -5;
+    s.bounds.right = 5;
+    World w(s);
+    const auto e = w.spawn({{"Position", {{"x", 4}, {"y", 0}}}, {"Velocity", {{"x", 6}, {"y", 0}}}});
+    w.step(30);  // half a second: 3 m right, it meets the wall at 5 after 1 m
+    EXPECT_LE(w.registry().get<Position>(e).x, 5);
+    EXPECT_DOUBLE_EQ(w.registry().get<Velocity>(e).x, -6) << "restitution 1 without a RigidBody";
+    w.step(600);
+    EXPECT_GE(w.registry().get<Position>(e).x, -5);
+    EXPECT_LE(w.registry().get<Position>(e).x, 5);
+    EXPECT_DOUBLE_EQ(std::fabs(w.registry().get<Velocity>(e).x), 6);
+}
+
+TEST(Bounds, SettingsAreCheckedAndShownInInfo) {
+    WorldSettings s = paused_world();
+    s.bounds.left = 5;
+    s.bounds.right = -5;
+    EXPECT_EQ(reason_of([&] { World w(s); }), "invalid_value");
+    EXPECT_EQ(reason_of([] { (void)WorldBounds::from_json({{"floor", 0}}); }), "invalid_params");
+    EXPECT_EQ(reason_of([] { (void)WorldBounds::from_json({{"bottom", "0"}}); }), "invalid_value");
+    EXPECT_EQ(reason_of([] { (void)WorldBounds::from_json({{"bottom", 1e16}}); }), "invalid_value");
+    const auto b = WorldBounds::from_json({{"bottom", 0}, {"top", nullptr}});
+    ASSERT_TRUE(b.bottom);
+    EXPECT_FALSE(b.top);
+    WorldSettings ok = paused_world();
+    ok.bounds = b;
+    World w(ok);
+    EXPECT_EQ(w.info()["bounds"], (json{{"left", nullptr}, {"right", nullptr}, {"bottom", 0.0}, {"top", nullptr}}));
+}
+
 TEST(Collision, OverlappingCirclesGetContactsAndAreSeparated) {
     World w(paused_world());
     const auto a = w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}, {"RigidBody", {{"gravity_scale", 0}, {"restitution", 1}}}, {"Collider", {{"radius", 1}}}});
@@ -280,7 +357,7 @@ TEST(Systems, ListEnableDisableAndMembers) {
     World w(paused_world());
     w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 1}}}});
     const auto systems = w.list_systems();
-    ASSERT_EQ(systems.size(), 7u);
+    ASSERT_EQ(systems.size(), 8u);
     EXPECT_EQ(systems[1]["name"], "movement");
     EXPECT_EQ(systems[1]["members"], 1);
     w.set_system_enabled("movement", false);
@@ -371,10 +448,10 @@ TEST(ComponentText, QueryTextIsCanonicalJsonWithLiveAndDeadRows) {
                              text_of(json{{"died", true}}, std::nullopt, 100, 0)}) {
         EXPECT_EQ(text, json::parse(text).dump());
     }
-    const auto page = json::parse(text_of("Position, Health", std::vector<std::string>{"Health", "Velocity"}, 2, 1));
+    const auto page = json::parse(text_of("Position, Health", std::vector<std::string>{"Health", "Collider"}, 2, 1));
     EXPECT_EQ(page["total"], 5);
     ASSERT_EQ(page["entities"].size(), 2u);
-    EXPECT_EQ(page["entities"][0]["components"], (json{{"Health", {{"hp", 51.0}, {"max", 100.0}}}}));  // no Velocity
+    EXPECT_EQ(page["entities"][0]["components"], (json{{"Health", {{"hp", 51.0}, {"max", 100.0}}}}));  // no Collider
     const auto died = json::parse(text_of(json{{"died", true}}, std::nullopt, 100, 0));
     EXPECT_EQ(died["entities"], (json::array({{{"alive", false}, {"entity", ids[2]}}})));
     std::string untouched;

@@ -1,0 +1,108 @@
+#pragma once
+// What world.watch follows: a query, the fields it carries, and the state its subscribers were
+// last told about. diff() compares the world with that state and says what entered, changed and
+// left, as JSON text written once for every subscriber of the view. Values stamped as written
+// since the last diff (and every value of an untracked storage) are encoded and compared by
+// hash; the rest are skipped without being read. No networking here: the server's watch hub
+// owns views and hands the text to connections.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ecs/query.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::world {
+
+/// @brief One entity's part of a diff.
+struct watch_entry {
+    enum class kind : std::uint8_t { entered, changed, left };
+    entity_id entity = 0;
+    kind what = kind::changed;
+    bool died = false;  ///< left: destroyed (else it no longer matches)
+    /// entered: every field the entity has; changed: those whose value changed. {"Name", value as JSON text}.
+    std::vector<std::pair<std::string, std::string>> components;
+    std::vector<std::string> removed;  ///< changed: fields the entity no longer has
+};
+
+/// @brief Where one entity's part of a diff lies in the diff's text.
+struct watch_ref {
+    entity_id entity = 0;
+    watch_entry::kind what = watch_entry::kind::changed;
+    bool died = false;
+    std::uint32_t begin = 0;  ///< its JSON object is body[begin, end)
+    std::uint32_t end = 0;
+};
+
+/// @brief What changed in a view since its previous diff, shared by all its subscribers.
+struct watch_diff {
+    std::uint64_t tick = 0;
+    /// `"tick":T,"entered":[...],"changed":[...],"left":[...]`: the notification's params
+    /// without the subscription (each subscriber adds its own).
+    std::string body;
+    std::vector<watch_ref> refs;  ///< entered, then changed, then left, each in id order
+    /// @brief One entity's part with its component texts (parsed back from the body: only
+    /// subscribers that fell behind and single-entity streams need it).
+    [[nodiscard]] watch_entry expand(const watch_ref& r) const;
+    [[nodiscard]] std::size_t bytes() const noexcept { return sizeof(*this) + body.capacity() + refs.capacity() * sizeof(watch_ref); }
+};
+
+/// @brief Writes the members of one entry as the notification lists carry them.
+void write_entry(const watch_entry& e, std::string& out);
+
+/// @brief A watched query with its fields and the state last published.
+class watch_view {
+public:
+    /// @brief Parses and resolves; throws ecs_error (invalid_params, no_such_component) on bad input.
+    /// Without fields, the view carries the components the query names (every component for `*`
+    /// or a query that names none).
+    watch_view(const World& w, const json& query, const std::optional<std::vector<std::string>>& fields,
+               std::uint64_t every);
+    /// @brief One entity's components (BRP's +watch methods): their values, or with
+    /// `presence_only` just which ones it has (every value is written as "").
+    watch_view(const World& w, entity_id only, const std::optional<std::vector<std::string>>& fields,
+               bool presence_only);
+
+    /// @brief Same query, fields and pace: views with equal keys may share their subscribers.
+    [[nodiscard]] const std::string& key() const noexcept { return key_; }
+    [[nodiscard]] std::uint64_t every() const noexcept { return every_; }
+
+    /// @brief Makes the current state the base and writes it as `[{"entity":E,"components":{...}}]`.
+    void rebase(const World& w, std::string& out);
+    /// @brief Changes since the base (which becomes the current state); null when nothing changed.
+    [[nodiscard]] std::shared_ptr<const watch_diff> diff(const World& w);
+    /// @brief Entities in the base.
+    [[nodiscard]] std::size_t size() const noexcept { return base_.size(); }
+
+private:
+    struct field_hash {
+        ecs::component_id c;
+        std::uint64_t hash;
+    };
+    struct entity_state {
+        std::uint32_t round = 0;
+        std::vector<field_hash> fields;  // in row order
+    };
+    using row = std::pair<std::string, ecs::component_id>;
+
+    void rows_for(const World& w, entity_id e, std::vector<const row*>& out) const;
+    void encode(const ecs::registry& reg, entity_id e, ecs::component_id c, std::string& out) const;
+    static void open_entry(std::string& out, entity_id e);
+    void make_key(const std::string& what);
+
+    ecs::query_terms terms_;
+    ecs::query resolved_;
+    std::optional<std::vector<row>> fields_;  // empty optional: every component of each entity
+    std::uint64_t every_ = 1;
+    bool presence_only_ = false;
+    std::string key_;
+    std::unordered_map<entity_id, entity_state> base_;
+    std::uint32_t round_ = 0;
+    std::uint32_t floor_ = 0;  // registry epoch at the last diff: older stamps are already published
+    std::vector<row> all_rows_;  // name/id of every component type, for views without fields
+};
+
+}  // namespace ecsd::world
