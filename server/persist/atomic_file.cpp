@@ -10,7 +10,7 @@
 namespace ecsd::persist {
 
 namespace {
-[[noreturn]] void throw_errno(const std::string& what) { throw std::system_error(errno, std::generic_category(), what); }
+[[noreturn]] void throw_errno(const std::string& what) { throw storage_error(errno, what); }
 
 class fd_guard {
 public:
@@ -40,6 +40,12 @@ void sync_directory(const std::filesystem::path& dir) {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view data) {
     const auto tmp = temp_path_for(path);
+    // Any failure before the rename removes the temp file: a full disk leaves no half snapshot behind.
+    const auto fail = [&](const std::string& what) {
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        throw storage_error(err, what);
+    };
     {
         fd_guard fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
         if (fd.get() < 0) throw_errno("create " + tmp.string());
@@ -47,18 +53,23 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view d
         while (done < data.size()) {
             const auto n = ::write(fd.get(), data.data() + done, data.size() - done);
             if (n < 0 && errno == EINTR) continue;
-            if (n < 0) {
-                const int err = errno;
-                ::unlink(tmp.c_str());
-                throw std::system_error(err, std::generic_category(), "write " + tmp.string());
-            }
+            if (n < 0) fail("write " + tmp.string());
             done += static_cast<std::size_t>(n);
         }
-        if (::fsync(fd.get()) != 0) throw_errno("fsync " + tmp.string());
-        if (::close(fd.release()) != 0) throw_errno("close " + tmp.string());
+        if (::fsync(fd.get()) != 0) fail("fsync " + tmp.string());
+        if (::close(fd.release()) != 0) fail("close " + tmp.string());
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) throw_errno("rename " + tmp.string() + " to " + path.string());
+    if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename " + tmp.string() + " to " + path.string());
     sync_directory(path.parent_path());
+}
+
+std::filesystem::path keep_aside(const std::filesystem::path& path, bool copy) {
+    std::filesystem::path target = path.string() + ".damaged";
+    for (int n = 1; std::filesystem::exists(target); ++n) target = path.string() + ".damaged." + std::to_string(n);
+    if (copy) std::filesystem::copy_file(path, target);
+    else std::filesystem::rename(path, target);
+    sync_directory(path.parent_path());
+    return target;
 }
 
 std::size_t remove_stale_temp_files(const std::filesystem::path& dir) {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "persist/atomic_file.hpp"
 #include "persist/snapshot.hpp"
 
 namespace ecsd::persist {
@@ -54,7 +55,7 @@ std::string encode_record(const json& record) {
 }
 
 namespace {
-[[noreturn]] void throw_errno(const std::string& what) { throw std::system_error(errno, std::generic_category(), what); }
+[[noreturn]] void throw_errno(const std::string& what) { throw storage_error(errno, what); }
 }  // namespace
 
 journal_writer::journal_writer(std::filesystem::path path, fsync_policy policy) : path_(std::move(path)), policy_(policy) {
@@ -73,18 +74,47 @@ journal_writer::~journal_writer() {
 }
 
 void journal_writer::append(const json& record) {
+    if (trim_pending_) {  // an earlier failure could not cut its partial record: do it first
+        if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) throw_errno("truncate journal " + path_.string());
+        trim_pending_ = false;
+    }
     const std::string line = encode_record(record);
+    const auto undo = [&](const std::string& what) {
+        const int err = errno;
+        // Cut a partial record back off: the next append must not land after half a line.
+        if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) trim_pending_ = true;
+        throw storage_error(err, what);
+    };
     std::size_t done = 0;
     while (done < line.size()) {
         const auto n = ::write(fd_, line.data() + done, line.size() - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw_errno("append to journal " + path_.string());
+        if (n < 0) undo("append to journal " + path_.string());
         done += static_cast<std::size_t>(n);
     }
-    bytes_ += line.size();
     dirty_ = true;
+    if (policy_ == fsync_policy::always) {
+        if (::fdatasync(fd_) != 0) undo("fsync journal " + path_.string());
+        dirty_ = false;
+        last_sync_ = std::chrono::steady_clock::now();
+    }
+    bytes_ += line.size();
+    if (policy_ == fsync_policy::everysec) {
+        try {
+            maybe_sync();
+        } catch (const std::system_error&) {
+            // The record is written; the policy allows a second of loss on a machine crash. The next
+            // append tries the fsync again.
+        }
+    }
+}
+
+void journal_writer::rollback(std::uint64_t length) {
+    if (length >= bytes_) return;
+    if (::ftruncate(fd_, static_cast<off_t>(length)) != 0) throw_errno("truncate journal " + path_.string());
+    bytes_ = length;
+    // With `always`, the cut reaches the disk too, so a machine crash cannot bring the record back.
     if (policy_ == fsync_policy::always) sync();
-    else maybe_sync();
 }
 
 void journal_writer::maybe_sync() {
@@ -104,6 +134,22 @@ void journal_writer::truncate() {
     if (policy_ != fsync_policy::never) sync();
 }
 
+journal_error::journal_error(const std::filesystem::path& file_, std::uint64_t offset_, std::uint64_t records_lost_,
+                             std::uint64_t bytes_lost_, const std::string& what)
+    : persist_error(file_.string() + ": " + what + " at byte offset " + std::to_string(offset_)),
+      file(file_),
+      offset(offset_),
+      records_lost(records_lost_),
+      bytes_lost(bytes_lost_) {}
+
+journal_error journal_damage(const std::filesystem::path& file, std::string_view data, std::uint64_t offset,
+                             const std::string& what) {
+    std::uint64_t records = 0;
+    for (auto i = offset; i < data.size(); ++i) records += data[i] == '\n';
+    if (!data.empty() && data.back() != '\n' && offset < data.size()) ++records;
+    return journal_error(file, offset, records, data.size() - offset, what);
+}
+
 journal_contents read_journal(const std::filesystem::path& path) {
     journal_contents out;
     std::ifstream in(path, std::ios::binary);
@@ -114,10 +160,14 @@ journal_contents read_journal(const std::filesystem::path& path) {
     std::size_t offset = 0;
     while (offset < data.size()) {
         const auto nl = data.find('\n', offset);
-        const bool last = nl == std::string::npos || nl + 1 == data.size();
         const auto end = nl == std::string::npos ? data.size() : nl;
         const std::string_view line(data.data() + offset, end - offset);
-        bool good = nl != std::string::npos && line.size() > 9 && line[8] == ' ';
+        // Only a record without its final newline is torn: the newline is the last byte written.
+        if (nl == std::string::npos) {
+            out.torn_tail = true;
+            return out;
+        }
+        bool good = line.size() > 9 && line[8] == ' ';
         json record;
         if (good) {
             const std::string_view text = line.substr(9);
@@ -125,18 +175,21 @@ journal_contents read_journal(const std::filesystem::path& path) {
             good = std::sscanf(std::string(line.substr(0, 8)).c_str(), "%8x", &want) == 1 && crc32(text) == want;
             if (good) {
                 record = json::parse(text, nullptr, false);
-                good = !record.is_discarded() && record.is_object() && record.contains("seq") && record.contains("tick");
+                good = !record.is_discarded() && record.is_object() && record.contains("seq") && record.contains("tick") &&
+                       record["seq"].is_number_unsigned() && record["tick"].is_number_unsigned();
             }
         }
-        if (!good) {
-            if (last) {  // the crash cut the final write short
-                out.torn_tail = true;
-                return out;
-            }
-            throw persist_error(path.string() + ": corrupt journal record at byte offset " + std::to_string(offset) +
-                                " (checksum or format mismatch, with intact records after it)");
+        if (!good) throw journal_damage(path, data, offset, "corrupt journal record (checksum or format mismatch)");
+        if (!out.records.empty()) {
+            const auto prev = out.records.back()["seq"].get<std::uint64_t>();
+            const auto seq = record["seq"].get<std::uint64_t>();
+            if (seq != prev + 1)
+                throw journal_damage(path, data, offset,
+                                     "journal sequence gap: record " + std::to_string(seq) + " follows record " +
+                                         std::to_string(prev) + " (expected " + std::to_string(prev + 1) + ")");
         }
         out.records.push_back(std::move(record));
+        out.offsets.push_back(offset);
         offset = end + 1;
         out.valid_bytes = offset;
     }

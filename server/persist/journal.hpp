@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "persist/snapshot.hpp"
+
 namespace ecsd::persist {
 
 using nlohmann::json;
@@ -45,8 +47,12 @@ public:
     journal_writer& operator=(const journal_writer&) = delete;
     ~journal_writer();
 
-    /// @brief Appends one record; with `always` it is on disk when this returns. Throws std::system_error.
+    /// @brief Appends one record; with `always` it is on disk when this returns. On failure (disk
+    /// full, I/O error) throws storage_error and leaves the file at its previous length: a partial
+    /// record never stays behind.
     void append(const json& record);
+    /// @brief Cuts the journal back to `length` bytes (a record written ahead whose request then failed).
+    void rollback(std::uint64_t length);
     /// @brief fsyncs if the policy is everysec and a second has passed since the last one.
     void maybe_sync();
     /// @brief Empties the journal (after a snapshot that includes everything in it).
@@ -62,18 +68,38 @@ private:
     int fd_ = -1;
     std::uint64_t bytes_ = 0;
     bool dirty_ = false;
+    bool trim_pending_ = false;  ///< a failed append could not be cut back yet: do it before the next one
     std::chrono::steady_clock::time_point last_sync_{};
 };
 
 /// @brief What reading a journal found.
 struct journal_contents {
     std::vector<json> records;
+    std::vector<std::uint64_t> offsets;  ///< byte offset of each record
     std::uint64_t valid_bytes = 0;  ///< length of the intact prefix
     bool torn_tail = false;         ///< the last record was cut short (crash mid-write) and dropped
 };
 
-/// @brief Reads a journal. A torn last record is dropped (torn_tail); any other damage throws
-/// persist_error naming the file and the byte offset. A missing file reads as empty.
+/// @brief Damage in a journal: what() names the file and the byte offset; the rest says what cutting
+/// the journal there (ecsd --repair) loses.
+class journal_error : public persist_error {
+public:
+    journal_error(const std::filesystem::path& file, std::uint64_t offset, std::uint64_t records_lost,
+                  std::uint64_t bytes_lost, const std::string& what);
+    std::filesystem::path file;
+    std::uint64_t offset = 0;        ///< where the damage starts: the journal would be cut here
+    std::uint64_t records_lost = 0;  ///< records from `offset` to the end
+    std::uint64_t bytes_lost = 0;
+};
+
+/// @brief The journal_error for the record at `offset` of the journal `data` (read from `file`).
+[[nodiscard]] journal_error journal_damage(const std::filesystem::path& file, std::string_view data,
+                                           std::uint64_t offset, const std::string& what);
+
+/// @brief Reads a journal. A last record without its final newline is torn (a crash mid-write):
+/// it is dropped (torn_tail). Anything else throws journal_error naming the file and the byte
+/// offset: a complete record that fails its checksum or format, anywhere (the last one too), and
+/// a sequence number that is not the previous one plus 1. A missing file reads as empty.
 [[nodiscard]] journal_contents read_journal(const std::filesystem::path& path);
 
 /// @brief Cuts a journal back to its intact prefix (after a torn tail).

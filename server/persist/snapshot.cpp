@@ -1,6 +1,9 @@
 #include "persist/snapshot.hpp"
 
+#include <cstdio>
 #include <unordered_map>
+
+#include "persist/journal.hpp"
 
 namespace ecsd::persist {
 
@@ -37,6 +40,7 @@ json snapshot_head(const world::World& w, std::uint64_t journal_seq) {
               {"tick", w.tick()},
               {"tick_hz", s.tick_hz},
               {"gravity", {{"x", s.gravity_x}, {"y", s.gravity_y}}},
+              {"bounds", s.bounds.to_json()},
               {"paused", s.paused},
               {"max_entities", s.max_entities}}},
             {"systems", std::move(systems)},
@@ -116,11 +120,46 @@ std::string snapshot_text(const world::World& w, std::uint64_t journal_seq) {
 std::uint64_t snapshot_journal_seq(const json& doc) { return doc.value("journal_seq", std::uint64_t{0}); }
 
 namespace {
+constexpr std::string_view seal_head = ",\"checksum\":\"crc32:";
+}
+
+std::string seal_snapshot(std::string text) {
+    while (!text.empty() && text.back() != '}') text.pop_back();
+    if (!text.empty()) text.pop_back();
+    char tail[32];
+    std::snprintf(tail, sizeof tail, "%08x\"}\n", crc32(text));
+    text += seal_head;
+    text += tail;
+    return text;
+}
+
+snapshot_seal check_snapshot_seal(std::string_view text) {
+    snapshot_seal out;
+    auto end = text.size();
+    while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ')) --end;
+    // The file ends with ,"checksum":"crc32:XXXXXXXX"} (8 hex digits, a quote, the closing brace).
+    const std::size_t tail = seal_head.size() + 8 + 2;
+    if (end < tail || text.substr(end - 2, 2) != "\"}" || text.substr(end - tail, seal_head.size()) != seal_head)
+        return out;
+    const auto hex = std::string(text.substr(end - 10, 8));
+    unsigned int stored = 0;
+    char extra = 0;
+    if (std::sscanf(hex.c_str(), "%8x%c", &stored, &extra) != 1) return out;
+    out.offset = end - tail;
+    out.stored = stored;
+    out.computed = crc32(text.substr(0, out.offset));
+    out.status = out.stored == out.computed ? snapshot_seal::state::good : snapshot_seal::state::mismatch;
+    return out;
+}
+
+namespace {
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
     throw persist_error(source + ": " + what);
 }
 
-void check_header(const json& doc, const std::string& source) {
+}  // namespace
+
+void check_snapshot_header(const json& doc, const std::string& source) {
     if (!doc.is_object() || doc.value("format", "") != "ecsd-snapshot")
         fail(source, "not an ecsd snapshot (no \"format\": \"ecsd-snapshot\")");
     if (!doc.contains("version") || !doc["version"].is_number_integer())
@@ -132,6 +171,8 @@ void check_header(const json& doc, const std::string& source) {
     if (v < 1) fail(source, "snapshot version " + std::to_string(v) + " is not valid");
 }
 
+namespace {
+
 std::vector<std::pair<std::uint32_t, std::uint32_t>> slot_pairs(const json& list) {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
     for (const auto& p : list) out.emplace_back(p.at(0).get<std::uint32_t>(), p.at(1).get<std::uint32_t>());
@@ -140,7 +181,10 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> slot_pairs(const json& list
 }  // namespace
 
 std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& source) {
-    check_header(doc, source);
+    check_snapshot_header(doc, source);
+    // The world's own state: values load as they were saved (numbers past ±1e15, prefabs an older
+    // server accepted), never refused by the rules for what clients send.
+    const ecs::restoring_scope restoring;
     try {
         const auto& wj = doc.at("world");
         world::WorldSettings s;
@@ -148,6 +192,7 @@ std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& 
         s.tick_hz = wj.at("tick_hz").get<double>();
         s.gravity_x = wj.at("gravity").at("x").get<double>();
         s.gravity_y = wj.at("gravity").at("y").get<double>();
+        s.bounds = world::WorldBounds::from_json(wj.value("bounds", json()));  // absent before bounds existed
         s.paused = wj.at("paused").get<bool>();
         s.max_entities = wj.value("max_entities", s.max_entities);
         auto w = std::make_unique<world::World>(s);

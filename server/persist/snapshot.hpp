@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -38,5 +39,24 @@ public:
 
 /// @brief The journal sequence number a snapshot document includes.
 [[nodiscard]] std::uint64_t snapshot_journal_seq(const json& doc);
+
+/// @brief Appends the checksum member to a snapshot text (a JSON object): the file then ends with
+/// `,"checksum":"crc32:XXXXXXXX"}`, the CRC-32 of every byte before that comma. Still valid JSON.
+[[nodiscard]] std::string seal_snapshot(std::string text);
+
+/// @brief What checking a snapshot text's checksum found.
+struct snapshot_seal {
+    enum class state { good, missing, mismatch } status = state::missing;
+    std::uint32_t stored = 0;
+    std::uint32_t computed = 0;
+    std::uint64_t offset = 0;  ///< byte offset of the checksum member (the bytes before it are covered)
+};
+/// @brief Checks the checksum seal_snapshot wrote; `missing` for a snapshot without one (written
+/// by an older ecsd, or by hand).
+[[nodiscard]] snapshot_seal check_snapshot_seal(std::string_view text);
+
+/// @brief Throws persist_error when `doc` is not a snapshot this server can read (not a snapshot,
+/// or a newer version): problems no repair may touch.
+void check_snapshot_header(const json& doc, const std::string& source);
 
 }  // namespace ecsd::persist

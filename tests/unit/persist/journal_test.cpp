@@ -1,7 +1,10 @@
 #include "persist/journal.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <cerrno>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -104,4 +107,132 @@ TEST(AtomicFile, ReplacesAndLeavesNoTempBehind) {
     std::ofstream(temp_path_for(dir / "s.json")) << "half a snapshot";  // as a crash mid-save leaves it
     EXPECT_EQ(remove_stale_temp_files(dir), 1u);
     EXPECT_EQ(read_all(dir / "s.json"), "new contents");
+}
+
+namespace {
+/// @brief Lowers RLIMIT_FSIZE while alive: writes past `bytes` fail (EFBIG) after a short write,
+/// the way a full disk cuts a write short. SIGXFSZ is ignored so the write returns instead.
+class file_size_limit {
+public:
+    explicit file_size_limit(rlim_t bytes) {
+        ::getrlimit(RLIMIT_FSIZE, &old_);
+        old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit lower = old_;
+        lower.rlim_cur = bytes;
+        ::setrlimit(RLIMIT_FSIZE, &lower);
+    }
+    ~file_size_limit() {
+        ::setrlimit(RLIMIT_FSIZE, &old_);
+        std::signal(SIGXFSZ, old_handler_);
+    }
+    file_size_limit(const file_size_limit&) = delete;
+    file_size_limit& operator=(const file_size_limit&) = delete;
+
+private:
+    rlimit old_{};
+    void (*old_handler_)(int) = nullptr;
+};
+
+json step_record(int seq) { return {{"seq", seq}, {"tick", seq}, {"method", "world.step"}, {"params", {{"ticks", 1}}}}; }
+}  // namespace
+
+TEST(Journal, AFailedAppendLeavesNoPartialRecordAndTheNextOneIsReadable) {
+    const auto dir = fresh_dir("partial");
+    journal_writer w(dir / "j", fsync_policy::always);
+    w.append(step_record(1));
+    const auto good = w.bytes();
+    {
+        file_size_limit limit(good + 20);  // room for 20 bytes of the next record: a short write
+        try {
+            w.append(step_record(2));
+            FAIL() << "the append should fail";
+        } catch (const storage_error& e) {
+            EXPECT_NE(std::string(e.what()).find((dir / "j").string()), std::string::npos) << e.what();
+            EXPECT_EQ(e.code().value(), EFBIG);
+        }
+        EXPECT_EQ(fs::file_size(dir / "j"), good);  // the 20 bytes were cut off again
+        EXPECT_EQ(w.bytes(), good);
+    }
+    w.append(step_record(2));  // space is back
+    const auto got = read_journal(dir / "j");
+    ASSERT_EQ(got.records.size(), 2u);
+    EXPECT_EQ(got.records[1]["seq"], 2);
+    EXPECT_FALSE(got.torn_tail);
+}
+
+TEST(Journal, RollbackCutsTheLastRecordOff) {
+    const auto dir = fresh_dir("rollback");
+    journal_writer w(dir / "j", fsync_policy::always);
+    w.append(step_record(1));
+    const auto before = w.bytes();
+    w.append(step_record(2));
+    w.rollback(before);
+    EXPECT_EQ(fs::file_size(dir / "j"), before);
+    w.append(step_record(2));
+    EXPECT_EQ(read_journal(dir / "j").records.size(), 2u);
+}
+
+TEST(Journal, ACompleteLastRecordWithAFlippedBitIsCorruptionNotATornTail) {
+    const auto dir = fresh_dir("flipped_last");
+    {
+        journal_writer w(dir / "j", fsync_policy::never);
+        for (int i = 1; i <= 3; ++i) w.append(step_record(i));
+    }
+    std::string data = read_all(dir / "j");
+    const auto last = data.rfind('\n', data.size() - 2) + 1;
+    data[last + 20] ^= 0x01;  // the newline is still there: this record was written whole
+    std::ofstream(dir / "j", std::ios::binary | std::ios::trunc) << data;
+    try {
+        (void)read_journal(dir / "j");
+        FAIL() << "a complete record that fails its checksum must not be dropped silently";
+    } catch (const journal_error& e) {
+        EXPECT_EQ(e.offset, last);
+        EXPECT_EQ(e.records_lost, 1u);
+        EXPECT_NE(std::string(e.what()).find("offset " + std::to_string(last)), std::string::npos) << e.what();
+    }
+}
+
+TEST(Journal, ASequenceGapIsDetectedWithItsOffset) {
+    const auto dir = fresh_dir("gap");
+    {
+        journal_writer w(dir / "j", fsync_policy::never);
+        for (int i : {1, 2, 4, 5}) w.append(step_record(i));
+    }
+    const std::string data = read_all(dir / "j");
+    const auto third = data.find('\n', data.find('\n') + 1) + 1;
+    try {
+        (void)read_journal(dir / "j");
+        FAIL() << "a gap in sequence numbers must be detected";
+    } catch (const journal_error& e) {
+        EXPECT_EQ(e.offset, third);
+        EXPECT_EQ(e.records_lost, 2u);
+        EXPECT_NE(std::string(e.what()).find("gap"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find((dir / "j").string()), std::string::npos) << e.what();
+    }
+}
+
+TEST(AtomicFile, AFailedWriteLeavesTheOldFileAndNoTemp) {
+    const auto dir = fresh_dir("atomic_full");
+    write_file_atomically(dir / "s.json", "old");
+    {
+        file_size_limit limit(100);
+        try {
+            write_file_atomically(dir / "s.json", std::string(1000, 'x'));
+            FAIL() << "the write should fail";
+        } catch (const storage_error& e) {
+            EXPECT_NE(std::string(e.what()).find("s.json"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(read_all(dir / "s.json"), "old");
+    EXPECT_FALSE(fs::exists(temp_path_for(dir / "s.json")));
+}
+
+TEST(AtomicFile, KeepAsideNeverOverwritesAnEarlierCopy) {
+    const auto dir = fresh_dir("aside");
+    std::ofstream(dir / "f") << "one";
+    EXPECT_EQ(keep_aside(dir / "f", /*copy=*/true), dir / "f.damaged");
+    EXPECT_EQ(keep_aside(dir / "f", /*copy=*/false), dir / "f.damaged.1");
+    EXPECT_FALSE(fs::exists(dir / "f"));
+    EXPECT_EQ(read_all(dir / "f.damaged"), "one");
+    EXPECT_EQ(read_all(dir / "f.damaged.1"), "one");
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 using namespace ecsd;
 using ecsd::ecs::json;
 
@@ -11,6 +13,8 @@ world::WorldSettings paused() {
     s.name = "arena";
     s.paused = true;
     s.gravity_y = -3;
+    s.bounds.bottom = -1;
+    s.bounds.left = -2;
     return s;
 }
 
@@ -42,6 +46,9 @@ TEST(Snapshot, RoundTripKeepsHashIdsAndStaleIds) {
     EXPECT_EQ(a->state_hash(), b->state_hash());
     EXPECT_EQ(a->tick(), b->tick());
     EXPECT_EQ(b->settings().gravity_y, -3);
+    EXPECT_EQ(b->settings().bounds.bottom, -1.0);
+    EXPECT_EQ(b->settings().bounds.left, -2.0);
+    EXPECT_FALSE(b->settings().bounds.top);
     EXPECT_TRUE(b->paused());
     EXPECT_FALSE(b->system("lifetime").enabled);
     EXPECT_EQ(b->prefabs().count("rock"), 1u);
@@ -93,4 +100,39 @@ TEST(Snapshot, NewerVersionOrNotASnapshotIsAClearError) {
     auto dup = persist::to_snapshot(*busy_world(), 0);
     dup["entities"].push_back(dup["entities"][0]);
     EXPECT_THROW((void)persist::from_snapshot(dup, "x"), persist::persist_error);
+}
+
+TEST(SnapshotChecksum, ASealedSnapshotIsValidJsonAndVerifies) {
+    auto w = busy_world();
+    const std::string text = persist::seal_snapshot(persist::snapshot_text(*w, 3));
+    auto doc = json::parse(text);
+    EXPECT_TRUE(doc["checksum"].get<std::string>().starts_with("crc32:"));
+    doc.erase("checksum");
+    EXPECT_EQ(doc, persist::to_snapshot(*w, 3));
+    const auto seal = persist::check_snapshot_seal(text);
+    EXPECT_EQ(seal.status, persist::snapshot_seal::state::good);
+    EXPECT_EQ(seal.offset, text.rfind(",\"checksum\""));
+    EXPECT_EQ(persist::from_snapshot(json::parse(text), "test")->state_hash(), w->state_hash());
+}
+
+TEST(SnapshotChecksum, AChangedDigitFailsTheChecksum) {
+    auto w = busy_world();
+    std::string text = persist::seal_snapshot(persist::snapshot_text(*w, 3));
+    const auto at = text.find("\"x\":", text.find("\"entities\"")) + 4;
+    ASSERT_TRUE(std::isdigit(static_cast<unsigned char>(text[at + 1])) || std::isdigit(static_cast<unsigned char>(text[at])));
+    const auto digit = std::isdigit(static_cast<unsigned char>(text[at])) ? at : at + 1;
+    text[digit] = text[digit] == '7' ? '8' : '7';  // still valid JSON, a different value
+    EXPECT_TRUE(json::accept(text));
+    const auto seal = persist::check_snapshot_seal(text);
+    EXPECT_EQ(seal.status, persist::snapshot_seal::state::mismatch);
+    EXPECT_NE(seal.stored, seal.computed);
+}
+
+TEST(SnapshotChecksum, ASnapshotWithoutOneReadsAsMissing) {
+    auto w = busy_world();
+    EXPECT_EQ(persist::check_snapshot_seal(persist::snapshot_text(*w, 0)).status, persist::snapshot_seal::state::missing);
+    EXPECT_EQ(persist::check_snapshot_seal("{}").status, persist::snapshot_seal::state::missing);
+    // A component value named "checksum" inside the document is not the seal.
+    EXPECT_EQ(persist::check_snapshot_seal(R"({"a":{"checksum":"crc32:00000000"},"b":1})").status,
+              persist::snapshot_seal::state::missing);
 }
