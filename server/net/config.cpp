@@ -14,9 +14,15 @@ setting row(std::string_view name, std::string_view env, std::string_view help, 
             std::function<void(CLI::Option&)> check = {}, bool secret = false) {
     setting s{name, env, help, secret, {}, {}};
     s.bind = [member, check](CLI::App& app, server_config& cfg, const setting& self) {
-        auto* opt = app.add_option("--" + std::string(self.name), cfg.*member, std::string(self.help));
+        // A bool is a bare flag (--read-only), also --read-only=true/false and ECSD_READ_ONLY=1/0.
+        CLI::Option* opt = nullptr;
+        if constexpr (std::is_same_v<T, bool>) {
+            opt = app.add_flag("--" + std::string(self.name), cfg.*member, std::string(self.help));
+        } else {
+            opt = app.add_option("--" + std::string(self.name), cfg.*member, std::string(self.help));
+        }
         opt->envname(std::string(self.env));
-        if constexpr (!std::is_same_v<T, std::string>) opt->capture_default_str();
+        if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) opt->capture_default_str();
         if (check) check(*opt);
     };
     s.show = [member, secret](const server_config& cfg) -> nlohmann::json {
@@ -33,6 +39,8 @@ std::vector<setting> make_settings() {
     std::vector<setting> t;
     t.push_back(row("host", "ECSD_HOST", "address to listen on", &server_config::host));
     t.push_back(row("port", "ECSD_PORT", "TCP port; 0 picks a free one and prints it", &server_config::port));
+    t.push_back(row("http-port", "ECSD_HTTP_PORT", "HTTP port for JSON-RPC over HTTP and the viewer page; 0: off",
+                    &server_config::http_port));
     t.push_back(row("log-level", "ECSD_LOG_LEVEL", "trace, debug, info, warn, error, critical or off",
                     &server_config::log_level, [](CLI::Option& o) {
                         o.check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -46,8 +54,14 @@ std::vector<setting> make_settings() {
     t.push_back(row("idle-timeout", "ECSD_IDLE_TIMEOUT", "seconds without traffic before a connection closes; 0: never",
                     &server_config::idle_timeout, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
     t.push_back(row("max-output-bytes", "ECSD_MAX_OUTPUT_BYTES",
-                    "unread response bytes before a connection that does not read is closed",
+                    "response bytes held per connection; past it the server computes nothing more for it until "
+                    "the client reads",
                     &server_config::max_output_bytes, positive));
+    t.push_back(row("max-watches", "ECSD_MAX_WATCHES", "world.watch subscriptions per connection",
+                    &server_config::max_watches, positive));
+    t.push_back(row("request-timeout", "ECSD_REQUEST_TIMEOUT",
+                    "seconds a request line may take from its first byte to its newline; 0: no deadline",
+                    &server_config::request_timeout, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
     t.push_back(row("max-batch", "ECSD_MAX_BATCH", "most requests in one batch", &server_config::max_batch, positive));
     t.push_back(row("max-pipeline", "ECSD_MAX_PIPELINE", "requests in flight per connection before reading pauses",
                     &server_config::max_pipeline, positive));
@@ -64,6 +78,19 @@ std::vector<setting> make_settings() {
                     &server_config::appendfsync,
                     [](CLI::Option& o) { o.check(CLI::IsMember({"always", "everysec", "never"})); }));
     t.push_back(row("read-only", "ECSD_READ_ONLY", "refuse mutating and admin methods", &server_config::read_only));
+    t.push_back(row("repair", "ECSD_REPAIR",
+                    "start even if files in --data-dir are damaged: cut a damaged journal at the damage and move "
+                    "damaged files aside (as FILE.damaged), logging what is lost; without it ecsd refuses to start",
+                    &server_config::repair));
+    t.push_back(row("slowlog-us", "ECSD_SLOWLOG_US",
+                    "requests whose handler takes at least this many microseconds go to server.slowlog; 0: all",
+                    &server_config::slowlog_us));
+    t.push_back(row("slowlog-len", "ECSD_SLOWLOG_LEN", "entries server.slowlog keeps (the newest); 0: none",
+                    &server_config::slowlog_len));
+    t.push_back(row("demo", "ECSD_DEMO",
+                    "a new default world gets a ground, walls and a small moving scene (scripts/run.sh sets it); "
+                    "a saved default world loads as it was",
+                    &server_config::demo));
     return t;
 }
 

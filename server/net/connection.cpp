@@ -7,6 +7,7 @@
 
 #include "connection_manager.hpp"
 #include "hosted_world.hpp"
+#include "watch.hpp"
 #include "services.hpp"
 
 namespace ecsd::net {
@@ -14,6 +15,48 @@ namespace {
 
 constexpr std::size_t read_chunk = 64 * 1024;
 constexpr auto linger_time = std::chrono::milliseconds(500);
+/// Output buffers larger than this are given back once empty.
+constexpr std::size_t keep_buffer_bytes = 256 * 1024;
+/// How long a world strand works for one connection before it lets ticks and others in.
+constexpr double slice_seconds = job_runner::slice_seconds;
+
+std::chrono::steady_clock::duration to_duration(double seconds) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+std::int64_t steady_ns(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::string format_seconds(double s) {
+    std::string text = std::to_string(s);
+    while (text.size() > 1 && text.back() == '0') text.pop_back();
+    if (!text.empty() && text.back() == '.') text.pop_back();
+    return text;
+}
+
+std::string batch_too_large(std::size_t limit) {
+    return "the batch's answer would exceed --max-output-bytes (" + std::to_string(limit) +
+           "); this element was not run";
+}
+
+/// Bytes a result will take as JSON text, without writing it (counted against the output bound).
+std::size_t approx_size(const nlohmann::json& j) {
+    switch (j.type()) {
+        case nlohmann::json::value_t::object: {
+            std::size_t n = 2;
+            for (const auto& [key, value] : j.items()) n += key.size() + 4 + approx_size(value);
+            return n;
+        }
+        case nlohmann::json::value_t::array: {
+            std::size_t n = 2;
+            for (const auto& value : j) n += 1 + approx_size(value);
+            return n;
+        }
+        case nlohmann::json::value_t::string: return j.get_ref<const std::string&>().size() + 2;
+        default: return 8;
+    }
+}
 
 bool blank(std::string_view line) noexcept {
     return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
@@ -60,7 +103,11 @@ void connection::start() {
         spdlog::info("conn {}: opened from {}", self->session_.id, self->session_.peer);
         asio::error_code ignored;
         self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
-        self->last_activity_ = std::chrono::steady_clock::now();
+        self->last_activity_ = self->opened_ = std::chrono::steady_clock::now();
+        self->session_.watches = watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
+            if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump(); });
+        });
+        self->stalled_since_.store(steady_ns(self->opened_), std::memory_order_relaxed);
         self->arm_idle_timer();
         self->do_read();
     });
@@ -74,9 +121,30 @@ void connection::shutdown() {
     asio::dispatch(strand_, [self = shared_from_this()] { self->begin_drain("server shutting down"); });
 }
 
+void connection::evict() {
+    stalled_since_.store(0, std::memory_order_relaxed);  // never picked twice
+    asio::dispatch(strand_, [self = shared_from_this()] {
+        if (self->stopped_ || self->draining_) return;
+        spdlog::warn("conn {}: stalled mid-request at the connection limit, closing it to make room", self->session_.id);
+        self->push_slot(slot{protocol::make_error(nullptr, protocol::reason::timeout,
+                                                  "closed to make room for another client: request not finished", {}),
+                             {}, 0, false, 0});
+        self->begin_drain("evicted at the connection limit");
+    });
+}
+
+std::size_t connection::buffered_bytes() const noexcept {
+    return held_bytes_ + out_.size() + (writing_.size() - write_pos_);
+}
+
+bool connection::has_room() const noexcept {
+    const auto& cfg = services_.config;
+    return buffered_bytes() < cfg.max_output_bytes && slots_.size() < cfg.max_pipeline && jobs_.size() < cfg.max_pipeline;
+}
+
 void connection::do_read() {
     if (reading_ || draining_ || stopped_) return;
-    if (slots_.size() >= services_.config.max_pipeline) return;  // resumed by flush()
+    if (!has_room()) return;  // resumed by pump() once the client has read or jobs are done
     reading_ = true;
     auto space = framer_.prepare(read_chunk);
     socket_.async_read_some(asio::buffer(space.data(), space.size()),
@@ -87,6 +155,7 @@ void connection::do_read() {
 
 void connection::on_read(const asio::error_code& ec, std::size_t n) {
     reading_ = false;
+    services_.bytes_in.fetch_add(n, std::memory_order_relaxed);
     if (stopped_) return;
     if (lingering_) {
         if (ec) {
@@ -107,6 +176,11 @@ void connection::on_read(const asio::error_code& ec, std::size_t n) {
     }
     framer_.commit(n);
     last_activity_ = std::chrono::steady_clock::now();
+    pump();
+}
+
+void connection::pump() {
+    if (stopped_) return;
     process_lines();
     if (stopped_) return;
     submit_jobs();
@@ -114,30 +188,69 @@ void connection::on_read(const asio::error_code& ec, std::size_t n) {
     if (!stopped_) do_read();
 }
 
+void connection::take_notifications() {
+    if (!session_.watches || lingering_ || stopped_) return;
+    const std::size_t limit = services_.config.max_output_bytes;
+    const std::size_t held = buffered_bytes();
+    if (held >= limit) return;  // taken when the client has read (on_write pumps)
+    session_.watches->take(out_, limit - held);
+}
+
 void connection::process_lines() {
-    while (!draining_) {
+    bool completed = false;
+    while (!draining_ && !stopped_) {
+        // Lines stay in the framer while the answers already owed fill the output bound.
+        if (!has_room()) return;
         const auto fr = framer_.next();
-        if (fr.status == protocol::frame_status::need_more) return;
+        if (fr.status == protocol::frame_status::need_more) {
+            note_input_state(completed);
+            return;
+        }
         if (fr.status == protocol::frame_status::too_large) {
             const auto limit = framer_.max_line_bytes();
             spdlog::info("conn {}: line over {} bytes, closing", session_.id, limit);
             push_slot(slot{protocol::make_error(nullptr, protocol::reason::too_large,
                                                 "line longer than " + std::to_string(limit) + " bytes",
                                                 {{"limit", limit}}),
-                           {}, 0, false});
+                           {}, 0, false, 0});
             begin_drain("line too large");
             return;
         }
+        completed = true;
+        any_line_ = true;
         if (!blank(fr.line)) handle_line(fr.line);
-        // Checked per line, not per read: one read can hold thousands of requests with large answers.
-        if (!move_ready()) return;
+        if (session_.close_requested) {  // e.g. too many wrong tokens: answer, then close
+            spdlog::info("conn {}: closing after {} wrong tokens", session_.id, session_.auth_failures);
+            begin_drain("too many wrong tokens");
+            return;
+        }
         // server.auth may just have succeeded: lift the small pre-auth cap.
         framer_.set_max_line_bytes(session_.authenticated ? services_.config.max_line_bytes
                                                           : services_.config.preauth_line_bytes);
     }
 }
 
+void connection::note_input_state(bool completed_a_line) {
+    // The request deadline runs from the first byte of an unfinished line; a connection that has
+    // sent nothing at all yet counts as stalled (for eviction) from the moment it opened.
+    const auto now = std::chrono::steady_clock::now();
+    if (framer_.buffered() > 0) {
+        const bool began = !partial_ || completed_a_line;
+        if (began) partial_since_ = now;
+        partial_ = true;
+        stalled_since_.store(steady_ns(partial_since_), std::memory_order_relaxed);
+        const double rt = services_.config.request_timeout;
+        if (began && rt > 0 && timer_deadline_ > partial_since_ + to_duration(rt)) arm_idle_timer();
+    } else {
+        partial_ = false;
+        stalled_since_.store(any_line_ ? 0 : steady_ns(opened_), std::memory_order_relaxed);
+    }
+}
+
 std::uint64_t connection::push_slot(slot s) {
+    s.bytes = s.text.size();
+    for (const auto& p : s.parts) s.bytes += p.size();
+    held_bytes_ += s.bytes;
     slots_.push_back(std::move(s));
     return first_seq_ + slots_.size() - 1;
 }
@@ -149,7 +262,7 @@ void connection::handle_line(std::string_view line) {
         auto& m = parsed.messages.front();
         if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
             spdlog::info("conn {}: {}: {}", session_.id, protocol::name(bad->why), bad->detail);
-            push_slot(slot{protocol::make_error(bad->id, bad->why, bad->detail, bad->data), {}, 0, false});
+            push_slot(slot{protocol::make_error(bad->id, bad->why, bad->detail, bad->data), {}, 0, false, 0});
             return;
         }
         auto& req = std::get<protocol::request>(m);
@@ -157,10 +270,10 @@ void connection::handle_line(std::string_view line) {
         auto p = dispatch_.prepare(std::move(req), session_);
         if (p.job) {
             std::uint64_t seq = 0;
-            if (!notification) seq = push_slot(slot{{}, {}, 1, false});
-            jobs_.push_back(pending_job{std::move(*p.job), seq, 0, !notification});
+            if (!notification) seq = push_slot(slot{{}, {}, 1, false, 0});
+            jobs_.push_back(pending_job{std::move(*p.job), seq, 0, !notification, false});
         } else if (p.response) {
-            push_slot(slot{std::move(*p.response), {}, 0, false});
+            push_slot(slot{std::move(*p.response), {}, 0, false, 0});
         }
         return;
     }
@@ -168,150 +281,287 @@ void connection::handle_line(std::string_view line) {
     s.batch = true;
     s.parts.resize(parsed.messages.size());
     const std::uint64_t seq = push_slot(std::move(s));
+    const std::size_t limit = services_.config.max_output_bytes;
     std::uint32_t pending = 0;
     for (std::size_t i = 0; i < parsed.messages.size(); ++i) {
         auto& m = parsed.messages[i];
-        auto& part = slots_.back().parts[i];
+        auto& mine = slots_.back();
+        auto& part = mine.parts[i];
         if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
             part = protocol::make_error(bad->id, bad->why, bad->detail, bad->data);
-            continue;
+        } else if (mine.bytes >= limit) {
+            // The batch answer leaves as one line: past the bound its elements are not run.
+            auto& req = std::get<protocol::request>(m);
+            if (!req.notification) part = protocol::make_error(req.id, protocol::reason::too_large, batch_too_large(limit), {{"limit", limit}});
+        } else {
+            auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
+            if (p.job) {
+                ++pending;
+                jobs_.push_back(pending_job{std::move(*p.job), seq, i, true, true});
+            } else if (p.response) {
+                part = std::move(*p.response);
+            }
         }
-        auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
-        if (p.job) {
-            ++pending;
-            jobs_.push_back(pending_job{std::move(*p.job), seq, i, true});
-        } else if (p.response) {
-            part = std::move(*p.response);
-        }
+        mine.bytes += part.size();
+        held_bytes_ += part.size();
     }
     auto& mine = slots_.back();
     mine.pending = pending;
-    if (pending == 0) mine.text = join_batch(mine.parts);
+    if (pending == 0) finish_batch(mine);
+}
+
+void connection::finish_batch(slot& s) {
+    s.text = join_batch(s.parts);
+    s.parts = {};
+    held_bytes_ = held_bytes_ - s.bytes + s.text.size();
+    s.bytes = s.text.size();
 }
 
 void connection::submit_jobs() {
-    // Consecutive jobs for the same world travel together: one post to the world strand and one
-    // post back, however deep the pipeline. Batches are recycled: a fresh kilobyte-sized vector
-    // per post made glibc consolidate its fastbins on every read (6% of the CPU under load).
-    std::size_t i = 0;
-    while (i < jobs_.size()) {
-        std::size_t j = i + 1;
-        while (j < jobs_.size() && jobs_[j].job.world == jobs_[i].job.world) ++j;
-        std::unique_ptr<job_batch> batch;
-        if (spare_batches_.empty()) {
-            batch = std::make_unique<job_batch>();
-        } else {
-            batch = std::move(spare_batches_.back());
-            spare_batches_.pop_back();
-        }
-        batch->jobs.assign(std::make_move_iterator(jobs_.begin() + static_cast<std::ptrdiff_t>(i)),
-                           std::make_move_iterator(jobs_.begin() + static_cast<std::ptrdiff_t>(j)));
-        auto& world = *batch->jobs.front().job.world;
-        jobs_in_flight_ += batch->jobs.size();
-        asio::post(world.strand(), [self = shared_from_this(), batch = std::move(batch)]() mutable {
-            batch->results.clear();
-            for (auto& pj : batch->jobs) batch->results.push_back(self->dispatch_.run(pj.job));
-            asio::post(self->strand_, [self, batch = std::move(batch)]() mutable { self->on_jobs_done(std::move(batch)); });
-        });
-        i = j;
+    // One batch of jobs in flight at a time: consecutive jobs for the same world travel together
+    // (one post there and one back, however deep the pipeline), and the batch may produce only
+    // as many answer bytes as the output bound has room for. Batches are recycled: a fresh
+    // kilobyte-sized vector per post made glibc consolidate its fastbins on every read.
+    if (batch_in_flight_ || jobs_.empty() || stopped_) return;
+    move_ready();
+    const std::size_t limit = services_.config.max_output_bytes;
+    const std::size_t unsent = out_.size() + (writing_.size() - write_pos_);
+    const std::size_t held = buffered_bytes();
+    const auto& first = jobs_.front();
+    // The first job may always run when nothing it would wait behind is unsent past the bound:
+    // its answer is what lets the slots behind it go out.
+    const bool head_may_run = (!first.has_slot || first.seq == first_seq_) && unsent < limit;
+    const std::size_t budget = held < limit ? limit - held : 0;
+    if (budget == 0 && !head_may_run) return;  // resumed by on_write once the client reads
+
+    std::unique_ptr<job_batch> batch;
+    if (spare_batches_.empty()) {
+        batch = std::make_unique<job_batch>();
+    } else {
+        batch = std::move(spare_batches_.back());
+        spare_batches_.pop_back();
     }
-    jobs_.clear();
+    batch->budget = budget;
+    batch->head_may_run = head_may_run;
+    const auto* world = first.job.world.get();
+    while (!jobs_.empty() && jobs_.front().job.world.get() == world) {
+        auto& pj = jobs_.front();
+        if (pj.in_batch && std::none_of(batch->batch_bytes.begin(), batch->batch_bytes.end(),
+                                        [&](const auto& e) { return e.first == pj.seq; })) {
+            batch->batch_bytes.emplace_back(pj.seq, slots_[pj.seq - first_seq_].bytes);
+        }
+        batch->jobs.push_back(std::move(pj));
+        jobs_.pop_front();
+    }
+    batch_in_flight_ = true;
+    auto& strand = batch->jobs.front().job.world->strand();
+    asio::post(strand, [self = shared_from_this(), batch = std::move(batch)]() mutable {
+        run_batch(std::move(self), std::move(batch));
+    });
+}
+
+void connection::run_batch(std::shared_ptr<connection> self, std::unique_ptr<job_batch> batch) {
+    // On the world's strand. Runs jobs in order until the batch is done, its output budget is
+    // spent (the rest goes back to the connection), the connection is gone (the rest is
+    // dropped), or its time slice is used up (the rest is posted again, behind due ticks).
+    const auto started = std::chrono::steady_clock::now();
+    const std::size_t limit = self->services_.config.max_output_bytes;
+    auto& strand = batch->jobs.front().job.world->strand();
+    const auto publish = [&] {
+        // A paused world has no tick to publish what these requests changed: its watchers hear now.
+        if (batch->mutated) batch->jobs.front().job.world->publish_if_paused();
+        batch->mutated = false;
+    };
+    const auto repost = [&] {
+        publish();
+        asio::post(strand, [self, batch = std::move(batch)]() mutable { run_batch(std::move(self), std::move(batch)); });
+    };
+    while (batch->results.size() < batch->jobs.size()) {
+        if (self->closed_.load(std::memory_order_relaxed)) break;
+        const std::size_t k = batch->results.size();
+        auto& pj = batch->jobs[k];
+        std::size_t* batch_bytes = nullptr;
+        if (pj.in_batch) {
+            for (auto& e : batch->batch_bytes) {
+                if (e.first == pj.seq) batch_bytes = &e.second;
+            }
+            if (batch_bytes != nullptr && *batch_bytes >= limit) {
+                batch->results.push_back(job_result{
+                    protocol::error_object(protocol::reason::too_large, batch_too_large(limit), {{"limit", limit}}), true, {}});
+                continue;
+            }
+        }
+        const bool may_run = !pj.has_slot || batch->spent < batch->budget || (k == 0 && batch->head_may_run);
+        if (!may_run) break;  // the rest waits until the client has read what it is owed
+
+        auto done = batch->runner.next(self->dispatch_, pj.job);
+        if (!done) {
+            repost();  // a long step: the rest of it after due ticks and other requests
+            return;
+        }
+        job_result r = std::move(*done);
+        batch->runner = {};
+        if (!r.is_error && has(pj.job.method->flags, method_flags::mutating)) batch->mutated = true;
+        const std::size_t size = r.text.empty() ? approx_size(r.value) : r.text.size();
+        batch->spent += size;
+        if (batch_bytes) *batch_bytes += size;
+        batch->results.push_back(std::move(r));
+        if (batch->results.size() < batch->jobs.size() &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >= slice_seconds) {
+            repost();
+            return;
+        }
+    }
+    publish();
+    auto& home = self->strand_;
+    asio::post(home, [self = std::move(self), batch = std::move(batch)]() mutable { self->on_jobs_done(std::move(batch)); });
 }
 
 void connection::on_jobs_done(std::unique_ptr<job_batch> batch) {
-    jobs_in_flight_ -= batch->jobs.size();
-    for (std::size_t k = 0; k < batch->jobs.size(); ++k) {
+    batch_in_flight_ = false;
+    if (stopped_) return;
+    const std::size_t done = batch->results.size();
+    for (std::size_t k = 0; k < done; ++k) {
         auto& pj = batch->jobs[k];
-        if (pj.has_slot) complete(pj.seq, pj.part, dispatcher::finish(pj.job, batch->results[k]));
+        const bool opened = !batch->results[k].is_error && has(pj.job.method->flags, method_flags::opens_stream);
+        if (opened) session_.watches->bind_next(pj.job.id.dump());
+        if (opened && !pj.has_slot) session_.watches->start_next();  // nothing to wait for
+        if (!pj.has_slot) continue;
+        if (opened) slots_[pj.seq - first_seq_].watch_starts++;
+        complete(pj.seq, pj.part, dispatcher::finish(pj.job, batch->results[k]));
     }
+    // Jobs the budget stopped go back to the front, in order, to run once the client has read.
+    jobs_.insert(jobs_.begin(), std::make_move_iterator(batch->jobs.begin() + static_cast<std::ptrdiff_t>(done)),
+                 std::make_move_iterator(batch->jobs.end()));
     batch->jobs.clear();
     batch->results.clear();
+    batch->batch_bytes.clear();
+    batch->spent = 0;
+    batch->runner = {};
     if (spare_batches_.size() < 4) spare_batches_.push_back(std::move(batch));
-    flush();
-    if (!stopped_) do_read();
+    pump();
 }
 
 void connection::complete(std::uint64_t seq, std::size_t part, std::optional<std::string> text) {
     if (stopped_ || seq < first_seq_) return;
     auto& s = slots_[seq - first_seq_];
+    if (text) {
+        s.bytes += text->size();
+        held_bytes_ += text->size();
+    }
     if (s.batch) {
         if (text) s.parts[part] = std::move(*text);
-        if (--s.pending == 0) s.text = join_batch(s.parts);
+        if (--s.pending == 0) finish_batch(s);
     } else {
         if (text) s.text = std::move(*text);
         s.pending = 0;
     }
 }
 
-bool connection::move_ready() {
-    if (stopped_) return false;
+void connection::move_ready() {
+    // Notifications published before an answer was computed go out before that answer; those of
+    // a new subscription go out right after its world.watch answer.
+    take_notifications();
     while (!slots_.empty() && slots_.front().pending == 0) {
         auto& s = slots_.front();
         if (!s.text.empty()) {
             out_ += s.text;
             out_ += '\n';
         }
+        held_bytes_ -= s.bytes;
+        const auto starts = s.watch_starts;
         slots_.pop_front();
         ++first_seq_;
+        for (std::uint32_t k = 0; k < starts; ++k) session_.watches->start_next();
+        if (starts > 0) take_notifications();
     }
-    if (out_.size() + writing_.size() > services_.config.max_output_bytes) {
-        spdlog::warn("conn {}: {} bytes of responses unread, closing a slow reader", session_.id,
-                     out_.size() + writing_.size());
-        close("slow reader");
-        return false;
-    }
-    return true;
 }
 
 void connection::flush() {
-    if (!move_ready()) return;
+    if (stopped_) return;
+    move_ready();
     if (!write_in_flight_ && !out_.empty()) do_write();
     maybe_finish();
 }
 
 void connection::do_write() {
     writing_.clear();
+    write_pos_ = 0;
     std::swap(out_, writing_);
+    // A burst of large answers must not pin megabytes per connection once it is over.
+    if (out_.capacity() > keep_buffer_bytes) out_ = std::string();
     write_in_flight_ = true;
-    asio::async_write(socket_, asio::buffer(writing_),
-                      [self = shared_from_this()](const asio::error_code& ec, std::size_t) { self->on_write(ec); });
+    write_some();
 }
 
-void connection::on_write(const asio::error_code& ec) {
-    write_in_flight_ = false;
-    if (stopped_) return;
+void connection::write_some() {
+    socket_.async_write_some(asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
+                             [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_write(ec, n); });
+}
+
+void connection::on_write(const asio::error_code& ec, std::size_t n) {
+    services_.bytes_out.fetch_add(n, std::memory_order_relaxed);
+    if (stopped_) {
+        write_in_flight_ = false;
+        return;
+    }
     if (ec) {
+        write_in_flight_ = false;
         close(ec.message());
         return;
     }
-    last_activity_ = std::chrono::steady_clock::now();
-    if (!out_.empty()) {
-        do_write();
+    write_pos_ += n;
+    last_activity_ = std::chrono::steady_clock::now();  // a client that reads is not idle
+    if (write_pos_ < writing_.size()) {
+        write_some();
     } else {
-        maybe_finish();
+        write_in_flight_ = false;
+        if (writing_.capacity() > keep_buffer_bytes) writing_ = std::string();
+        writing_.clear();
+        write_pos_ = 0;
     }
+    pump();  // room may have opened for lines, jobs and reads held back by the output bound
 }
 
 void connection::arm_idle_timer() {
-    const double timeout = services_.config.idle_timeout;
-    if (timeout <= 0) return;
-    const auto span = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout));
-    idle_timer_.expires_at(last_activity_ + span);
+    using clock = std::chrono::steady_clock;
+    auto deadline = clock::time_point::max();
+    if (services_.config.idle_timeout > 0) deadline = last_activity_ + to_duration(services_.config.idle_timeout);
+    if (services_.config.request_timeout > 0 && partial_)
+        deadline = std::min(deadline, partial_since_ + to_duration(services_.config.request_timeout));
+    timer_deadline_ = deadline;
+    if (deadline == clock::time_point::max()) return;
+    idle_timer_.expires_at(deadline);
     idle_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) { self->on_idle(ec); });
 }
 
 void connection::on_idle(const asio::error_code& ec) {
     if (ec || stopped_) return;
+    timer_deadline_ = std::chrono::steady_clock::time_point::max();
     if (lingering_) {
         close(close_reason_);
         return;
     }
-    const auto span = std::chrono::duration<double>(services_.config.idle_timeout);
-    const bool busy = !slots_.empty() || jobs_in_flight_ > 0 || write_in_flight_;
-    if (busy) last_activity_ = std::chrono::steady_clock::now();
-    if (!busy && std::chrono::steady_clock::now() - last_activity_ >= span) {
-        spdlog::info("conn {}: idle for {}s, closing", session_.id, services_.config.idle_timeout);
-        close("idle timeout");
+    const auto now = std::chrono::steady_clock::now();
+    const double rt = services_.config.request_timeout;
+    if (rt > 0 && partial_ && !draining_ && now - partial_since_ >= to_duration(rt)) {
+        spdlog::info("conn {}: request line unfinished after {}s, closing", session_.id, rt);
+        partial_ = false;
+        push_slot(slot{protocol::make_error(nullptr, protocol::reason::timeout,
+                                            "request line not finished within " + format_seconds(rt) + " s",
+                                            {{"limit_s", rt}}),
+                       {}, 0, false, 0});
+        begin_drain("request timeout");
+        if (!stopped_ && !lingering_) arm_idle_timer();
+        return;
+    }
+    // Waiting on a world is not idleness; waiting on a client that does not read is.
+    if (batch_in_flight_) last_activity_ = now;
+    const double idle = services_.config.idle_timeout;
+    if (idle > 0 && now - last_activity_ >= to_duration(idle)) {
+        const bool stalled_write = write_in_flight_;
+        spdlog::info("conn {}: {} for {}s, closing", session_.id, stalled_write ? "no write progress" : "idle", idle);
+        close(stalled_write ? "slow reader" : "idle timeout");
         return;
     }
     arm_idle_timer();
@@ -330,8 +580,8 @@ void connection::begin_drain(std::string_view why) {
 }
 
 void connection::maybe_finish() {
-    if (draining_ && !stopped_ && !lingering_ && slots_.empty() && jobs_in_flight_ == 0 && !write_in_flight_ &&
-        out_.empty()) {
+    if (draining_ && !stopped_ && !lingering_ && slots_.empty() && !batch_in_flight_ && jobs_.empty() &&
+        !write_in_flight_ && out_.empty()) {
         linger();
     }
 }
@@ -367,6 +617,9 @@ void connection::discard_input() {
 void connection::close(std::string_view why) {
     if (stopped_) return;
     stopped_ = true;
+    closed_.store(true, std::memory_order_relaxed);  // world strands stop computing for us
+    if (session_.watches) session_.watches->close();
+    stalled_since_.store(0, std::memory_order_relaxed);
     asio::error_code ignored;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);

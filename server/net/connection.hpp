@@ -6,7 +6,15 @@
 // buffer responses, write. Responses leave in request order: every request that answers gets a
 // slot in a queue; world-bound requests fill their slot when their world's strand has run them,
 // and all ready slots at the head of the queue go out in ONE write.
+//
+// Memory is bounded by the answers, not the requests: a connection holds at most about
+// --max-output-bytes of answers (plus one answer). Past that it parses no more lines, reads no
+// more bytes and runs no more jobs until the client has read; one job batch is in flight at a
+// time and stops where its budget ends. A batch (JSON-RPC array) must leave whole, so its
+// elements past the bound are answered too_large without running. World jobs run in slices of a
+// few milliseconds so ticks and other connections go on; a connection that is gone stops them.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -19,6 +27,7 @@
 #include <asio.hpp>
 
 #include "dispatcher.hpp"
+#include "job_runner.hpp"
 #include "ecsd/protocol/framer.hpp"
 #include "session.hpp"
 
@@ -46,6 +55,15 @@ public:
     /// @brief The connection number used in logs.
     [[nodiscard]] std::uint64_t id() const noexcept { return session_.id; }
 
+    /// @brief Closes a connection that is stalled mid-request, to make room for a new one at
+    /// the connection limit (slowloris). Safe from any thread.
+    void evict();
+
+    /// @brief Steady-clock nanoseconds since the current unfinished request line began, or since
+    /// the connection opened if it has never sent a complete line; 0 when it is not stalled on
+    /// input. Read by the connection manager from other threads.
+    [[nodiscard]] std::int64_t stalled_since() const noexcept { return stalled_since_.load(std::memory_order_relaxed); }
+
 private:
     // A response position in request order. A batch fills one part per element.
     struct slot {
@@ -53,31 +71,49 @@ private:
         std::vector<std::string> parts;
         std::uint32_t pending = 0;
         bool batch = false;
+        std::size_t bytes = 0;  // bytes held in text and parts (counted in held_bytes_)
+        std::uint32_t watch_starts = 0;  // world.watch answers in it: their notifications may follow
     };
     struct pending_job {
         world_job job;
         std::uint64_t seq;  // slot sequence number, meaningless when !has_slot
         std::size_t part;
         bool has_slot;
+        bool in_batch;  // answers one element of a JSON-RPC batch (the whole batch leaves as one line)
+    };
+    // Jobs for one world, run in order on its strand by run_batch(), possibly over several posts.
+    struct job_batch {
+        std::vector<pending_job> jobs;
+        std::vector<job_result> results;  // one per job run so far, in order
+        std::size_t budget = 0;           // answer bytes this batch may produce before it stops
+        std::size_t spent = 0;
+        bool head_may_run = false;  // the first job may run even with no budget (nothing ahead of it)
+        job_runner runner;  // the job in progress (a long world.step runs in slices)
+        bool mutated = false;            // a job changed the world since the last publish
+        std::vector<std::pair<std::uint64_t, std::size_t>> batch_bytes;  // JSON-RPC batch slot -> bytes
     };
 
     void do_read();
     void on_read(const asio::error_code& ec, std::size_t n);
+    void pump();  // parse what can be parsed, submit jobs, write, read: after any progress
     void process_lines();
     void handle_line(std::string_view line);
     std::uint64_t push_slot(slot s);
-    struct job_batch {
-        std::vector<pending_job> jobs;
-        std::vector<job_result> results;
-    };
+    [[nodiscard]] std::size_t buffered_bytes() const noexcept;
+    [[nodiscard]] bool has_room() const noexcept;
+    void note_input_state(bool completed_a_line);
 
+    void take_notifications();  // world.watch notifications -> out_, while there is room
+    void finish_batch(slot& s);  // all elements answered: join them into the one line
     void submit_jobs();
+    static void run_batch(std::shared_ptr<connection> self, std::unique_ptr<job_batch> batch);
     void on_jobs_done(std::unique_ptr<job_batch> batch);
     void complete(std::uint64_t seq, std::size_t part, std::optional<std::string> text);
-    bool move_ready();  // ready slots -> out_; false when the connection was closed (slow reader)
+    void move_ready();  // ready slots at the head -> out_
     void flush();       // move_ready() and start a write when none is in flight
     void do_write();
-    void on_write(const asio::error_code& ec);
+    void write_some();
+    void on_write(const asio::error_code& ec, std::size_t n);
     void arm_idle_timer();
     void on_idle(const asio::error_code& ec);
     void begin_drain(std::string_view why);
@@ -98,19 +134,28 @@ private:
 
     std::deque<slot> slots_;
     std::uint64_t first_seq_ = 0;  // sequence number of slots_.front()
-    std::vector<pending_job> jobs_;
+    std::size_t held_bytes_ = 0;   // answer bytes waiting in slots_
+    std::deque<pending_job> jobs_;  // parsed world jobs not yet run, in request order
     std::vector<std::unique_ptr<job_batch>> spare_batches_;  // recycled job_batch objects
-    std::size_t jobs_in_flight_ = 0;  // posted to a world, not yet back (notifications included)
+    bool batch_in_flight_ = false;  // one job_batch at a time: answers stay bounded and in order
+    std::atomic<bool> closed_{false};  // read by run_batch on world strands: stop computing
 
     std::string out_;      // ready responses not yet handed to the socket
     std::string writing_;  // the buffer of the write in flight
+    std::size_t write_pos_ = 0;  // bytes of writing_ already written
     bool write_in_flight_ = false;
     bool reading_ = false;
     bool draining_ = false;  // no more reads: answer what is in flight, then close
     bool lingering_ = false;  // FIN sent, discarding input until the client closes
     bool stopped_ = false;
     std::string close_reason_ = "closed";
-    std::chrono::steady_clock::time_point last_activity_;
+    std::chrono::steady_clock::time_point last_activity_;  // bytes read or written
+    std::chrono::steady_clock::time_point partial_since_;  // the unfinished line began (or the connection opened)
+    bool partial_ = false;   // an unfinished line (or nothing yet) is waiting for bytes
+    bool any_line_ = false;  // a complete line has arrived
+    std::chrono::steady_clock::time_point opened_;
+    std::chrono::steady_clock::time_point timer_deadline_ = std::chrono::steady_clock::time_point::max();  // max: unarmed
+    std::atomic<std::int64_t> stalled_since_{0};
     std::uint64_t requests_ = 0;
 };
 

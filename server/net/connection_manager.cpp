@@ -28,6 +28,24 @@ void connection_manager::shutdown_all() {
     for (auto& c : all) c->shutdown();
 }
 
+bool connection_manager::evict_stalled(std::int64_t stalled_before_ns) {
+    std::shared_ptr<connection> victim;
+    {
+        std::lock_guard lock(mutex_);
+        std::int64_t oldest = stalled_before_ns + 1;
+        for (const auto& c : connections_) {
+            const auto since = c->stalled_since();
+            if (since > 0 && since < oldest) {
+                oldest = since;
+                victim = c;
+            }
+        }
+    }
+    if (!victim) return false;
+    victim->evict();
+    return true;
+}
+
 std::size_t connection_manager::size() const {
     std::lock_guard lock(mutex_);
     return connections_.size();

@@ -3,6 +3,7 @@
 // (Asio's http/server connection_manager, made thread-safe for a multi-threaded io_context).
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -20,6 +21,10 @@ public:
     void remove(const std::shared_ptr<connection>& c);
     /// @brief Asks every connection to finish what is in flight and close.
     void shutdown_all();
+    /// @brief At the connection limit: closes the connection stalled longest (mid-request, or
+    /// silent since it opened) if that began at or before `stalled_before_ns` (steady clock);
+    /// true when one was asked to close.
+    bool evict_stalled(std::int64_t stalled_before_ns);
     /// @brief Open connections.
     [[nodiscard]] std::size_t size() const;
 

@@ -2,8 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "ecs/error.hpp"
+#include "ecsd/protocol/names.hpp"
 #include "hosted_world.hpp"
+#include "persist/atomic_file.hpp"
 #include "services.hpp"
 #include "session.hpp"
 #include "world/world.hpp"
@@ -33,6 +37,12 @@ void log_error(std::uint64_t connection, std::string_view method, const job_resu
 
 }  // namespace
 
+void dispatcher::note_done(const method_entry& method, const json& params, std::uint64_t ns, bool error,
+                           std::uint64_t connection) const {
+    if (services_.stats) services_.stats->record(static_cast<std::size_t>(&method - services_.methods.methods().data()), ns, error);
+    if (services_.slowlog.wants(ns)) services_.slowlog.add(ns, method.name, params, connection);
+}
+
 job_result dispatcher::invoke(const method_entry& method, method_context& ctx, std::uint64_t connection) const {
     job_result r;
     try {
@@ -47,9 +57,16 @@ job_result dispatcher::invoke(const method_entry& method, method_context& ctx, s
             spdlog::warn("conn {}: {} threw reason '{}' which is not in the reason table", connection, method.name,
                          e.reason());
         }
+    } catch (const persist::storage_error& e) {
+        // A snapshot or journal that cannot be written (world.save, world.create on a full disk).
+        r = error_result(reason::storage_error, e.what(), {{"detail", e.what()}});
     } catch (const json::exception& e) {
         // Handlers read validated params, so a JSON type error is a value the schema let through.
-        r = error_result(reason::invalid_params, e.what());
+        // The library's text stays in the log; the client reads plain words (ids: 3xx type, 4xx range).
+        spdlog::info("conn {}: {}: {}", connection, method.name, e.what());
+        r = error_result(reason::invalid_params, e.id >= 300 && e.id < 400   ? "params: a value has the wrong type"
+                                                 : e.id >= 400 && e.id < 500 ? "params: a member is missing or a number is out of range"
+                                                                             : "params: a value cannot be read");
     } catch (const std::exception& e) {
         spdlog::error("conn {}: {} failed: {}", connection, method.name, e.what());
         r = error_result(reason::internal, "internal error");
@@ -76,11 +93,22 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         return refuse(reason::unauthorized, "call server.auth first");
     }
     if (method == nullptr) return refuse(reason::method_not_found, "no method '" + req.method + "'", {{"method", req.method}});
+    if (spdlog::should_log(spdlog::level::debug)) {  // every request, at debug level (tokens hidden)
+        const bool secret = req.method == "server.auth";
+        spdlog::debug("conn {}: {} {}", caller.id, req.method,
+                      secret ? std::string("(token hidden)") : req.params.dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+    if (services_.monitors.active()) services_.monitors.publish(caller.id, caller.peer, req.method, req.params);
     if (services_.config.read_only && (has(method->flags, method_flags::mutating) || has(method->flags, method_flags::admin))) {
         return refuse(reason::unauthorized, "the server is read-only");
     }
     if (req.params.is_null()) req.params = json::object();
     if (!req.params.is_object()) return refuse(reason::invalid_params, "params must be an object (by-name)");
+    // A world name becomes a file name: every method that takes one gets it checked here, first.
+    if (const auto w = req.params.find("world"); w != req.params.end() && w->is_string()) {
+        if (auto problem = protocol::world_name_problem(w->get_ref<const std::string&>()))
+            return refuse(reason::invalid_params, "params.world: " + *problem);
+    }
     if (auto problem = method->compiled_params.validate(req.params)) return refuse(reason::invalid_params, *problem);
 
     if (has(method->flags, method_flags::world_bound)) {
@@ -89,28 +117,45 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         auto world = services_.worlds.find(name);
         if (!world) return refuse(reason::no_such_world, "no world '" + name + "'", {{"world", name}});
         prepared p;
-        p.job = world_job{std::move(world), method, std::move(req.id), std::move(req.params), req.notification, caller.id};
+        p.job = world_job{std::move(world), method, std::move(req.id), std::move(req.params), req.notification, caller.id,
+                          &caller};
         return p;
     }
 
     method_context ctx{req.params, services_, nullptr, &caller, {}};
+    const auto t0 = std::chrono::steady_clock::now();
     const auto r = invoke(*method, ctx, caller.id);
+    note_done(*method, req.params, static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0) / std::chrono::nanoseconds(1)),
+              r.is_error, caller.id);
     if (!r.text.empty()) return answer(protocol::make_result_text(req.id, r.text));
     return answer(protocol::make_response(req.id, r.value, r.is_error));
 }
 
 job_result dispatcher::run(world_job& job) {
-    method_context ctx{job.params, services_, job.world.get(), nullptr, {}};
+    method_context ctx{job.params, services_, job.world.get(), job.caller, {}};
     world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
-    const std::uint64_t tick = log ? job.world->world().tick() : 0;
-    auto result = invoke(*job.method, ctx, job.connection);
-    // Journal before the response goes out: with appendfsync always, an acknowledged write is on disk.
-    if (log && !result.is_error) {
+    // Write-ahead: the request is journaled before it is applied (on the world's strand, so nothing
+    // else appends in between). A request that cannot be journaled is never applied, and one that
+    // fails has its record cut off again: the journal holds exactly the requests that took effect.
+    journal_mark mark;
+    if (log) {
         try {
-            log->record_request(tick, job.method->name, job.params);
+            mark = log->record_request(job.world->world().tick(), job.method->name, job.params);
+        } catch (const persist::storage_error& e) {
+            auto r = error_result(reason::storage_error, std::string("not applied: cannot write the journal: ") + e.what(),
+                                  {{"world", job.world->name()}, {"detail", e.what()}});
+            log_error(job.connection, job.method->name, r);
+            return r;
+        }
+    }
+    auto result = invoke(*job.method, ctx, job.connection);
+    if (log && result.is_error && job.world->log() == log) {
+        try {
+            log->undo(mark);
         } catch (const std::exception& e) {
-            spdlog::error("conn {}: {} applied but not journaled: {}", job.connection, job.method->name, e.what());
-            result = error_result(reason::internal, std::string("applied but not journaled: ") + e.what());
+            // The record of a failed request stays: start-up names it (--repair cuts the journal there).
+            spdlog::error("conn {}: {} failed and its journal record could not be cut off: {}", job.connection,
+                          job.method->name, e.what());
         }
     }
     return result;

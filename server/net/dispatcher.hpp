@@ -28,6 +28,7 @@ struct world_job {
     nlohmann::json params;
     bool notification = false;
     std::uint64_t connection = 0;  ///< for logs
+    session* caller = nullptr;     ///< the calling connection; world handlers may read only caller->watches
 };
 
 /// @brief What a handler produced: the result, or an error object; serialised off the world strand.
@@ -57,6 +58,11 @@ public:
 
     /// @brief Off the world strand: the response text for a finished job (nullopt: notification).
     [[nodiscard]] static std::optional<std::string> finish(const world_job& job, const job_result& result);
+
+    /// @brief Counts a finished request for server.info's method stats and server.slowlog: `ns` of
+    /// handler time (every slice of a sliced one), `params` as the client sent them.
+    void note_done(const method_entry& method, const nlohmann::json& params, std::uint64_t ns, bool error,
+                   std::uint64_t connection) const;
 
 private:
     job_result invoke(const method_entry& method, method_context& ctx, std::uint64_t connection) const;

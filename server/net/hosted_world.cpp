@@ -21,6 +21,20 @@ void hosted_world::set_log(std::unique_ptr<world_log> log, double autosave_secon
     autosave_seconds_ = autosave_seconds;
 }
 
+void hosted_world::hook_ticks() {
+    world_->after_tick = [this](world::World& w) {
+        watches_.after_tick(w);
+        note_figures(w);
+    };
+    note_figures(*world_);
+}
+
+void hosted_world::note_figures(const world::World& w) noexcept {
+    figures_.entities.store(w.registry().size(), std::memory_order_relaxed);
+    figures_.memory_bytes.store(w.registry().memory_bytes(), std::memory_order_relaxed);
+    figures_.tick.store(w.tick(), std::memory_order_relaxed);
+}
+
 void hosted_world::drop_log(bool remove_files) {
     if (log_ && remove_files) log_->remove_files();
     log_.reset();
@@ -29,6 +43,8 @@ void hosted_world::drop_log(bool remove_files) {
 
 void hosted_world::replace_world(std::shared_ptr<world::World> world) {
     world_ = std::move(world);
+    hook_ticks();
+    watches_.world_replaced(*world_);
     world_->start_clock(std::chrono::steady_clock::now());
     reschedule();
 }
@@ -52,18 +68,24 @@ void hosted_world::start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
         if (!self->world_ || self->stopped_) return;
         const auto now = std::chrono::steady_clock::now();
+        self->hook_ticks();
         self->world_->start_clock(now);
         self->arm(now);
         self->arm_autosave();
     });
 }
 
-void hosted_world::stop() {
-    asio::dispatch(strand_, [self = shared_from_this()] {
+void hosted_world::stop(std::string_view reason) {
+    asio::dispatch(strand_, [self = shared_from_this(), why = std::string(reason)] {
+        if (self->world_ && !self->stopped_) self->watches_.end_all(self->world_->tick(), why);
         self->stopped_ = true;
         self->timer_.cancel();
         self->autosave_timer_.cancel();
     });
+}
+
+void hosted_world::publish_if_paused() {
+    if (world_ && world_->paused() && !watches_.empty()) watches_.publish_now(*world_);
 }
 
 void hosted_world::reschedule() {
@@ -83,8 +105,9 @@ void hosted_world::arm(std::chrono::steady_clock::time_point now) {
     if (log_ && world_->tick() != before) {
         try {
             log_->record_tick(world_->tick());  // replay runs the same ticks to reach the same state
-        } catch (const std::exception& e) {
-            spdlog::error("world '{}': journal write failed: {}", name_, e.what());
+        } catch (const std::exception&) {
+            // Logged once per episode by world_log; nothing was written and the sequence number did
+            // not advance. A missed mark loses no request: each record carries its own tick.
         }
     }
     timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) { self->on_timer(ec); });

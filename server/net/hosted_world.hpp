@@ -3,12 +3,16 @@
 // drives its fixed-rate tick. Everything that touches the World runs on the strand, so ticks
 // and requests never overlap and the network never locks the world.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <asio.hpp>
+
+#include "watch.hpp"
 
 namespace ecsd::world {
 class World;
@@ -41,8 +45,25 @@ public:
 
     /// @brief Arms the tick timer. Safe from any thread.
     void start();
-    /// @brief Cancels the tick timer for good (world destroyed or server stopping). Safe from any thread.
-    void stop();
+    /// @brief Cancels the tick timer for good (world destroyed or server stopping) and ends every
+    /// watch of the world with `reason`. Safe from any thread.
+    void stop(std::string_view reason = "world_destroyed");
+
+    /// @brief Figures any strand may read (server.info), as of the world's last tick.
+    struct figures {
+        std::atomic<std::size_t> entities{0};
+        std::atomic<std::size_t> memory_bytes{0};
+        std::atomic<std::uint64_t> tick{0};
+    };
+    [[nodiscard]] const figures& last_figures() const noexcept { return figures_; }
+
+    /// @brief The world's subscriptions; only on strand().
+    [[nodiscard]] watch_hub& watches() noexcept { return watches_; }
+    /// @brief On the strand, after a request changed the world.
+    void note_mutation() noexcept { watches_.note_mutation(); }
+    /// @brief On the strand, after a run of requests that changed it: a paused world has no tick
+    /// to publish its changes, so its watchers hear of them now.
+    void publish_if_paused();
     /// @brief On the strand: re-arms the timer from the world's schedule; call after resume().
     void reschedule();
 
@@ -57,6 +78,9 @@ public:
     void replace_world(std::shared_ptr<world::World> world);
 
 private:
+    /// @brief Points the world's after_tick at the watches and the figures.
+    void hook_ticks();
+    void note_figures(const world::World& w) noexcept;
     void arm(std::chrono::steady_clock::time_point now);
     void on_timer(const asio::error_code& ec);
     void arm_autosave();
@@ -69,6 +93,8 @@ private:
     std::unique_ptr<world_log> log_;
     asio::steady_timer autosave_timer_;
     double autosave_seconds_ = 0;
+    watch_hub watches_;
+    figures figures_;
 };
 
 }  // namespace ecsd::net

@@ -13,6 +13,8 @@ std::vector<std::string> flag_names(method_flags flags) {
     if (has(flags, method_flags::admin)) out.emplace_back("admin");
     if (has(flags, method_flags::world_bound)) out.emplace_back("world_bound");
     if (has(flags, method_flags::pre_auth)) out.emplace_back("pre_auth");
+    if (has(flags, method_flags::in_slices)) out.emplace_back("in_slices");
+    if (has(flags, method_flags::opens_stream)) out.emplace_back("opens_stream");
     return out;
 }
 
@@ -27,6 +29,9 @@ void method_table::add(method_info info) {
     if (has(info.flags, method_flags::read_only) &&
         (has(info.flags, method_flags::mutating) || has(info.flags, method_flags::admin))) {
         throw std::invalid_argument("method_table: " + info.name + " is read_only and mutating/admin");
+    }
+    if (has(info.flags, method_flags::in_slices) && !has(info.flags, method_flags::world_bound)) {
+        throw std::invalid_argument("method_table: " + info.name + " runs in slices but is not world_bound");
     }
     if (info.params.is_null()) info.params = nlohmann::json::object();
     if (info.result.is_null()) info.result = nlohmann::json::object();

@@ -37,7 +37,8 @@
 //   - world_bound methods get a `world` string param added to their schema (default "default"),
 //     the world is resolved (no_such_world otherwise) and the handler runs on its strand, between
 //     two ticks, so it is atomic with respect to ticks and other requests to that world;
-//   - other methods run on the calling connection's strand and get ctx.caller.
+//   - other methods run on the calling connection's strand and get ctx.caller;
+//   - in_slices methods (world.step) are called repeatedly with params.ticks cut into slices.
 // Errors: throw protocol::rpc_error(reason, message, data) or ecs::ecs_error; any other
 // exception becomes reason "internal" and is logged.
 
@@ -70,6 +71,13 @@ enum class method_flags : std::uint32_t {
     admin = 1U << 2,        ///< changes the server (worlds created or destroyed, ...)
     world_bound = 1U << 3,  ///< runs on the strand of params.world
     pre_auth = 1U << 4,     ///< may be called before server.auth
+    /// world_bound methods with an integer params.ticks: the connection runs them as several
+    /// calls of at most a few milliseconds each, each journaled with its own `ticks`, so a long
+    /// run never holds a thread or the world's strand (other requests and ticks run in between).
+    in_slices = 1U << 5,
+    /// answers once, then keeps sending notifications on the connection (world.watch); the
+    /// connection lets them out only after that answer
+    opens_stream = 1U << 6,
 };
 
 [[nodiscard]] constexpr method_flags operator|(method_flags a, method_flags b) noexcept {
@@ -86,7 +94,7 @@ struct method_context {
     const nlohmann::json& params;            ///< validated params object
     server_services& services;               ///< server-wide state (thread-safe parts only)
     hosted_world* hosted = nullptr;          ///< world_bound methods: the resolved world
-    session* caller = nullptr;               ///< other methods: the calling connection
+    session* caller = nullptr;               ///< the calling connection (world_bound: only caller->watches)
     /// @brief A hot handler may write its result here as JSON text (ecs::json_text) instead of
     /// returning it; when this is not empty the returned json is ignored. The dispatcher takes it
     /// only from a handler that returned, so a throw midway leaves no half-written result.

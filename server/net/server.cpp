@@ -13,7 +13,9 @@
 #include "methods/methods.hpp"
 #include "openrpc.hpp"
 #include "hosted_world.hpp"
+#include "http/http_server.hpp"
 #include "persist/atomic_file.hpp"
+#include "world/demo.hpp"
 #include "world/world.hpp"
 #include "world_factory.hpp"
 #include "world_log.hpp"
@@ -23,6 +25,8 @@ namespace {
 
 // SIGTERM to exit must take under 2 s (issue 5): connections get this long to drain.
 constexpr auto shutdown_grace = std::chrono::milliseconds(1500);
+// At the connection limit, a connection stalled this long may be closed to make room.
+constexpr auto eviction_age = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -31,6 +35,7 @@ server::server(server_config config)
       io_(static_cast<int>(config_.threads)),
       control_(asio::make_strand(io_)),
       signals_(control_, SIGINT, SIGTERM),
+      hangups_(control_, SIGHUP),
       acceptor_(control_),
       accept_retry_(control_),
       worlds_(io_, config_.max_worlds),
@@ -38,6 +43,7 @@ server::server(server_config config)
       dispatcher_(services_) {
     register_all_methods(methods_);
     services_.openrpc = make_openrpc(methods_);
+    services_.stats = std::make_unique<request_stats>(methods_.methods().size());
     load_worlds();
 
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(config_.host), config_.port);
@@ -51,6 +57,17 @@ server::server(server_config config)
                  bound.port(), config_.threads, config_.token.empty() ? "off" : "on");
     // Tests and scripts read this line to learn the port chosen by --port 0.
     std::printf("listening on %s:%u\n", bound.address().to_string().c_str(), static_cast<unsigned>(bound.port()));
+    if (config_.http_port != 0) {
+        try {
+            http_ = std::make_unique<http_server>(io_, services_, dispatcher_, config_.host, config_.http_port);
+            const auto shown = bound.address().is_unspecified() ? std::string("localhost") : bound.address().to_string();
+            spdlog::info("HTTP (JSON-RPC, SSE and the viewer) on {}:{}", config_.host, http_->port());
+            std::printf("viewer at http://%s:%u/\n", shown.c_str(), static_cast<unsigned>(http_->port()));
+        } catch (const std::system_error& e) {
+            spdlog::error("cannot listen for HTTP on {}:{}: {}; the HTTP face is off (--http-port 0 says so quietly)",
+                          config_.host, config_.http_port, e.code().message());
+        }
+    }
     std::fflush(stdout);
 
     signals_.async_wait([this](const asio::error_code& ec, int signo) {
@@ -58,8 +75,11 @@ server::server(server_config config)
         spdlog::info("signal {}: stop accepting, finishing requests in flight", signo);
         begin_shutdown();
     });
+    await_hangup();
     do_accept();
 }
+
+std::uint16_t server::http_port() const noexcept { return http_ ? http_->port() : 0; }
 
 void server::load_worlds() {
     if (config_.data_dir.empty()) {
@@ -69,9 +89,12 @@ void server::load_worlds() {
         std::filesystem::create_directories(dir);
         if (const auto n = persist::remove_stale_temp_files(dir))
             spdlog::warn("{}: removed {} temp files a crash left behind", dir.string(), n);
-        // A snapshot or journal that cannot be read stops start-up (the exception names file and offset).
+        // A snapshot or journal that cannot be read stops start-up (the exception names file and offset,
+        // and what --repair would lose); with --repair the damage is cut off or moved aside, and logged.
+        check_orphan_journals(dir, config_.repair);
         for (const auto& name : saved_world_names(dir)) {
-            auto loaded = load_world(dir, name, io_, services_);
+            auto loaded = load_world(dir, name, io_, services_, config_.repair);
+            if (!loaded.hosted) continue;  // --repair moved an unreadable snapshot aside
             attach_log(*loaded.hosted, services_, loaded.seq, /*save_now=*/false);
             spdlog::info("world '{}': loaded from {} at tick {} ({} entities, {} journal records replayed{})", name,
                          dir.string(), loaded.hosted->world().tick(), loaded.hosted->world().registry().size(),
@@ -82,7 +105,12 @@ void server::load_worlds() {
                      config_.appendfsync);
     }
     if (!worlds_.find("default")) {
-        auto hosted = std::make_shared<hosted_world>(io_, "default", make_world("default", nlohmann::json::object()));
+        auto w = make_world("default", config_.demo ? world::demo_params() : nlohmann::json::object());
+        if (config_.demo) {
+            world::populate_demo(*w);
+            spdlog::info("world 'default': the demo scene ({} entities; --demo)", w->registry().size());
+        }
+        auto hosted = std::make_shared<hosted_world>(io_, "default", std::move(w));
         attach_log(*hosted, services_, 0, /*save_now=*/true);
         worlds_.add_hosted(std::move(hosted));
     }
@@ -100,6 +128,16 @@ void server::save_all_worlds() {
     }
 }
 
+void server::await_hangup() {
+    // A terminal that closes, or a careless `kill -HUP`, must not stop the worlds unsaved. ecsd logs
+    // to stderr and holds no file to reopen, so SIGHUP is only noted.
+    hangups_.async_wait([this](const asio::error_code& ec, int) {
+        if (ec) return;
+        spdlog::warn("SIGHUP: ignored (ecsd keeps running; it logs to stderr and has no log file to reopen)");
+        await_hangup();
+    });
+}
+
 void server::do_accept() {
     acceptor_.async_accept(asio::make_strand(io_), [this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
         if (!acceptor_.is_open()) return;
@@ -113,7 +151,12 @@ void server::do_accept() {
             return;
         }
         services_.connections_total.fetch_add(1, std::memory_order_relaxed);
-        if (connections_.size() >= config_.max_connections) {
+        // At the limit, a client stalled mid-request (slowloris) for over a second, or silent since
+        // it connected, gives its place to the newcomer; only when none is, the newcomer is refused.
+        const auto stalled_before = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        (std::chrono::steady_clock::now() - eviction_age).time_since_epoch())
+                                        .count();
+        if (connections_.size() >= config_.max_connections && !connections_.evict_stalled(stalled_before)) {
             refuse(std::move(socket));
         } else {
             connections_.start(std::make_shared<connection>(std::move(socket), services_, dispatcher_, connections_,
@@ -145,8 +188,10 @@ void server::begin_shutdown() {
     acceptor_.close(ignored);
     accept_retry_.cancel();
     signals_.cancel(ignored);
+    hangups_.cancel(ignored);
     worlds_.stop_all();
     connections_.shutdown_all();
+    if (http_) http_->stop();
     std::lock_guard lock(done_mutex_);
     done_cv_.notify_all();
 }

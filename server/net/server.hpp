@@ -5,12 +5,14 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include <asio.hpp>
 
 #include "config.hpp"
 #include "connection_manager.hpp"
+#include "http/http_server.hpp"
 #include "dispatcher.hpp"
 #include "method_table.hpp"
 #include "services.hpp"
@@ -30,6 +32,9 @@ public:
     /// @brief The bound address (the real port when --port 0).
     [[nodiscard]] asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
 
+    /// @brief The HTTP port, or 0 when the HTTP face is off.
+    [[nodiscard]] std::uint16_t http_port() const noexcept;
+
     /// @brief Serves until SIGINT/SIGTERM (or stop()), then drains connections; returns within 2 s of the signal.
     void run();
     /// @brief Starts the graceful stop, as a signal would. Safe from any thread.
@@ -41,6 +46,7 @@ private:
     void do_accept();
     void refuse(asio::ip::tcp::socket socket);
     void begin_shutdown();
+    void await_hangup();
 
     server_config config_;
     asio::io_context io_;
@@ -48,6 +54,7 @@ private:
     // io_context, a signal must not close the acceptor while an accept handler re-arms it.
     asio::strand<asio::io_context::executor_type> control_;
     asio::signal_set signals_;
+    asio::signal_set hangups_;  // SIGHUP: logged and ignored, as Redis does
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer accept_retry_;
     method_table methods_;
@@ -55,6 +62,7 @@ private:
     server_services services_;
     dispatcher dispatcher_;
     connection_manager connections_;
+    std::unique_ptr<http_server> http_;  // null: --http-port 0, or the port could not be bound
     std::uint64_t next_id_ = 0;
 
     std::mutex done_mutex_;

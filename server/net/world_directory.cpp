@@ -76,7 +76,7 @@ std::size_t world_directory::size() const {
 }
 
 void world_directory::stop_all() {
-    for (auto& w : all()) w->stop();
+    for (auto& w : all()) w->stop("server_shutdown");
 }
 
 }  // namespace ecsd::net

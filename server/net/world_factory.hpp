@@ -12,7 +12,7 @@ class World;
 
 namespace ecsd::net {
 
-/// @brief Creates a World named `name` from world.create's params (tick_hz, gravity, paused);
+/// @brief Creates a World named `name` from world.create's params (tick_hz, gravity, bounds, paused);
 /// missing members take the World's defaults.
 [[nodiscard]] std::shared_ptr<world::World> make_world(const std::string& name, const nlohmann::json& params);
 

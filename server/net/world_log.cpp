@@ -1,10 +1,14 @@
 #include "world_log.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
 
+#include "ecs/value_codec.hpp"
+#include "ecsd/protocol/names.hpp"
 #include "hosted_world.hpp"
 #include "method_table.hpp"
 #include "persist/atomic_file.hpp"
@@ -21,27 +25,61 @@ namespace {
 constexpr std::string_view snapshot_suffix = ".snapshot.json";
 }
 
+namespace {
+/// @brief The last line of defence: no path is ever built from a name the protocol would refuse.
+const std::string& approved(const std::string& world) {
+    if (auto problem = protocol::world_name_problem(world))
+        throw std::invalid_argument("refusing to build a path from world name '" + world + "': " + *problem);
+    return world;
+}
+}  // namespace
+
 fs::path world_log::snapshot_path(const fs::path& dir, const std::string& world) {
-    std::string name = world;  // appended, not operator+: gcc 12 -O3 warns falsely (-Wrestrict) on that
+    std::string name = approved(world);  // appended, not operator+: gcc 12 -O3 warns falsely (-Wrestrict) on that
     name += snapshot_suffix;
     return dir / name;
 }
-fs::path world_log::journal_path(const fs::path& dir, const std::string& world) { return dir / (world + ".journal"); }
+fs::path world_log::journal_path(const fs::path& dir, const std::string& world) {
+    return dir / (approved(world) + ".journal");
+}
 
 world_log::world_log(const fs::path& dir, const std::string& world, persist::fsync_policy policy, std::uint64_t seq)
     : dir_(dir), world_(world), journal_(journal_path(dir, world), policy), seq_(seq) {}
 
-void world_log::record_request(std::uint64_t tick, const std::string& method, const json& params) {
-    journal_.append({{"seq", ++seq_}, {"tick", tick}, {"method", method}, {"params", params}});
+void world_log::append(const json& record) {
+    try {
+        journal_.append(record);  // on failure nothing stays written (persist/journal.hpp)
+    } catch (const persist::storage_error& e) {
+        if (!failing_)
+            spdlog::error("world '{}': journal write failed: {}; mutating requests are refused (storage_error) and "
+                          "not applied until it can be written again", world_, e.what());
+        failing_ = true;
+        throw;
+    }
+    if (failing_) spdlog::warn("world '{}': journal writes work again ({})", world_, journal_.path().string());
+    failing_ = false;
+}
+
+journal_mark world_log::record_request(std::uint64_t tick, const std::string& method, const json& params) {
+    const journal_mark mark{journal_.bytes(), seq_};
+    append({{"seq", seq_ + 1}, {"tick", tick}, {"method", method}, {"params", params}});
+    ++seq_;
+    return mark;
+}
+
+void world_log::undo(const journal_mark& mark) {
+    journal_.rollback(mark.bytes);
+    seq_ = mark.seq;
 }
 
 void world_log::record_tick(std::uint64_t tick) {
-    journal_.append({{"seq", ++seq_}, {"tick", tick}});
+    append({{"seq", seq_ + 1}, {"tick", tick}});
+    ++seq_;
 }
 
 save_report world_log::save(const world::World& w) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string text = persist::snapshot_text(w, seq_);
+    const std::string text = persist::seal_snapshot(persist::snapshot_text(w, seq_));
     const auto path = snapshot_path(dir_, world_);
     persist::write_file_atomically(path, text);
     journal_.truncate();  // a crash before this line: replay skips records with seq <= the snapshot's
@@ -52,15 +90,28 @@ save_report world_log::save(const world::World& w) {
 
 void world_log::remove_files() {
     std::error_code ignored;
-    fs::remove(snapshot_path(dir_, world_), ignored);
+    // The journal first: a crash in between leaves a snapshot alone (the world comes back), never
+    // a journal without its snapshot (which start-up refuses).
     fs::remove(journal_path(dir_, world_), ignored);
+    fs::remove(snapshot_path(dir_, world_), ignored);
 }
 
 void attach_log(hosted_world& hosted, const server_services& services, std::uint64_t seq, bool save_now) {
     const auto& cfg = services.config;
     if (cfg.data_dir.empty()) return;
     auto log = std::make_unique<world_log>(cfg.data_dir, hosted.name(), persist::parse_fsync_policy(cfg.appendfsync), seq);
-    if (save_now) log->save(hosted.world());
+    if (save_now) {
+        try {
+            log->save(hosted.world());
+        } catch (const std::exception&) {
+            // No snapshot (disk full): leave no journal either, or start-up would find it orphaned.
+            const auto journal = log->journal_path(cfg.data_dir, hosted.name());
+            log.reset();
+            std::error_code ec;
+            if (fs::exists(journal, ec) && fs::file_size(journal, ec) == 0) fs::remove(journal, ec);
+            throw;
+        }
+    }
     hosted.set_log(std::move(log), cfg.autosave);
 }
 
@@ -68,24 +119,112 @@ std::vector<std::string> saved_world_names(const fs::path& dir) {
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir)) {
         const auto file = entry.path().filename().string();
-        if (file.size() > snapshot_suffix.size() && file.ends_with(snapshot_suffix) && file.front() != '.')
-            names.push_back(file.substr(0, file.size() - snapshot_suffix.size()));
+        if (file.size() <= snapshot_suffix.size() || !file.ends_with(snapshot_suffix) || file.front() == '.') continue;
+        auto name = file.substr(0, file.size() - snapshot_suffix.size());
+        if (auto problem = protocol::world_name_problem(name)) {
+            spdlog::warn("{}: not loaded: {}", (dir / file).string(), *problem);
+            continue;
+        }
+        names.push_back(std::move(name));
     }
     std::sort(names.begin(), names.end());
     return names;
 }
 
-loaded_world load_world(const fs::path& dir, const std::string& name, asio::io_context& io, server_services& services) {
-    const auto snap_path = world_log::snapshot_path(dir, name);
-    std::ifstream in(snap_path, std::ios::binary);
-    if (!in) throw persist::persist_error(snap_path.string() + ": cannot open");
+namespace {
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw persist::persist_error(path.string() + ": cannot open");
     std::stringstream buffer;
     buffer << in.rdbuf();
-    json doc = json::parse(buffer.str(), nullptr, false);
-    if (doc.is_discarded()) throw persist::persist_error(snap_path.string() + ": not valid JSON");
+    return buffer.str();
+}
+
+std::string hex8(std::uint32_t v) {
+    char text[9];
+    std::snprintf(text, sizeof text, "%08x", v);
+    return text;
+}
+
+std::string loss_of(const std::string& name) {
+    return name == "default" ? "the world 'default' would start empty" : "the world '" + name + "' would be gone";
+}
+
+/// @brief The snapshot of `name`, checked: the world it holds, or null when --repair moved it aside.
+std::shared_ptr<world::World> read_snapshot(const fs::path& dir, const std::string& name, bool repair,
+                                            std::uint64_t& journal_seq, std::vector<std::string>& repairs) {
+    const auto snap_path = world_log::snapshot_path(dir, name);
+    const auto journal_file = world_log::journal_path(dir, name);
+    const std::string text = read_file(snap_path);
+    const auto seal = persist::check_snapshot_seal(text);
+
+    // Parse and build; `problem` says why it cannot be loaded (with the byte offset when JSON says it).
+    std::string problem;
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::parse_error& e) {
+        problem = "not valid JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0);
+    }
+    std::shared_ptr<world::World> loaded;
+    if (problem.empty()) {
+        persist::check_snapshot_header(doc, snap_path.string());  // not a snapshot, or too new: never repaired
+        try {
+            loaded = persist::from_snapshot(doc, snap_path.string());
+        } catch (const persist::persist_error& e) {
+            problem = e.what();
+            if (problem.starts_with(snap_path.string() + ": ")) problem.erase(0, snap_path.string().size() + 2);
+        }
+    }
+    std::string damage;
+    if (seal.status == persist::snapshot_seal::state::mismatch)
+        damage = "snapshot checksum mismatch: the checksum at byte offset " + std::to_string(seal.offset) +
+                 " says crc32 " + hex8(seal.stored) + " but bytes 0.." + std::to_string(seal.offset) + " give " +
+                 hex8(seal.computed) + " (the file was changed or damaged after it was written)";
+    if (!problem.empty()) damage += (damage.empty() ? "" : "; ") + problem;
+    if (damage.empty()) {
+        if (seal.status == persist::snapshot_seal::state::missing)
+            spdlog::warn("{}: snapshot has no checksum (written by an older ecsd, or by hand): loaded unverified; the "
+                         "next save adds one", snap_path.string());
+        journal_seq = persist::snapshot_journal_seq(doc);
+        return loaded;
+    }
+    const auto damaged = snap_path.string() + ".damaged";
+    if (loaded) {  // only the checksum is wrong: the document itself still loads
+        if (!repair)
+            throw persist::persist_error(snap_path.string() + ": " + damage +
+                                         ". Refusing to start. Start ecsd with --repair to load it as it is (whatever "
+                                         "values were changed stay in the world; a copy is kept as " + damaged + ")");
+        const auto copy = persist::keep_aside(snap_path, /*copy=*/true);
+        const auto note = snap_path.string() + ": " + damage + "; --repair: loaded as it is, values that were changed " +
+                          "stay in the world; the file as found is kept as " + copy.string();
+        spdlog::warn("{}", note);
+        repairs.push_back(note);
+        journal_seq = persist::snapshot_journal_seq(doc);
+        return loaded;
+    }
+    std::error_code ec;
+    const bool has_journal = fs::exists(journal_file, ec);
+    if (!repair)
+        throw persist::persist_error(snap_path.string() + ": " + damage + ". Refusing to start. Start ecsd with " +
+                                     "--repair to move it" + (has_journal ? " and " + journal_file.string() : "") +
+                                     " aside (as FILE.damaged): " + loss_of(name) + ", with every entity in it");
+    const auto moved = persist::keep_aside(snap_path, /*copy=*/false);
+    std::string note = snap_path.string() + ": " + damage + "; --repair: moved it aside as " + moved.string();
+    if (has_journal) note += " and " + journal_file.string() + " as " + persist::keep_aside(journal_file, false).string();
+    note += "; " + loss_of(name) + " (its entities are lost)";
+    spdlog::warn("{}", note);
+    repairs.push_back(note);
+    return nullptr;
+}
+
+loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_context& io, server_services& services,
+                       bool repair, std::vector<std::string>& repairs) {
     loaded_world out;
-    std::shared_ptr<world::World> loaded = persist::from_snapshot(doc, snap_path.string());
-    out.seq = persist::snapshot_journal_seq(doc);
+    std::shared_ptr<world::World> loaded = read_snapshot(dir, name, repair, out.seq, repairs);
+    if (!loaded) return out;
+    const std::uint64_t snapshot_seq = out.seq;
 
     const auto journal_file = world_log::journal_path(dir, name);
     const auto journal = persist::read_journal(journal_file);
@@ -95,34 +234,115 @@ loaded_world load_world(const fs::path& dir, const std::string& name, asio::io_c
         persist::truncate_journal(journal_file, journal.valid_bytes);
         out.torn_tail = true;
     }
-    // Replay through the same handlers and the same deterministic tick loop.
     out.hosted = std::make_shared<hosted_world>(io, name, loaded);
-    for (const auto& rec : journal.records) {
+    const auto& records = journal.records;
+    const auto damage_at = [&](std::size_t i, const std::string& what) {
+        return persist::journal_error(journal_file, journal.offsets[i], records.size() - i,
+                                      journal.valid_bytes - journal.offsets[i], what);
+    };
+    if (!records.empty()) {
+        const auto first = records.front().at("seq").get<std::uint64_t>();
+        const auto last = records.back().at("seq").get<std::uint64_t>();
+        if (first > snapshot_seq + 1)
+            throw damage_at(0, "journal sequence gap: the snapshot includes records up to " + std::to_string(snapshot_seq) +
+                                   " but the journal starts at record " + std::to_string(first));
+        if (last <= snapshot_seq) {  // all in the snapshot (a crash between a save and emptying the journal)
+            persist::truncate_journal(journal_file, 0);
+            return out;
+        }
+    }
+    // Replay through the same handlers and the same deterministic tick loop.
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const auto& rec = records[i];
         const auto seq = rec.at("seq").get<std::uint64_t>();
         if (seq <= out.seq) continue;  // already in the snapshot (a crash between save and truncate)
         const auto tick = rec.at("tick").get<std::uint64_t>();
         auto& w = *loaded;
         if (tick < w.tick())
-            throw persist::persist_error(journal_file.string() + ": record " + std::to_string(seq) + " is for tick " +
-                                         std::to_string(tick) + " but the world is already at " + std::to_string(w.tick()));
+            throw damage_at(i, "record " + std::to_string(seq) + " is for tick " + std::to_string(tick) +
+                                   " but the world is already at " + std::to_string(w.tick()));
         while (w.tick() < tick) w.run_tick();
         if (rec.contains("method")) {
             const auto method = rec.at("method").get<std::string>();
             const auto* entry = services.methods.find(method);
-            if (!entry) throw persist::persist_error(journal_file.string() + ": unknown method " + method + " in record " + std::to_string(seq));
+            if (!entry) throw damage_at(i, "unknown method " + method + " in record " + std::to_string(seq));
             const json params = rec.value("params", json::object());
             method_context ctx{params, services, out.hosted.get(), nullptr, {}};
             try {
+                // A journaled request was accepted when it ran; an older ecsd's rules may have been
+                // looser than today's input bounds, and its state must load all the same.
+                const ecs::restoring_scope as_saved;
                 (void)entry->handler(ctx);
             } catch (const std::exception& e) {
-                throw persist::persist_error(journal_file.string() + ": record " + std::to_string(seq) + " (" + method +
-                                             ") no longer applies: " + e.what());
+                throw damage_at(i, "record " + std::to_string(seq) + " (" + method + ") no longer applies: " + e.what());
             }
         }
         out.seq = seq;
         ++out.replayed;
     }
     return out;
+}
+
+}  // namespace
+
+loaded_world load_world(const fs::path& dir, const std::string& name, asio::io_context& io, server_services& services,
+                        bool repair) {
+    std::vector<std::string> repairs;
+    for (;;) {
+        try {
+            auto out = load_once(dir, name, io, services, repair, repairs);
+            out.repairs = std::move(repairs);
+            return out;
+        } catch (const persist::journal_error& e) {
+            const auto lost = std::to_string(e.records_lost) + " record" + (e.records_lost == 1 ? "" : "s") + " (" +
+                              std::to_string(e.bytes_lost) + " bytes)";
+            if (!repair)
+                throw persist::persist_error(std::string(e.what()) +
+                                             ". Refusing to start. Start ecsd with --repair to cut the journal there: "
+                                             "the " + lost + " from that offset on would be lost (a copy of the whole "
+                                             "journal is kept as " + e.file.string() + ".damaged)");
+            const auto copy = persist::keep_aside(e.file, /*copy=*/true);
+            persist::truncate_journal(e.file, e.offset);
+            const auto note = std::string(e.what()) + "; --repair: journal truncated at byte offset " +
+                              std::to_string(e.offset) + ", " + lost + " lost; the journal as found is kept as " +
+                              copy.string();
+            spdlog::warn("{}", note);
+            repairs.push_back(note);
+        }
+    }
+}
+
+void check_orphan_journals(const fs::path& dir, bool repair) {
+    constexpr std::string_view suffix = ".journal";
+    std::vector<fs::path> journals;
+    for (const auto& entry : fs::directory_iterator(dir)) journals.push_back(entry.path());
+    std::sort(journals.begin(), journals.end());
+    for (const auto& path : journals) {
+        const auto file = path.filename().string();
+        if (file.size() <= suffix.size() || !file.ends_with(suffix) || file.front() == '.') continue;
+        const auto name = file.substr(0, file.size() - suffix.size());
+        if (protocol::world_name_problem(name)) continue;  // no world of ecsd's could have written it
+        const auto snap = world_log::snapshot_path(dir, name);
+        if (fs::exists(snap)) continue;
+        const auto bytes = fs::file_size(path);
+        if (bytes == 0) {  // holds nothing (a world.create that failed to write its snapshot)
+            fs::remove(path);
+            spdlog::info("{}: removed an empty journal without a snapshot", path.string());
+            continue;
+        }
+        const std::string text = read_file(path);
+        const auto records = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+        const auto what = path.string() + ": journal of world '" + name + "' with " + std::to_string(records) +
+                          " records (" + std::to_string(bytes) + " bytes from byte offset 0) but no snapshot " +
+                          snap.string() + ": the world cannot be rebuilt from its journal alone";
+        if (!repair)
+            throw persist::persist_error(what + ". Refusing to start. Restore the snapshot, or start ecsd with --repair "
+                                                "to move the journal aside as " + path.string() +
+                                         ".damaged: the world '" + name + "' and those records would be lost");
+        const auto moved = persist::keep_aside(path, /*copy=*/false);
+        spdlog::warn("{}; --repair: moved it aside as {}: the world '{}' and its {} records are lost", what,
+                     moved.string(), name, records);
+    }
 }
 
 }  // namespace ecsd::net

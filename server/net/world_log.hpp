@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <asio.hpp>
 #include <nlohmann/json.hpp>
@@ -35,14 +36,26 @@ struct save_report {
     double ms = 0;
 };
 
+/// @brief The journal's length and sequence number before a record written ahead of its request.
+struct journal_mark {
+    std::uint64_t bytes = 0;
+    std::uint64_t seq = 0;
+};
+
 class world_log {
 public:
     /// @brief Opens (creating) the journal of `world` in `dir`; `seq` is the last sequence number used.
     world_log(const std::filesystem::path& dir, const std::string& world, persist::fsync_policy policy, std::uint64_t seq);
 
-    /// @brief Appends an applied mutating request (before its response is sent).
-    void record_request(std::uint64_t tick, const std::string& method, const nlohmann::json& params);
-    /// @brief Appends a tick mark: the clock ran the world up to `tick`.
+    /// @brief Appends a mutating request before it is applied (write-ahead). Throws
+    /// persist::storage_error when it cannot be written: then nothing was written, the sequence
+    /// number did not advance, and the request must not be applied. Returns where the journal was
+    /// before, for undo().
+    journal_mark record_request(std::uint64_t tick, const std::string& method, const nlohmann::json& params);
+    /// @brief The request written by record_request failed: cuts its record off again.
+    void undo(const journal_mark& mark);
+    /// @brief Appends a tick mark: the clock ran the world up to `tick`. Throws persist::storage_error
+    /// (nothing written, the sequence number unchanged).
     void record_tick(std::uint64_t tick);
     /// @brief Writes a snapshot atomically, then empties the journal it now includes.
     save_report save(const world::World& w);
@@ -56,7 +69,10 @@ private:
     std::filesystem::path dir_;
     std::string world_;
     persist::journal_writer journal_;
+    void append(const nlohmann::json& record);
+
     std::uint64_t seq_;
+    bool failing_ = false;  ///< the last journal write failed: logged once per episode
 };
 
 /// @brief A world read back from the data folder: its snapshot, with the journal replayed through
@@ -66,9 +82,21 @@ struct loaded_world {
     std::uint64_t seq = 0;           ///< last journal sequence number applied
     std::size_t replayed = 0;        ///< journal records applied
     bool torn_tail = false;          ///< a torn last record was dropped
+    std::vector<std::string> repairs;  ///< what --repair changed and lost, one line each (also logged)
 };
+/// @brief Damage (a snapshot failing its checksum or not loading, a corrupt journal record, a gap
+/// in sequence numbers, a record that no longer applies) throws persist::persist_error naming the
+/// file and byte offset and what `repair` would lose. With `repair` the damage is dealt with
+/// instead and reported in `repairs`: the journal is cut at the damage (a copy of the whole file
+/// is kept as FILE.damaged); a snapshot with a bad checksum that still loads is loaded as it is
+/// (a copy kept); one that does not load is moved aside with its journal and `hosted` is null.
 [[nodiscard]] loaded_world load_world(const std::filesystem::path& dir, const std::string& name, asio::io_context& io,
-                                      server_services& services);
+                                      server_services& services, bool repair = false);
+
+/// @brief Start-up check for journals whose snapshot is missing (a world that cannot be rebuilt):
+/// throws persist::persist_error naming them, or with `repair` moves them aside as FILE.damaged.
+/// An empty one (nothing in it) is removed.
+void check_orphan_journals(const std::filesystem::path& dir, bool repair);
 
 /// @brief Gives a hosted world (not yet started) its log when the server has a data folder;
 /// with `save_now` writes its first snapshot at once. No-op without a data folder.

@@ -12,7 +12,7 @@ using nlohmann::json;
 
 json get_components(method_context& ctx) {
     // The hottest read: written as text, keys in json::dump() order ("components" < "entity").
-    const auto e = schemas::entity_param(ctx.params);
+    const auto e = schemas::entity_param(ctx.world(), ctx.params);
     ecs::json_text w(ctx.raw_result);  // kept only when the handler returns (not on a throw)
     w.raw(R"({"components":)");
     ctx.world().write_components(e, schemas::optional_names(ctx.params, "components"), w);
@@ -23,13 +23,13 @@ json get_components(method_context& ctx) {
 }
 
 json insert_components(method_context& ctx) {
-    const auto e = schemas::entity_param(ctx.params);
+    const auto e = schemas::entity_param(ctx.world(), ctx.params);
     ctx.world().insert_components(e, ctx.params.at("components"));
     return {{"entity", e}};
 }
 
 json mutate_components(method_context& ctx) {
-    const auto e = schemas::entity_param(ctx.params);
+    const auto e = schemas::entity_param(ctx.world(), ctx.params);
     const auto component = ctx.params.at("component").get<std::string>();
     ctx.world().mutate_component(e, component, ctx.params.at("path").get<std::string>(), ctx.params.at("value"));
     const auto& reg = ctx.world().registry();
@@ -37,14 +37,14 @@ json mutate_components(method_context& ctx) {
 }
 
 json remove_components(method_context& ctx) {
-    const auto e = schemas::entity_param(ctx.params);
+    const auto e = schemas::entity_param(ctx.world(), ctx.params);
     ctx.world().remove_components(e, ctx.params.at("components").get<std::vector<std::string>>());
     return {{"entity", e}};
 }
 
 json list_components(method_context& ctx) {
     if (ctx.params.contains("entity")) {
-        const auto e = schemas::entity_param(ctx.params);
+        const auto e = schemas::entity_param(ctx.world(), ctx.params);
         ctx.world().registry().check(e);
         return {{"entity", e}, {"components", ctx.world().list_components(e)}};
     }
@@ -66,14 +66,14 @@ void register_component_methods(method_table& table) {
     const auto write = method_flags::world_bound | method_flags::mutating;
     const auto read = method_flags::world_bound | method_flags::read_only;
     table.add({"world.get_components", "Component values of an entity: all of them, or the named ones.",
-               object_schema({{"entity", schemas::entity()}, {"components", schemas::names()}}, {"entity"}),
+               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
                object_schema({{"entity", schemas::entity()}, {"components", {{"type", "object"}}}}, {"entity", "components"}),
                read, get_components});
     table.add({"world.insert_components", "Adds components or replaces their whole values (all validated first).",
-               object_schema({{"entity", schemas::entity()}, {"components", schemas::component_map()}}, {"entity", "components"}),
+               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::component_map()}}, {"entity", "components"}),
                object_schema({{"entity", schemas::entity()}}, {"entity"}), write, insert_components});
     table.add({"world.mutate_components", "Sets one field of one component, e.g. path \"x\" of Position.",
-               object_schema({{"entity", schemas::entity()},
+               object_schema({{"entity", schemas::entity_ref()},
                               {"component", {{"type", "string"}}},
                               {"path", {{"type", "string"}, {"description", "a field name; a leading / is accepted"}}},
                               {"value", json::object()}},
@@ -82,14 +82,14 @@ void register_component_methods(method_table& table) {
                              {"entity"}),
                write, mutate_components});
     table.add({"world.remove_components", "Removes the named components; fails whole if the entity lacks one.",
-               object_schema({{"entity", schemas::entity()}, {"components", schemas::names()}}, {"entity", "components"}),
+               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity", "components"}),
                object_schema({{"entity", schemas::entity()}}, {"entity"}), write, remove_components});
     table.add({"world.list_components",
                "With entity: the names of its components. Without: every component type with kind, fields and count.",
-               object_schema({{"entity", schemas::entity()}}),
+               object_schema({{"entity", schemas::entity_ref()}}),
                object_schema({{"components", {{"type", "array"}}}}, {"components"}), read, list_components});
     table.add({"world.register_component",
-               "Defines a component at run time (seed 004): fields {name: default} or {name: {type, default}}.",
+               "Defines a component at run time: fields {name: default} or {name: {type, default}}.",
                object_schema({{"name", {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}},
                               {"fields", {{"type", "object"}, {"maxProperties", 64}}}},
                              {"name"}),

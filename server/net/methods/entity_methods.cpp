@@ -1,4 +1,5 @@
-// world.spawn_entity, world.spawn_entities, world.despawn_entity, world.despawn_entities.
+// world.spawn_entity, world.spawn_entities, world.despawn_entity, world.despawn_entities,
+// world.describe_entity.
 #include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
@@ -18,15 +19,18 @@ json spawn_entities(method_context& ctx) {
 }
 
 json despawn_entity(method_context& ctx) {
-    const auto e = schemas::entity_param(ctx.params);
+    const auto e = schemas::entity_param(ctx.world(), ctx.params);
     ctx.world().despawn(e);
     return {{"entity", e}, {"despawned", true}};
 }
 
 json despawn_entities(method_context& ctx) {
-    const auto ids = ctx.params.at("entities").get<std::vector<ecs::entity_id>>();
+    std::vector<ecs::entity_id> ids;
+    for (const auto& ref : ctx.params.at("entities")) ids.push_back(ctx.world().entity_ref(ref));
     return {{"despawned", ctx.world().despawn_many(ids)}};
 }
+
+json describe_entity(method_context& ctx) { return ctx.world().describe(schemas::entity_param(ctx.world(), ctx.params)); }
 
 }  // namespace
 
@@ -41,13 +45,25 @@ void register_entity_methods(method_table& table) {
                object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}), flags,
                spawn_entities});
     table.add({"world.despawn_entity", "Destroys an entity and its components; its id is never reused.",
-               object_schema({{"entity", schemas::entity()}}, {"entity"}),
+               object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
                object_schema({{"entity", schemas::entity()}, {"despawned", {{"type", "boolean"}}}}, {"entity"}), flags,
                despawn_entity});
+    const json names{{"type", "array"}, {"items", {{"type", "string"}}}};
+    table.add({"world.describe_entity",
+               "One entity for debugging: its components, the systems whose signature it matches, and what "
+               "changed on it in the last tick or since.",
+               object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
+               object_schema({{"entity", schemas::entity()},
+                              {"components", {{"type", "object"}}},
+                              {"systems", names},
+                              {"changes", object_schema({{"added", names}, {"changed", names}, {"removed", names}},
+                                                        {"added", "changed", "removed"})}},
+                             {"entity", "components", "systems", "changes"}),
+               method_flags::world_bound | method_flags::read_only, describe_entity});
     table.add({"world.despawn_entities",
                "Destroys many entities at once; all must be live, else none is destroyed. An id given twice "
                "dies once.",
-               object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}, {"maxItems", 100000}}}},
+               object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity_ref()}, {"maxItems", 100000}}}},
                              {"entities"}),
                object_schema({{"despawned", {{"type", "integer"}, {"minimum", 0}}}}, {"despawned"}), flags,
                despawn_entities});

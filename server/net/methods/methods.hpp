@@ -26,6 +26,8 @@ void register_prefab_methods(method_table& table);
 
 /// @brief world.save, world.load.
 void register_persist_methods(method_table& table);
+/// @brief world.watch, world.unwatch.
+void register_watch_methods(method_table& table);
 
 /// @brief Every family, in the order rpc.discover lists them.
 void register_all_methods(method_table& table);

@@ -31,8 +31,9 @@ json load(method_context& ctx) {
     loaded_world loaded;
     try {
         loaded = load_world(ctx.services.config.data_dir, name, ctx.services.worlds.io(), ctx.services);
-    } catch (const std::exception& e) {  // the world is left as it was
-        throw protocol::rpc_error(protocol::reason::internal, std::string("cannot load: ") + e.what(), {{"world", name}});
+    } catch (const std::exception& e) {  // damaged or unreadable files: the world is left as it was
+        throw protocol::rpc_error(protocol::reason::storage_error, std::string("cannot load: ") + e.what(),
+                                  {{"world", name}, {"detail", e.what()}});
     }
     auto world = loaded.hosted->world_ptr();
     loaded.hosted->stop();  // it only carried the replay; this hosted world runs the result

@@ -1,4 +1,4 @@
-// world.define_prefab, world.spawn_prefab, world.list_prefabs (seed 001's createTree).
+// world.define_prefab, world.spawn_prefab, world.list_prefabs: named sets of components to spawn from, like a createTree helper.
 #include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"

@@ -20,17 +20,10 @@ json query(method_context& ctx) {
 }  // namespace
 
 void register_query_methods(method_table& table) {
-    const json structured = object_schema({{"all", schemas::names()},
-                                           {"any", schemas::names()},
-                                           {"none", schemas::names()},
-                                           {"added", schemas::names()},
-                                           {"changed", schemas::names()},
-                                           {"removed", schemas::names()},
-                                           {"died", {{"type", "boolean"}}}});
     table.add({"world.query",
                "Entities matching a query, in id order: text (\"Position, Velocity, !Frozen, Health|Shield, "
-               "changed(Position)\") or {all, any, none, added, changed, removed, died}.",
-               object_schema({{"query", {{"anyOf", {{{"type", "string"}, {"maxLength", 4096}}, structured}}}},
+               "changed(Position), near(0, 0, 10)\") or {all, any, none, added, changed, removed, died, near}.",
+               object_schema({{"query", schemas::query()},
                               {"fields", schemas::names()},
                               {"limit", schemas::page_limit()},
                               {"offset", schemas::page_offset()}},

@@ -1,6 +1,9 @@
-// rpc.discover, server.ping, server.info, server.auth: methods about the server itself. They
-// are not world-bound, so they run on the calling connection's strand.
+// rpc.discover, server.ping, server.info, server.slowlog, server.monitor, server.auth: methods
+// about the server itself. They are not world-bound, so they run on the calling connection's strand.
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 
 #include "constant_time.hpp"
 #include "ecsd/protocol/depth.hpp"
@@ -10,6 +13,7 @@
 #include "methods.hpp"
 #include "services.hpp"
 #include "session.hpp"
+#include "hosted_world.hpp"
 #include "world_directory.hpp"
 
 namespace ecsd::net {
@@ -21,6 +25,41 @@ json discover(method_context& ctx) { return ctx.services.openrpc; }
 
 json ping(method_context&) { return "pong"; }
 
+/// @brief The process's resident memory and each world's registry, as of its last tick.
+json memory_of(const server_services& s) {
+    long pages = 0;
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+        long size = 0;
+        if (std::fscanf(f, "%ld %ld", &size, &pages) != 2) pages = 0;
+        std::fclose(f);
+    }
+    json worlds = json::object();
+    for (const auto& w : s.worlds.all()) {
+        const auto& f = w->last_figures();
+        worlds[w->name()] = {{"entities", f.entities.load(std::memory_order_relaxed)},
+                             {"registry_bytes", f.memory_bytes.load(std::memory_order_relaxed)},
+                             {"tick", f.tick.load(std::memory_order_relaxed)}};
+    }
+    return {{"rss_bytes", pages * ::sysconf(_SC_PAGESIZE)}, {"worlds", std::move(worlds)}};
+}
+
+json slowlog(method_context& ctx) {
+    auto& log = ctx.services.slowlog;
+    auto out = log.to_json(ctx.params.value("count", std::size_t{10}));
+    if (ctx.params.value("reset", false)) log.reset();
+    return out;
+}
+
+json monitor(method_context& ctx) {
+    auto& hub = ctx.services.monitors;
+    if (ctx.params.value("stop", false)) return {{"monitoring", false}, {"was", hub.remove(ctx.caller->id)}};
+    if (!ctx.caller->watches || !ctx.caller->lines) {
+        throw protocol::rpc_error(protocol::reason::invalid_params, "server.monitor streams over TCP only (notifications on the connection)");
+    }
+    hub.add(ctx.caller->id, ctx.caller->watches);
+    return {{"monitoring", true}};
+}
+
 json info(method_context& ctx) {
     const auto& s = ctx.services;
     const auto& c = s.config;
@@ -30,6 +69,9 @@ json info(method_context& ctx) {
             {"connections",
              {{"open", s.connections_open.load()}, {"total", s.connections_total.load()}, {"max", c.max_connections}}},
             {"requests_total", s.requests_total.load()},
+            {"bytes", {{"in", s.bytes_in.load()}, {"out", s.bytes_out.load()}}},
+            {"methods", s.stats ? s.stats->to_json(s.methods) : json::object()},
+            {"memory", memory_of(s)},
             {"worlds", s.worlds.names()},
             {"limits",
              {{"max_line_bytes", c.max_line_bytes},
@@ -40,16 +82,40 @@ json info(method_context& ctx) {
               {"max_connections", c.max_connections},
               {"max_output_bytes", c.max_output_bytes},
               {"max_worlds", c.max_worlds},
-              {"idle_timeout_s", c.idle_timeout}}},
+              {"idle_timeout_s", c.idle_timeout},
+              {"request_timeout_s", c.request_timeout},
+              {"max_watches", c.max_watches}}},
             {"auth_required", !c.token.empty()},
             {"config", config_to_json(c)}};
 }
 
 json auth(method_context& ctx) {
     const auto& expected = ctx.services.config.token;
-    if (!expected.empty() && !constant_time_equal(ctx.params.at("token").get_ref<const std::string&>(), expected)) {
+    if (expected.empty()) {
+        ctx.caller->authenticated = true;
+        return {{"authenticated", true}};
+    }
+    auto& guard = ctx.services.auth_guard;
+    const auto address = auth_limiter::address_of(ctx.caller->peer);
+    const auto now = auth_limiter::clock::now();
+    if (const auto wait = guard.locked(address, now)) {
+        throw protocol::rpc_error(protocol::reason::rate_limited,
+                                  "too many wrong tokens from " + address + "; try again in " +
+                                      std::to_string(static_cast<int>(*wait + 0.999)) + " s",
+                                  {{"retry_after", *wait}});
+    }
+    if (!constant_time_equal(ctx.params.at("token").get_ref<const std::string&>(), expected)) {
+        const double lockout = guard.failed(address, now);
+        if (++ctx.caller->auth_failures >= auth_limiter::connection_failures) ctx.caller->close_requested = true;
+        if (lockout > 0) {
+            throw protocol::rpc_error(protocol::reason::rate_limited,
+                                      "invalid token; too many from " + address + ", try again in " +
+                                          std::to_string(static_cast<int>(lockout)) + " s",
+                                      {{"retry_after", lockout}});
+        }
         throw protocol::rpc_error(protocol::reason::unauthorized, "invalid token");
     }
+    guard.succeeded(address);
     ctx.caller->authenticated = true;
     return {{"authenticated", true}};
 }
@@ -62,6 +128,9 @@ json info_schema() {
               {"uptime_s", {{"type", "number"}}},
               {"connections", object_schema({{"open", count}, {"total", count}, {"max", count}})},
               {"requests_total", count},
+              {"bytes", object_schema({{"in", count}, {"out", count}})},
+              {"methods", {{"type", "object"}, {"description", "per method called so far: calls, errors, total_ms, p50_us, p99_us, max_us"}}},
+              {"memory", {{"type", "object"}, {"description", "rss_bytes, and per world: entities, registry_bytes, tick (as of its last tick)"}}},
               {"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}},
               {"limits", {{"type", "object"}}},
               {"auth_required", {{"type", "boolean"}}},
@@ -90,6 +159,24 @@ void register_server_methods(method_table& table) {
                .result = info_schema(),
                .flags = method_flags::read_only,
                .handler = info});
+    table.add({.name = "server.slowlog",
+               .summary = "The slowest recent requests (handler time at least --slowlog-us), newest first; reset empties it.",
+               .params = object_schema({{"count", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100000}, {"default", 10}}},
+                                        {"reset", {{"type", "boolean"}, {"default", false}}}}),
+               .result = object_schema({{"entries", {{"type", "array"}}},
+                                        {"len", {{"type", "integer"}}},
+                                        {"threshold_us", {{"type", "integer"}}},
+                                        {"max_len", {{"type", "integer"}}}},
+                                       {"entries", "len"}),
+               .flags = method_flags::read_only,
+               .handler = slowlog});
+    table.add({.name = "server.monitor",
+               .summary = "Streams every later request of the other connections to this one as server.monitor "
+                          "notifications (like Redis's MONITOR); {stop: true} ends it.",
+               .params = object_schema({{"stop", {{"type", "boolean"}, {"default", false}}}}),
+               .result = object_schema({{"monitoring", {{"type", "boolean"}}}, {"was", {{"type", "boolean"}}}}, {"monitoring"}),
+               .flags = method_flags::read_only,
+               .handler = monitor});
     table.add({.name = "server.auth",
                .summary = "Authenticates the connection with the server's token; required first when one is set.",
                .params = object_schema({{"token", {{"type", "string"}, {"maxLength", 1024}}}}, {"token"}),

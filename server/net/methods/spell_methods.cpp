@@ -12,9 +12,9 @@ using nlohmann::json;
 json list_spells(method_context& ctx) { return {{"spells", ctx.world().list_spells()}}; }
 
 json cast_spell(method_context& ctx) {
-    const auto caster = schemas::entity_param(ctx.params, "caster");
+    const auto caster = schemas::entity_param(ctx.world(), ctx.params, "caster");
     const auto spell = ctx.params.at("spell").get<std::string>();
-    const auto target = ctx.params.contains("target") ? schemas::entity_param(ctx.params, "target") : 0;
+    const auto target = ctx.params.contains("target") ? schemas::entity_param(ctx.world(), ctx.params, "target") : 0;
     const auto tick = ctx.world().cast_spell(caster, spell, target, ctx.params.value("amount", 0.0));
     return {{"caster", caster}, {"spell", spell}, {"takes_effect_at_tick", tick}};
 }
@@ -27,9 +27,9 @@ void register_spell_methods(method_table& table) {
                method_flags::world_bound | method_flags::read_only, list_spells});
     table.add({"world.cast_spell",
                "Queues a MagicInput on the caster; the spells system casts it at the start of the next tick.",
-               object_schema({{"caster", schemas::entity()},
+               object_schema({{"caster", schemas::entity_ref()},
                               {"spell", {{"type", "string"}}},
-                              {"target", schemas::entity()},
+                              {"target", schemas::entity_ref()},
                               {"amount", {{"type", "number"}, {"minimum", 0}}}},
                              {"caster", "spell"}),
                object_schema({{"takes_effect_at_tick", {{"type", "integer"}}}}, {"takes_effect_at_tick"}),

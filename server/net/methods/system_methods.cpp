@@ -50,7 +50,7 @@ void register_system_methods(method_table& table) {
     table.add({"world.enable_system", "Puts a system back into the tick.", name, state, write, enable_system});
     table.add({"world.disable_system", "Leaves a system out of the tick (cleanup cannot be disabled).", name, state,
                write, disable_system});
-    table.add({"world.run_system", "Runs one system once, now, outside the tick (seed 001's spell-as-a-system).",
+    table.add({"world.run_system", "Runs one system once, now, outside the tick (a spell run as a system, on demand).",
                name, object_schema({{"system", {{"type", "string"}}}, {"tick", {{"type", "integer"}}}}, {"system"}),
                write, run_system});
 }

@@ -89,6 +89,7 @@ json info_schema() {
               {"tick_hz", {{"type", "number"}}},
               {"paused", {{"type", "boolean"}}},
               {"gravity", {{"type", "object"}}},
+              {"bounds", {{"type", "object"}}},
               {"entities", {{"type", "integer"}}},
               {"overruns", {{"type", "integer"}}}}},
             {"required", {"world", "tick", "tick_hz", "paused", "entities", "overruns"}}};
@@ -100,10 +101,13 @@ void register_world_methods(method_table& table) {
     const json gravity{{"anyOf",
                         {{{"type", "number"}, {"description", "vertical gravity (x = 0)"}},
                          object_schema({{"x", {{"type", "number"}}}, {"y", {{"type", "number"}}}})}}};
+    const json side{{"type", json::array({"number", "null"})}};
+    const json bounds = object_schema({{"left", side}, {"right", side}, {"bottom", side}, {"top", side}});
     table.add({"world.create", "Creates a world; it starts ticking at once unless paused.",
                object_schema({{"world", world_name},
                               {"tick_hz", {{"type", "number"}, {"minimum", 1}, {"maximum", 1000}, {"default", 60}}},
                               {"gravity", gravity},
+                              {"bounds", bounds},
                               {"paused", {{"type", "boolean"}, {"default", false}}}},
                              {"world"}),
                info_schema(), method_flags::admin, create});
@@ -122,7 +126,7 @@ void register_world_methods(method_table& table) {
     table.add({"world.step", "Runs ticks now, paused or not; returns the new tick.",
                object_schema({{"ticks", {{"type", "integer"}, {"minimum", 1}, {"maximum", max_step_ticks}, {"default", 1}}}}),
                object_schema({{"tick", {{"type", "integer"}}}}, {"tick"}),
-               method_flags::world_bound | method_flags::mutating, step});
+               method_flags::world_bound | method_flags::mutating | method_flags::in_slices, step});
     table.add({"world.hash", "Hash of every entity and component value at the current tick (16 hex digits).",
                object_schema(),
                object_schema({{"tick", {{"type", "integer"}}}, {"hash", {{"type", "string"}, {"minLength", 16}, {"maxLength", 16}}}},

@@ -87,3 +87,26 @@ TEST(ConstantTime, Compares) {
     EXPECT_FALSE(constant_time_equal("ab", "abc"));
     EXPECT_FALSE(constant_time_equal("", "a"));
 }
+
+TEST(Config, ReadOnlyIsABareFlagLikeEveryBooleanSetting) {
+    auto bare = parse({"--read-only", "--port", "0"});
+    ASSERT_TRUE(std::holds_alternative<server_config>(bare));
+    EXPECT_TRUE(std::get<server_config>(bare).read_only);
+    EXPECT_EQ(std::get<server_config>(bare).port, 0);
+    EXPECT_FALSE(std::get<server_config>(parse({"--read-only=false"})).read_only);
+    EXPECT_TRUE(std::get<server_config>(parse({"--read-only=true"})).read_only);
+}
+
+TEST(Config, RepairIsABareFlagAndAnEnvironmentVariable) {
+    EXPECT_FALSE(std::get<server_config>(parse({})).repair);
+    auto bare = parse({"--repair", "--port", "0"});
+    ASSERT_TRUE(std::holds_alternative<server_config>(bare));
+    EXPECT_TRUE(std::get<server_config>(bare).repair);
+    EXPECT_EQ(std::get<server_config>(bare).port, 0);
+    EXPECT_FALSE(std::get<server_config>(parse({"--repair=false"})).repair);
+    ::setenv("ECSD_REPAIR", "1", 1);
+    auto from_env = parse({});
+    ::unsetenv("ECSD_REPAIR");
+    EXPECT_TRUE(std::get<server_config>(from_env).repair);
+    EXPECT_EQ(config_to_json(std::get<server_config>(bare))["repair"], true);
+}

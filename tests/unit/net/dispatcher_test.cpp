@@ -6,6 +6,7 @@
 #include "services.hpp"
 #include "session.hpp"
 #include "world_directory.hpp"
+#include "world_log.hpp"
 
 using namespace ecsd::net;
 namespace p = ecsd::protocol;
@@ -57,7 +58,7 @@ protected:
     world_directory worlds_{io_, 8};
     server_services services_{config_, table_, worlds_};
     dispatcher dispatch_{services_};
-    session session_{1, "test", true};
+    session session_{1, "test", true, nullptr, 0, false};
 };
 
 }  // namespace
@@ -114,4 +115,43 @@ TEST_F(DispatcherTest, ReadOnlyServerRefusesMutatingMethods) {
     config_.read_only = true;
     EXPECT_EQ(reason_of(call("t.write")), "unauthorized");
     EXPECT_EQ(call("t.echo")["result"], json::object());
+}
+
+// Issue 21, low: a JSON library error in a handler used to reach the client as the library's text.
+TEST_F(DispatcherTest, AJsonLibraryErrorInAHandlerIsAnsweredInPlainWords) {
+    table_.add({"t.type_error", "test", object_schema(), json::object(), method_flags::none,
+                [](method_context&) -> json { return json("x").get<double>(); }});
+    table_.add({"t.range_error", "test", object_schema(), json::object(), method_flags::none,
+                [](method_context& ctx) -> json { return ctx.params.at("missing"); }});
+    for (const char* m : {"t.type_error", "t.range_error"}) {
+        const auto r = call(m);
+        EXPECT_EQ(reason_of(r), "invalid_params") << r.dump();
+        const auto message = r["error"]["message"].get<std::string>();
+        EXPECT_EQ(message.rfind("params: ", 0), 0U) << message;
+        EXPECT_EQ(message.find("json"), std::string::npos) << message;
+        EXPECT_EQ(message.find("type must be"), std::string::npos) << message;
+        EXPECT_EQ(message.find("key 'missing' not found"), std::string::npos) << message;
+    }
+}
+
+// Issue 21, defect 1: the last line of defence. Whatever reaches world_log, no file path is built
+// from a name the protocol refuses; and the dispatcher refuses such names before any handler.
+TEST(WorldLogPaths, AreBuiltFromApprovedNamesOnly) {
+    const std::filesystem::path dir = "/data";
+    EXPECT_EQ(world_log::snapshot_path(dir, "arena-1.x"), dir / "arena-1.x.snapshot.json");
+    EXPECT_EQ(world_log::journal_path(dir, "arena-1.x"), dir / "arena-1.x.journal");
+    for (const std::string& bad : std::vector<std::string>{"../victim", "/tmp/abs", "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), ""}) {
+        EXPECT_THROW((void)world_log::snapshot_path(dir, bad), std::invalid_argument) << bad;
+        EXPECT_THROW((void)world_log::journal_path(dir, bad), std::invalid_argument) << bad;
+    }
+}
+
+TEST_F(DispatcherTest, AWorldNameThatIsNoFileNameIsInvalidParamsBeforeAnyHandler) {
+    for (const std::string& bad : std::vector<std::string>{"../victim", "/tmp/abs", "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), ""}) {
+        for (const char* method : {"t.where", "t.echo", "t.open"}) {
+            const auto r = call(method, json{{"world", bad}});
+            EXPECT_EQ(reason_of(r), "invalid_params") << method << " " << json(bad).dump();
+            EXPECT_EQ(r["error"]["message"].get<std::string>().rfind("params.world: ", 0), 0U) << r.dump();
+        }
+    }
 }

@@ -1,0 +1,551 @@
+#include "http/http_connection.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <spdlog/spdlog.h>
+
+#include "constant_time.hpp"
+#include "ecsd/protocol/jsonrpc.hpp"
+#include "hosted_world.hpp"
+#include "http/http_server.hpp"
+#include "http/viewer_page.hpp"
+#include "services.hpp"
+#include "watch.hpp"
+
+namespace ecsd::net {
+namespace {
+
+constexpr std::size_t read_chunk = 64 * 1024;
+constexpr std::size_t max_header_bytes = 16 * 1024;
+constexpr auto heartbeat = std::chrono::seconds(15);
+
+std::chrono::steady_clock::duration seconds(double s) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
+}
+
+std::string_view status_text(int status) {
+    switch (status) {
+        case 200: return "OK";
+        case 204: return "No Content";
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 404: return "Not Found";
+        case 405: return "Method Not Allowed";
+        case 408: return "Request Timeout";
+        case 413: return "Content Too Large";
+        case 429: return "Too Many Requests";
+        case 431: return "Request Header Fields Too Large";
+        case 503: return "Service Unavailable";
+        default: return "Error";
+    }
+}
+
+http_connection& self_of(http_parser* p) { return *static_cast<http_connection*>(p->data); }
+
+}  // namespace
+
+http_connection::http_connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
+                                 http_server& owner, std::uint64_t id)
+    : socket_(std::move(socket)), strand_(socket_.get_executor()), timer_(strand_), services_(services),
+      dispatch_(dispatch), owner_(owner) {
+    session_.id = id;
+    session_.lines = false;  // HTTP: notifications only inside an event stream
+    asio::error_code ec;
+    const auto ep = socket_.remote_endpoint(ec);
+    session_.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+    session_.authenticated = services.config.token.empty();
+    http_parser_init(&parser_, HTTP_REQUEST);
+    parser_.data = this;
+    http_parser_settings_init(&settings_);
+    settings_.on_message_begin = &http_connection::on_message_begin;
+    settings_.on_url = &http_connection::on_url;
+    settings_.on_header_field = &http_connection::on_header_field;
+    settings_.on_header_value = &http_connection::on_header_value;
+    settings_.on_headers_complete = &http_connection::on_headers_complete;
+    settings_.on_body = &http_connection::on_body;
+    settings_.on_message_complete = &http_connection::on_message_complete;
+}
+
+void http_connection::start() {
+    asio::dispatch(strand_, [self = shared_from_this()] {
+        self->session_.watches = watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
+            if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump_stream(); });
+        });
+        self->last_activity_ = std::chrono::steady_clock::now();
+        spdlog::debug("http {}: opened from {}", self->session_.id, self->session_.peer);
+        self->arm_timer();
+        self->do_read();
+    });
+}
+
+void http_connection::stop() {
+    asio::dispatch(strand_, [self = shared_from_this()] { self->close("stopped"); });
+}
+
+// --- parser callbacks ------------------------------------------------------------------------
+
+int http_connection::on_message_begin(http_parser* p) {
+    auto& c = self_of(p);
+    c.url_.clear();
+    c.field_.clear();
+    c.value_.clear();
+    c.in_value_ = false;
+    c.authorization_.clear();
+    c.body_.clear();
+    c.header_bytes_ = 0;
+    c.request_open_ = true;
+    c.request_began_ = std::chrono::steady_clock::now();
+    return 0;
+}
+
+int http_connection::count_head(std::size_t n) {
+    header_bytes_ += n;
+    if (header_bytes_ <= max_header_bytes) return 0;
+    refuse_ = 431;
+    refuse_why_ = "request line and headers over " + std::to_string(max_header_bytes) + " bytes";
+    return 1;  // stops the parser
+}
+
+int http_connection::on_url(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    c.url_.append(at, n);
+    return c.count_head(n);
+}
+
+int http_connection::on_header_field(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    if (c.in_value_) {  // the previous header is complete
+        if (c.field_ == "authorization") c.authorization_ = c.value_;
+        c.field_.clear();
+        c.value_.clear();
+        c.in_value_ = false;
+    }
+    for (std::size_t i = 0; i < n; ++i) c.field_ += static_cast<char>(std::tolower(static_cast<unsigned char>(at[i])));
+    return c.count_head(n);
+}
+
+int http_connection::on_header_value(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    c.in_value_ = true;
+    c.value_.append(at, n);
+    return c.count_head(n);
+}
+
+int http_connection::on_headers_complete(http_parser* p) {
+    auto& c = self_of(p);
+    if (c.in_value_ && c.field_ == "authorization") c.authorization_ = c.value_;
+    const auto limit = c.services_.config.max_line_bytes;
+    if ((p->flags & F_CONTENTLENGTH) != 0 && p->content_length > limit) {
+        c.refuse_ = 413;
+        c.refuse_why_ = "body over " + std::to_string(limit) + " bytes (--max-line-bytes)";
+        return -1;
+    }
+    return 0;
+}
+
+int http_connection::on_body(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    c.body_.append(at, n);
+    if (c.body_.size() > c.services_.config.max_line_bytes) {
+        c.refuse_ = 413;
+        c.refuse_why_ = "body over " + std::to_string(c.services_.config.max_line_bytes) + " bytes (--max-line-bytes)";
+        return 1;
+    }
+    return 0;
+}
+
+int http_connection::on_message_complete(http_parser* p) {
+    auto& c = self_of(p);
+    c.message_done_ = true;
+    c.request_open_ = false;
+    c.keep_alive_ = http_should_keep_alive(p) != 0;
+    http_parser_pause(p, 1);  // one request at a time: the rest waits in in_
+    return 0;
+}
+
+// --- reading and parsing ---------------------------------------------------------------------
+
+void http_connection::do_read() {
+    if (reading_ || stopped_ || busy_ || streaming_ || close_after_write_) return;
+    if (unsent() >= services_.config.max_output_bytes) return;  // resumed by on_write
+    reading_ = true;
+    auto buffer = std::make_shared<std::array<char, read_chunk>>();
+    socket_.async_read_some(asio::buffer(*buffer), [self = shared_from_this(), buffer](const asio::error_code& ec, std::size_t n) {
+        self->reading_ = false;
+        self->services_.bytes_in.fetch_add(n, std::memory_order_relaxed);
+        if (!ec) self->in_.append(buffer->data(), n);
+        self->on_read(ec, n);
+    });
+}
+
+void http_connection::on_read(const asio::error_code& ec, std::size_t) {
+    if (stopped_) return;
+    if (ec) {
+        close(ec == asio::error::eof ? "client closed" : ec.message());
+        return;
+    }
+    last_activity_ = std::chrono::steady_clock::now();
+    parse();
+    do_read();
+}
+
+void http_connection::parse() {
+    while (!in_.empty() && !busy_ && !stopped_ && !streaming_ && !close_after_write_ &&
+           unsent() < services_.config.max_output_bytes) {
+        message_done_ = false;
+        const std::size_t n = http_parser_execute(&parser_, &settings_, in_.data(), in_.size());
+        const auto err = HTTP_PARSER_ERRNO(&parser_);
+        if (refuse_ != 0) {
+            fail(refuse_, refuse_why_);
+            return;
+        }
+        if (err != HPE_OK && err != HPE_PAUSED) {
+            fail(400, std::string("malformed HTTP request: ") + http_errno_description(err));
+            return;
+        }
+        in_.erase(0, n);
+        if (err == HPE_PAUSED) http_parser_pause(&parser_, 0);
+        if (!message_done_) return;  // need more bytes
+        handle();
+    }
+}
+
+// --- requests --------------------------------------------------------------------------------
+
+void http_connection::handle() {
+    busy_ = true;
+    const std::string path = url_.substr(0, url_.find('?'));
+    const auto method = static_cast<http_method>(parser_.method);
+    if (path != "/") {
+        respond(404, "text/plain", "not found: this server answers GET / (the viewer) and POST / (JSON-RPC)\n");
+        return;
+    }
+    if (method == HTTP_GET) {
+        respond(200, "text/html; charset=utf-8", std::string(viewer_page()));
+        return;
+    }
+    if (method == HTTP_HEAD) {  // the GET's head: its length, no body
+        write("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " +
+              std::to_string(viewer_page().size()) + "\r\n" + (keep_alive_ ? "" : "Connection: close\r\n") + "\r\n");
+        after_response();
+        return;
+    }
+    if (method != HTTP_POST) {
+        respond(405, "text/plain", "use GET / for the viewer or POST / for JSON-RPC\n", "Allow: GET, HEAD, POST\r\n");
+        return;
+    }
+    const auto& token = services_.config.token;
+    if (!token.empty()) {
+        const std::string_view prefix = "Bearer ";
+        const std::string_view got = authorization_;
+        // Wrong tokens count against the address as server.auth's do (one limiter for TCP and HTTP),
+        // so HTTP is no faster way to guess; a request with no token at all guesses nothing.
+        auto& guard = services_.auth_guard;
+        const auto address = auth_limiter::address_of(session_.peer);
+        const auto now = auth_limiter::clock::now();
+        double wait = guard.locked(address, now).value_or(0.0);
+        bool ok = false;
+        if (wait == 0) {
+            ok = got.starts_with(prefix) && constant_time_equal(got.substr(prefix.size()), token);
+            if (!ok && !got.empty()) {
+                wait = guard.failed(address, now);
+                if (++session_.auth_failures >= auth_limiter::connection_failures) keep_alive_ = false;
+            }
+        }
+        if (wait > 0) {
+            const auto seconds = std::to_string(static_cast<long>(std::ceil(wait)));
+            respond(429, "application/json",
+                    protocol::make_error(nullptr, protocol::reason::rate_limited,
+                                         "too many wrong tokens from " + address + "; try again in " + seconds + " s",
+                                         {{"retry_after", wait}}) + "\n",
+                    "Retry-After: " + seconds + "\r\n");
+            return;
+        }
+        if (ok) guard.succeeded(address);
+        if (!ok) {
+            respond(401, "application/json",
+                    protocol::make_error(nullptr, protocol::reason::unauthorized,
+                                         "send the token as Authorization: Bearer TOKEN") + "\n",
+                    "WWW-Authenticate: Bearer realm=\"ecsd\"\r\n");
+            return;
+        }
+        session_.authenticated = true;
+    }
+    handle_rpc();
+}
+
+void http_connection::handle_rpc() {
+    protocol::parse_limits limits;
+    limits.max_batch = services_.config.max_batch;
+    auto parsed = protocol::parse_line(body_, limits);
+    batch_ = parsed.batch;
+    parts_.clear();
+    for (auto& m : parsed.messages) {
+        rpc_part part;
+        if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
+            part.text = protocol::make_error(bad->id, bad->why, bad->detail, bad->data);
+        } else {
+            auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
+            if (p.job) {
+                part.job = std::move(p.job);
+            } else {
+                part.text = std::move(p.response);
+            }
+        }
+        parts_.push_back(std::move(part));
+    }
+    next_job_ = 0;
+    run_next_job();
+}
+
+void http_connection::run_next_job() {
+    while (next_job_ < parts_.size() && !parts_[next_job_].job) ++next_job_;
+    if (next_job_ == parts_.size()) {
+        finish_rpc();
+        return;
+    }
+    auto world = parts_[next_job_].job->world;
+    // The job runs on its world's strand; this connection does nothing else meanwhile.
+    asio::post(world->strand(), [self = shared_from_this(), world, k = next_job_] {
+        auto& job = *self->parts_[k].job;
+        auto done = self->runner_.next(self->dispatch_, job);
+        if (!done) {  // a long step: the rest after due ticks and other requests
+            asio::post(self->strand_, [self] { self->run_next_job(); });
+            return;
+        }
+        self->runner_ = {};
+        if (!done->is_error && has(job.method->flags, method_flags::mutating)) world->publish_if_paused();
+        const bool opened = !done->is_error && has(job.method->flags, method_flags::opens_stream);
+        auto text = dispatcher::finish(job, *done);
+        asio::post(self->strand_, [self, k, opened, text = std::move(text)]() mutable {
+            auto& part = self->parts_[k];
+            if (opened) self->session_.watches->bind_next(part.job->id.dump());
+            part.opened = opened;
+            part.text = std::move(text);
+            part.job.reset();
+            ++self->next_job_;
+            self->run_next_job();
+        });
+    });
+}
+
+void http_connection::finish_rpc() {
+    if (stopped_) return;
+    if (!batch_ && parts_.size() == 1 && parts_[0].opened && parts_[0].text) {
+        start_stream(std::move(*parts_[0].text));
+        return;
+    }
+    std::string body;
+    if (batch_) {
+        for (auto& p : parts_) {
+            if (!p.text) continue;
+            body += body.empty() ? '[' : ',';
+            body += *p.text;
+        }
+        if (!body.empty()) body += ']';
+    } else if (!parts_.empty() && parts_[0].text) {
+        body = std::move(*parts_[0].text);
+    }
+    // Watches answered inside a batch (or a JSON answer) have no stream: end them.
+    for (auto& p : parts_) {
+        if (p.opened) session_.watches->start_next();
+    }
+    parts_.clear();
+    if (body.empty()) {
+        respond(204, "application/json", {});
+        return;
+    }
+    body += '\n';
+    respond(200, "application/json", std::move(body));
+}
+
+void http_connection::start_stream(std::string first) {
+    streaming_ = true;
+    parts_.clear();
+    spdlog::debug("http {}: event stream", session_.id);
+    write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+          "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\ndata: " +
+          first + "\n\n");
+    session_.watches->start_next();  // the answer is out: its notifications may follow
+    pump_stream();
+}
+
+void http_connection::pump_stream() {
+    if (!streaming_ || stopped_ || close_after_write_) return;
+    const std::size_t limit = services_.config.max_output_bytes;
+    if (unsent() >= limit) return;  // the sink coalesces meanwhile; on_write pumps again
+    std::string lines;
+    session_.watches->take(lines, limit - unsent());
+    std::size_t start = 0;
+    while (start < lines.size()) {
+        const auto end = lines.find('\n', start);
+        const std::string_view line(lines.data() + start, (end == std::string::npos ? lines.size() : end) - start);
+        out_ += "data: ";
+        out_ += line;
+        out_ += "\n\n";
+        // The watch is over (ended, or a BRP stream's closing error): so is the stream.
+        const auto head = line.substr(0, 160);
+        if (head.find("\"ended\":true") != std::string_view::npos || head.find("\"error\":{") != std::string_view::npos)
+            close_after_write_ = true;
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    if (!out_.empty() && !write_in_flight_) do_write();
+}
+
+// --- writing ---------------------------------------------------------------------------------
+
+void http_connection::respond(int status, std::string_view content_type, std::string body, std::string_view extra_headers) {
+    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) + "\r\n";
+    if (!content_type.empty() && status != 204) {
+        head += "Content-Type: ";
+        head += content_type;
+        head += "\r\n";
+    }
+    if (status != 204) head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    head += extra_headers;
+    if (!keep_alive_) head += "Connection: close\r\n";
+    head += "\r\n";
+    write(head + body);
+    after_response();
+}
+
+void http_connection::fail(int status, std::string_view message) {
+    spdlog::info("http {}: {} {}", session_.id, status, message);
+    keep_alive_ = false;
+    busy_ = true;
+    respond(status, "text/plain", std::string(message) + "\n");
+}
+
+void http_connection::after_response() {
+    busy_ = false;
+    if (!keep_alive_) {
+        close_after_write_ = true;
+        return;
+    }
+    // A pipelined request may be waiting; posted, so a long pipeline does not recurse.
+    asio::post(strand_, [self = shared_from_this()] {
+        self->parse();
+        self->do_read();
+    });
+}
+
+void http_connection::write(std::string bytes) {
+    out_ += bytes;
+    if (!write_in_flight_) do_write();
+}
+
+void http_connection::do_write() {
+    if (stopped_ || out_.empty()) return;
+    writing_.clear();
+    write_pos_ = 0;
+    std::swap(out_, writing_);
+    write_in_flight_ = true;
+    socket_.async_write_some(asio::buffer(writing_), [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+        self->on_write(ec, n);
+    });
+}
+
+void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
+    services_.bytes_out.fetch_add(n, std::memory_order_relaxed);
+    if (stopped_) {
+        write_in_flight_ = false;
+        return;
+    }
+    if (ec) {
+        write_in_flight_ = false;
+        close(ec.message());
+        return;
+    }
+    write_pos_ += n;
+    last_activity_ = std::chrono::steady_clock::now();
+    if (write_pos_ < writing_.size()) {
+        socket_.async_write_some(asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
+                                 [self = shared_from_this()](const asio::error_code& e, std::size_t m) { self->on_write(e, m); });
+        return;
+    }
+    write_in_flight_ = false;
+    if (!out_.empty()) {
+        do_write();
+        return;
+    }
+    if (writing_.capacity() > 256 * 1024) writing_ = std::string();
+    writing_.clear();
+    write_pos_ = 0;  // unsent() counts from here: a stale position would read as gigabytes owed
+    if (close_after_write_) {
+        linger();
+        return;
+    }
+    if (streaming_) {
+        pump_stream();
+    } else {
+        parse();
+        do_read();
+    }
+}
+
+// --- time ------------------------------------------------------------------------------------
+
+void http_connection::arm_timer() {
+    timer_.expires_after(std::chrono::seconds(1));
+    timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) { self->on_timer(ec); });
+}
+
+void http_connection::on_timer(const asio::error_code& ec) {
+    if (ec || stopped_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto& cfg = services_.config;
+    if (cfg.request_timeout > 0 && request_open_ && now - request_began_ >= seconds(cfg.request_timeout)) {
+        request_open_ = false;
+        fail(408, "request not finished within " + std::to_string(cfg.request_timeout) + " s (--request-timeout)");
+    } else if (streaming_ && unsent() == 0 && now - last_activity_ >= heartbeat) {
+        write(": keep-alive\n\n");  // a quiet stream stays open through proxies
+    } else if (cfg.idle_timeout > 0 && now - last_activity_ >= seconds(cfg.idle_timeout) && !(busy_ && !streaming_) &&
+               !(streaming_ && unsent() == 0)) {
+        close(write_in_flight_ ? "slow reader" : "idle timeout");
+        return;
+    }
+    arm_timer();
+}
+
+void http_connection::linger() {
+    // Closing with unread input would send RST and could destroy the answer just written (a 413
+    // for a body still arriving): send FIN, discard input until the client closes, for at most 0.5 s.
+    asio::error_code ignored;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+    timer_.expires_after(std::chrono::milliseconds(500));
+    timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+        if (!ec) self->close("done");
+    });
+    auto buffer = std::make_shared<std::array<char, 4096>>();
+    const auto discard = std::make_shared<std::function<void()>>();
+    *discard = [self = shared_from_this(), buffer, weak = std::weak_ptr<std::function<void()>>(discard)] {
+        self->socket_.async_read_some(asio::buffer(*buffer), [self, weak](const asio::error_code& ec, std::size_t) {
+            if (self->stopped_) return;
+            if (ec) {
+                self->close("done");
+            } else if (auto again = weak.lock()) {
+                (*again)();
+            }
+        });
+    };
+    lingering_read_ = discard;
+    (*discard)();
+}
+
+void http_connection::close(std::string_view why) {
+    if (stopped_) return;
+    stopped_ = true;
+    asio::error_code ignored;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+    timer_.cancel();
+    lingering_read_.reset();
+    if (session_.watches) session_.watches->close();
+    spdlog::debug("http {}: closed ({})", session_.id, why);
+    owner_.remove(shared_from_this());
+}
+
+}  // namespace ecsd::net

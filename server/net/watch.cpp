@@ -1,0 +1,526 @@
+#include "watch.hpp"
+
+#include <algorithm>
+
+#include "ecs/error.hpp"
+#include "config.hpp"
+#include "ecs/json_text.hpp"
+#include "ecsd/protocol/errors.hpp"
+#include "ecsd/protocol/jsonrpc.hpp"
+#include "hosted_world.hpp"
+
+namespace ecsd::net {
+
+using world::watch_entry;
+using kind = world::watch_entry::kind;
+
+// --- watch_sink ---------------------------------------------------------------------------
+
+void watch_sink::set_wake(std::function<void()> wake) {
+    std::lock_guard lock(mutex_);
+    wake_ = std::move(wake);
+}
+
+void watch_sink::wake_locked() {
+    if (wake_pending_ || !wake_ || closed_) return;
+    wake_pending_ = true;
+    wake_();  // only posts: the connection takes the lock on its own strand later
+}
+
+bool watch_sink::push_line(std::string line) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    if (lines_bytes_ + line.size() > limits_.queue_bytes) {
+        ++lines_dropped_;  // a monitor that does not keep up loses lines, never the server's memory
+        return true;
+    }
+    lines_bytes_ += line.size();
+    lines_.push_back(std::move(line));
+    wake_locked();
+    return true;
+}
+
+std::optional<std::uint64_t> watch_sink::add(std::weak_ptr<hosted_world> world, format f) {
+    std::lock_guard lock(mutex_);
+    if (closed_ || subs_.size() >= limits_.max_subscriptions) return std::nullopt;
+    const auto id = next_id_++;
+    auto& s = subs_[id];
+    s.world = std::move(world);
+    s.f = f;
+    s.created = ++created_;
+    return id;
+}
+
+bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::watch_diff>& diff) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    const auto it = subs_.find(sub);
+    if (it == subs_.end()) return false;
+    auto& s = it->second;
+    if (s.m == mode::needs_resync || s.m == mode::resync_asked) return true;  // the resync carries it
+    if (s.m == mode::current) {
+        const item next{sub, diff, {}};
+        // An empty queue always takes the next diff, however large (one diff of a large view can
+        // pass the bound by itself): falling behind is for clients that do not read, not for big views.
+        const bool mine_queued = std::any_of(queue_.begin(), queue_.end(), [&](const item& q) { return q.sub == sub; });
+        if (!mine_queued || queue_bytes_ + next.size() <= limits_.queue_bytes) {
+            queue_bytes_ += next.size();
+            queue_.push_back(next);
+            wake_locked();
+            return true;
+        }
+        // Its queue is full: from now on its diffs merge into one, starting with those queued.
+        s.m = mode::behind;
+        for (auto q = queue_.begin(); q != queue_.end();) {
+            if (q->sub == sub && q->diff) {
+                merge(s, *q->diff);
+                queue_bytes_ -= q->size();
+                q = queue_.erase(q);
+            } else {
+                ++q;
+            }
+        }
+    }
+    merge(s, *diff);
+    if (s.pending_bytes > limits_.pending_bytes) {
+        s.m = mode::needs_resync;  // too far behind to remember: it gets the whole state again
+        s.pending.clear();
+        s.pending_bytes = 0;
+    }
+    wake_locked();
+    return true;
+}
+
+void watch_sink::merge(subscription& s, const world::watch_diff& d) {
+    const auto text_bytes = [](const pending_entry& p) {
+        std::size_t n = 64;
+        for (const auto& [k, v] : p.components) n += k.size() + v.size() + 64;
+        for (const auto& r : p.removed) n += r.size() + 32;
+        return n;
+    };
+    for (const auto& ref : d.refs) {
+        const auto e = d.expand(ref);
+        auto it = s.pending.find(e.entity);
+        if (it != s.pending.end()) s.pending_bytes -= text_bytes(it->second);
+        switch (e.what) {
+            case kind::entered: {
+                // Entered replaces whatever the client holds for the entity.
+                const bool had = it != s.pending.end() ? it->second.client_has : false;
+                pending_entry p;
+                p.what = kind::entered;
+                p.client_has = had;
+                for (const auto& [k, v] : e.components) p.components[k] = v;
+                it = s.pending.insert_or_assign(e.entity, std::move(p)).first;
+                break;
+            }
+            case kind::changed: {
+                if (it == s.pending.end()) it = s.pending.emplace(e.entity, pending_entry{}).first;
+                auto& p = it->second;
+                for (const auto& [k, v] : e.components) {
+                    p.components[k] = v;
+                    std::erase(p.removed, k);
+                }
+                for (const auto& r : e.removed) {
+                    p.components.erase(r);
+                    if (p.what == kind::changed && std::find(p.removed.begin(), p.removed.end(), r) == p.removed.end())
+                        p.removed.push_back(r);
+                }
+                break;
+            }
+            case kind::left: {
+                const bool had = it != s.pending.end() ? it->second.client_has : true;
+                if (!had) {  // entered and left while the client was behind: it never hears of it
+                    if (it != s.pending.end()) s.pending.erase(it);
+                    continue;
+                }
+                pending_entry p;
+                p.what = kind::left;
+                p.died = e.died;
+                it = s.pending.insert_or_assign(e.entity, std::move(p)).first;
+                break;
+            }
+        }
+        s.pending_bytes += text_bytes(it->second);
+    }
+    ++s.coalesced;
+    s.tick = d.tick;
+}
+
+bool watch_sink::deliver_state(std::uint64_t sub, std::uint64_t tick, const std::string& entities_json) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    const auto it = subs_.find(sub);
+    if (it == subs_.end()) return false;
+    auto& s = it->second;
+    std::erase_if(queue_, [&](const item& q) {
+        if (q.sub != sub) return false;
+        queue_bytes_ -= q.size();
+        return true;
+    });
+    s.m = mode::current;
+    s.pending.clear();
+    s.pending_bytes = 0;
+    s.coalesced = 0;
+    item next{sub, nullptr, "\"tick\":" + std::to_string(tick) + ",\"resync\":true,\"entities\":" + entities_json};
+    queue_bytes_ += next.size();
+    queue_.push_back(std::move(next));
+    wake_locked();
+    return true;
+}
+
+void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view reason) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    const auto it = subs_.find(sub);
+    if (it == subs_.end()) return;
+    std::erase_if(queue_, [&](const item& q) {
+        if (q.sub != sub || !q.diff) return false;
+        queue_bytes_ -= q.size();
+        return true;
+    });
+    // Its last word; taken once the subscription has started, then forgotten.
+    it->second.m = mode::current;
+    it->second.pending.clear();
+    item last{sub, nullptr, "\"tick\":" + std::to_string(tick) + ",\"ended\":true,\"reason\":\"" + std::string(reason) + "\""};
+    queue_bytes_ += last.size();
+    queue_.push_back(std::move(last));
+    it->second.world.reset();
+    it->second.tick = ~std::uint64_t{0};  // marks: ended
+    wake_locked();
+}
+
+bool watch_sink::remove(std::uint64_t sub) {
+    std::lock_guard lock(mutex_);
+    const auto it = subs_.find(sub);
+    if (it == subs_.end() || it->second.tick == ~std::uint64_t{0}) return false;
+    std::erase_if(queue_, [&](const item& q) {
+        if (q.sub != sub) return false;
+        queue_bytes_ -= q.size();
+        return true;
+    });
+    subs_.erase(it);
+    return true;
+}
+
+void watch_sink::bind_next(std::string id_json) {
+    std::lock_guard lock(mutex_);
+    ++bound_;
+    for (auto& [id, s] : subs_) {
+        if (s.created == bound_) s.id_json = std::move(id_json);
+    }
+}
+
+bool watch_sink::render_brp(std::string& out, const subscription& s, const watch_entry& e) {
+    if (e.what == kind::left) {
+        render_brp_end(out, s, e.died ? "the entity was despawned" : "the entity no longer matches");
+        return false;
+    }
+    const auto quoted = [](std::string_view name) {
+        std::string t;
+        ecs::json_text w(t);
+        w.string(name);
+        return t;
+    };
+    out += R"({"jsonrpc":"2.0","id":)";
+    out += s.id_json;
+    if (s.f == format::brp_components) {
+        out += R"(,"result":{"components":{)";
+        for (std::size_t i = 0; i < e.components.size(); ++i) {
+            if (i > 0) out += ',';
+            out += quoted(e.components[i].first);
+            out += ':';
+            out += e.components[i].second;
+        }
+        out += R"(},"errors":{},"removed":[)";
+    } else {
+        out += R"(,"result":{"added":[)";
+        for (std::size_t i = 0; i < e.components.size(); ++i) {
+            if (i > 0) out += ',';
+            out += quoted(e.components[i].first);
+        }
+        out += R"(],"removed":[)";
+    }
+    for (std::size_t i = 0; i < e.removed.size(); ++i) {
+        if (i > 0) out += ',';
+        out += quoted(e.removed[i]);
+    }
+    out += "]}}\n";
+    return true;
+}
+
+void watch_sink::render_brp_end(std::string& out, const subscription& s, std::string_view why) {
+    const auto r = why.find("despawned") != std::string_view::npos || why.find("matches") != std::string_view::npos
+                       ? protocol::reason::no_such_entity
+                       : protocol::reason::no_such_world;
+    out += protocol::make_error(nlohmann::json::parse(s.id_json), r, "watch ended: " + std::string(why));
+    out += '\n';
+}
+
+void watch_sink::start_next() {
+    std::lock_guard lock(mutex_);
+    ++started_;
+    wake_locked();
+}
+
+void watch_sink::render(std::string& out, std::uint64_t sub, std::string_view body) {
+    out += R"({"jsonrpc":"2.0","method":"world.watch","params":{"subscription":)";
+    out += std::to_string(sub);
+    out += ',';
+    out += body;
+    out += "}}\n";
+}
+
+std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg, std::function<void()> wake) {
+    auto sink = std::make_shared<watch_sink>(
+        watch_limits{cfg.max_watches, std::max<std::size_t>(cfg.max_output_bytes / 4, 64 * 1024), cfg.max_output_bytes});
+    sink->set_wake(std::move(wake));
+    return sink;
+}
+
+void watch_sink::take(std::string& out, std::size_t room) {
+    std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>> resyncs;
+    take_locked(out, room, resyncs);
+    // Outside the lock: the world's strand calls back into deliver_state.
+    for (auto& [sub, world] : resyncs) {
+        asio::post(world->strand(), [world, self = shared_from_this(), sub = sub] {
+            world->watches().resync(world->world(), self, sub);
+        });
+    }
+}
+
+void watch_sink::take_locked(std::string& out, std::size_t room,
+                             std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>>& resyncs) {
+    std::lock_guard lock(mutex_);
+    wake_pending_ = false;
+    if (closed_) return;
+    const std::size_t start = out.size();
+    if (lines_dropped_ > 0) {
+        out += R"({"jsonrpc":"2.0","method":"server.monitor","params":{"dropped":)" + std::to_string(lines_dropped_) + "}}\n";
+        lines_dropped_ = 0;
+    }
+    while (!lines_.empty() && out.size() - start < room) {
+        lines_bytes_ -= lines_.front().size();
+        out += lines_.front();
+        lines_.pop_front();
+    }
+    const auto started = [&](std::uint64_t sub) {
+        const auto it = subs_.find(sub);
+        return it != subs_.end() && it->second.created <= started_;
+    };
+    for (auto q = queue_.begin(); q != queue_.end() && out.size() - start < room;) {
+        if (!started(q->sub)) {  // its world.watch answer has not gone out yet
+            ++q;
+            continue;
+        }
+        auto& sub = subs_[q->sub];
+        bool ended = !q->diff && sub.tick == ~std::uint64_t{0};
+        if (sub.f == format::notifications) {
+            render(out, q->sub, q->diff ? std::string_view(q->diff->body) : std::string_view(q->params));
+        } else if (q->diff) {
+            for (const auto& ref : q->diff->refs) ended = !render_brp(out, sub, q->diff->expand(ref)) || ended;
+        } else if (ended) {
+            render_brp_end(out, sub, "the world went away");
+        }
+        queue_bytes_ -= q->size();
+        if (ended) subs_.erase(q->sub);
+        q = queue_.erase(q);
+    }
+    if (!queue_.empty()) return;
+    for (auto& [id, s] : subs_) {
+        if (out.size() - start >= room || s.created > started_) break;
+        if (s.m == mode::behind && s.f != format::notifications) {
+            // A single entity: one response with everything that changed meanwhile.
+            s.m = mode::current;
+            for (auto& [e, p] : s.pending) {
+                watch_entry en{e, p.what, p.died, {p.components.begin(), p.components.end()}, p.removed};
+                if (!render_brp(out, s, en)) s.tick = ~std::uint64_t{0};
+            }
+            s.pending.clear();
+            s.pending_bytes = 0;
+            s.coalesced = 0;
+        } else if (s.m == mode::behind) {
+            // One notification from the state the client has to now.
+            std::string body = "\"tick\":" + std::to_string(s.tick) + ",\"coalesced\":" + std::to_string(s.coalesced);
+            const auto list = [&](const char* name, kind k) {
+                body += ",\"";
+                body += name;
+                body += "\":[";
+                bool first = true;
+                for (const auto& [e, p] : s.pending) {
+                    if (p.what != k) continue;
+                    if (!first) body += ',';
+                    first = false;
+                    watch_entry en{e, p.what, p.died, {p.components.begin(), p.components.end()}, p.removed};
+                    world::write_entry(en, body);
+                }
+                body += ']';
+            };
+            list("entered", kind::entered);
+            list("changed", kind::changed);
+            list("left", kind::left);
+            render(out, id, body);
+            s.pending.clear();
+            s.pending_bytes = 0;
+            s.coalesced = 0;
+            s.m = mode::current;
+        } else if (s.m == mode::needs_resync) {
+            if (auto w = s.world.lock()) {
+                s.m = mode::resync_asked;
+                resyncs.emplace_back(id, std::move(w));
+            }
+        }
+    }
+}
+
+void watch_sink::close() {
+    std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>> gone;
+    {
+        std::lock_guard lock(mutex_);
+        closed_ = true;
+        for (auto& [id, s] : subs_)
+            if (auto w = s.world.lock()) gone.emplace_back(id, std::move(w));
+        subs_.clear();
+        queue_.clear();
+        queue_bytes_ = 0;
+        wake_ = nullptr;
+    }
+    for (auto& [sub, world] : gone) {
+        asio::post(world->strand(), [world, self = shared_from_this(), sub = sub] {
+            (void)world->watches().unsubscribe(self.get(), sub);
+        });
+    }
+}
+
+std::size_t watch_sink::size() const {
+    std::lock_guard lock(mutex_);
+    return subs_.size();
+}
+
+// --- watch_hub ----------------------------------------------------------------------------
+
+namespace {
+[[noreturn]] void throw_limit(const watch_sink& sink) {
+    throw protocol::rpc_error(protocol::reason::limit_reached,
+                              "at most " + std::to_string(sink.size()) + " watches per connection (--max-watches)",
+                              {{"limit", sink.size()}});
+}
+}  // namespace
+
+watch_hub::group& watch_hub::place(std::unique_ptr<world::watch_view> view, subscriber s, const world::World& w,
+                                   std::string& state) {
+    view->rebase(w, state);
+    for (auto& g : groups_) {
+        if (g->view->key() == view->key() && g->base_version == version_) {
+            g->subs.push_back(std::move(s));
+            return *g;
+        }
+    }
+    auto g = std::make_unique<group>();
+    g->view = std::move(view);
+    g->subs.push_back(std::move(s));
+    g->base_version = version_;
+    groups_.push_back(std::move(g));
+    return *groups_.back();
+}
+
+std::string watch_hub::subscribe(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+                                 std::weak_ptr<hosted_world> self, const nlohmann::json& query,
+                                 const std::optional<std::vector<std::string>>& fields, std::uint64_t every) {
+    auto view = std::make_unique<world::watch_view>(w, query, fields, every);  // throws on bad input
+    const auto id = sink->add(std::move(self));
+    if (!id) throw_limit(*sink);
+    std::string state;
+    place(std::move(view), {sink, *id}, w, state);
+    return "{\"subscription\":" + std::to_string(*id) + ",\"tick\":" + std::to_string(w.tick()) +
+           ",\"entities\":" + state + "}";
+}
+
+std::string watch_hub::subscribe_entity(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+                                        std::weak_ptr<hosted_world> self, world::entity_id e,
+                                        const std::optional<std::vector<std::string>>& components, bool names_only) {
+    w.registry().check(e);
+    auto view = std::make_unique<world::watch_view>(w, e, components, names_only);
+    const auto id = sink->add(std::move(self), names_only ? watch_sink::format::brp_names : watch_sink::format::brp_components);
+    if (!id) throw_limit(*sink);
+    std::string state;
+    place(std::move(view), {sink, *id}, w, state);
+    // The first answer: everything the entity has now, in BRP's shape.
+    const auto entities = nlohmann::json::parse(state);
+    const auto comps = entities.empty() ? nlohmann::json::object() : entities[0]["components"];
+    nlohmann::json result;
+    if (names_only) {
+        result = {{"added", nlohmann::json::array()}, {"removed", nlohmann::json::array()}};
+        for (const auto& [name, value] : comps.items()) result["added"].push_back(name);
+    } else {
+        result = {{"components", comps}, {"errors", nlohmann::json::object()}, {"removed", nlohmann::json::array()}};
+    }
+    return result.dump();
+}
+
+bool watch_hub::unsubscribe(const watch_sink* sink, std::uint64_t sub) {
+    for (auto g = groups_.begin(); g != groups_.end(); ++g) {
+        auto& subs = (*g)->subs;
+        const auto it = std::find_if(subs.begin(), subs.end(), [&](const subscriber& s) { return s.sink.get() == sink && s.id == sub; });
+        if (it == subs.end()) continue;
+        subs.erase(it);
+        if (subs.empty()) groups_.erase(g);
+        return true;
+    }
+    return false;
+}
+
+void watch_hub::resync(const world::World& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub) {
+    for (auto& g : groups_) {
+        auto& subs = g->subs;
+        const auto it = std::find_if(subs.begin(), subs.end(), [&](const subscriber& s) { return s.sink == sink && s.id == sub; });
+        if (it == subs.end()) continue;
+        // A view of its own, based now; it rejoins its twin at the next diff.
+        auto view = std::make_unique<world::watch_view>(*g->view);
+        subs.erase(it);
+        std::string state;
+        place(std::move(view), {sink, sub}, w, state);
+        (void)sink->deliver_state(sub, w.tick(), state);
+        std::erase_if(groups_, [](const auto& gr) { return gr->subs.empty(); });
+        return;
+    }
+}
+
+void watch_hub::after_tick(const world::World& w) {
+    ++version_;
+    if (!groups_.empty()) publish(w, false);
+}
+
+void watch_hub::publish_now(const world::World& w) {
+    if (!groups_.empty()) publish(w, true);
+}
+
+void watch_hub::publish(const world::World& w, bool all) {
+    for (auto& g : groups_) {
+        if (!all && w.tick() % g->view->every() != 0) continue;
+        const auto d = g->view->diff(w);
+        g->base_version = version_;
+        if (d) std::erase_if(g->subs, [&](const subscriber& s) { return !s.sink->deliver(s.id, d); });
+    }
+    std::erase_if(groups_, [](const auto& g) { return g->subs.empty(); });
+    // Twins whose bases are both current share one diff from now on.
+    for (std::size_t i = 0; i < groups_.size(); ++i) {
+        if (groups_[i]->base_version != version_) continue;
+        for (std::size_t j = groups_.size(); j-- > i + 1;) {
+            if (groups_[j]->base_version == version_ && groups_[j]->view->key() == groups_[i]->view->key()) {
+                auto& into = groups_[i]->subs;
+                into.insert(into.end(), groups_[j]->subs.begin(), groups_[j]->subs.end());
+                groups_.erase(groups_.begin() + static_cast<std::ptrdiff_t>(j));
+            }
+        }
+    }
+}
+
+void watch_hub::world_replaced(const world::World& w) { end_all(w.tick(), "world_reloaded"); }
+
+void watch_hub::end_all(std::uint64_t tick, std::string_view reason) {
+    for (auto& g : groups_)
+        for (auto& s : g->subs) s.sink->end(s.id, tick, reason);
+    groups_.clear();
+}
+
+}  // namespace ecsd::net

@@ -1,0 +1,195 @@
+#pragma once
+// world.watch, the server side. Two halves that meet at a mutex:
+//
+//   watch_hub   one per hosted world, on its strand. Groups subscriptions by view (query, fields,
+//               pace): after each tick every due view computes ONE diff (world/watch_view.hpp),
+//               encoded once, and hands the same bytes to each of its subscribers.
+//   watch_sink  one per connection. World strands deliver diffs into it; the connection's strand
+//               takes them out as notification lines when its output has room. A subscriber
+//               that falls behind (its queue is full) is coalesced: its diffs merge per entity
+//               into one pending diff (latest value wins, enter+leave cancels out), sent as one
+//               notification with "coalesced": N when it catches up. Past a byte bound the
+//               pending diff is dropped and the subscriber gets the whole state again ("resync").
+//
+// A subscriber joins a group only when the group's base is the current state (nothing changed
+// since its last diff); otherwise it starts a group of its own, which merges with its twin at
+// the next diff, when both bases are current again. So every subscriber's stream is exact.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "world/watch_view.hpp"
+
+namespace ecsd::net {
+
+class hosted_world;
+
+/// @brief Bounds of one connection's watches (from the server's settings).
+struct watch_limits {
+    std::size_t max_subscriptions = 64;        ///< --max-watches
+    std::size_t queue_bytes = 4 << 20;         ///< notifications waiting for the connection's output
+    std::size_t pending_bytes = 16 << 20;      ///< one subscriber's coalesced diff before a resync
+};
+
+struct server_config;
+
+/// @brief One connection's subscriptions and the notifications waiting for it. Thread-safe.
+class watch_sink : public std::enable_shared_from_this<watch_sink> {
+public:
+    explicit watch_sink(watch_limits limits) : limits_(limits) {}
+    /// @brief A connection's sink with the server's bounds; `wake` posts to the connection's
+    /// strand (it is called with the sink's lock held, so it must only post).
+    [[nodiscard]] static std::shared_ptr<watch_sink> for_connection(const server_config& cfg, std::function<void()> wake);
+
+    /// @brief How the connection is woken when notifications arrive (posts to its strand).
+    void set_wake(std::function<void()> wake);
+
+    /// @brief How a subscription's updates are written.
+    enum class format : std::uint8_t {
+        notifications,   ///< world.watch: notifications with entered / changed / left
+        brp_components,  ///< world.get_components+watch: responses {components, removed, errors}
+        brp_names,       ///< world.list_components+watch: responses {added, removed}
+    };
+
+    // --- world strands ---
+    /// @brief A new subscription, or nullopt at the limit or once closed.
+    [[nodiscard]] std::optional<std::uint64_t> add(std::weak_ptr<hosted_world> world, format f = format::notifications);
+    /// @brief A diff for a subscription; false when it or the connection is gone (drop it).
+    bool deliver(std::uint64_t sub, const std::shared_ptr<const world::watch_diff>& diff);
+    /// @brief The whole state again (`entities_json` is the array); the subscription is current.
+    bool deliver_state(std::uint64_t sub, std::uint64_t tick, const std::string& entities_json);
+    /// @brief Ends a subscription with a last notification `"ended":true,"reason":...`.
+    void end(std::uint64_t sub, std::uint64_t tick, std::string_view reason);
+    /// @brief world.unwatch: forgets a subscription; false when it was not there.
+    bool remove(std::uint64_t sub);
+
+    // --- any strand ---
+    /// @brief A whole line (with its newline) from outside any subscription: server.monitor's feed.
+    /// Past the queue bound it is dropped and counted (the next line says how many); false once
+    /// the connection is gone.
+    bool push_line(std::string line);
+
+    // --- the connection's strand ---
+    /// @brief The request id of the oldest subscription not yet given one (BRP streams answer
+    /// with it); called once per successful subscribing request, in request order.
+    void bind_next(std::string id_json);
+    /// @brief The oldest subscription whose world.watch answer has not gone out may now send.
+    void start_next();
+    /// @brief Appends notification lines to `out` until about `room` bytes were added; asks the
+    /// worlds of subscriptions that fell too far behind for their whole state again.
+    void take(std::string& out, std::size_t room);
+    /// @brief The connection is gone: nothing more is accepted, and its worlds drop its subscriptions.
+    void close();
+    /// @brief Subscriptions open.
+    [[nodiscard]] std::size_t size() const;
+
+private:
+    struct pending_entry {
+        world::watch_entry::kind what = world::watch_entry::kind::changed;
+        bool died = false;
+        bool client_has = true;  // the client held the entity before this pending diff began
+        std::map<std::string, std::string> components;
+        std::vector<std::string> removed;
+    };
+    enum class mode : std::uint8_t { current, behind, needs_resync, resync_asked };
+    struct subscription {
+        std::weak_ptr<hosted_world> world;
+        format f = format::notifications;
+        std::string id_json;  // the subscribing request's id (BRP streams)
+        std::uint64_t created = 0;  // creation order: started once started_ reaches it
+        mode m = mode::current;
+        std::map<world::entity_id, pending_entry> pending;
+        std::size_t pending_bytes = 0;
+        std::uint64_t coalesced = 0;
+        std::uint64_t tick = 0;
+    };
+    struct item {
+        std::uint64_t sub;
+        std::shared_ptr<const world::watch_diff> diff;  // a diff, or
+        std::string params;                              // a state or end notification's params body
+        // What it holds in memory (a diff's per-entity entries included, not only its text).
+        [[nodiscard]] std::size_t size() const noexcept { return diff ? diff->bytes() + 96 : params.size() + 96; }
+    };
+
+    void merge(subscription& s, const world::watch_diff& d);
+    void take_locked(std::string& out, std::size_t room,
+                     std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>>& resyncs);
+    void wake_locked();
+    static void render(std::string& out, std::uint64_t sub, std::string_view body);
+    // BRP streams: one response per update; false when the entity is gone (the stream ends).
+    static bool render_brp(std::string& out, const subscription& s, const world::watch_entry& e);
+    static void render_brp_end(std::string& out, const subscription& s, std::string_view why);
+
+    watch_limits limits_;
+    mutable std::mutex mutex_;
+    std::function<void()> wake_;
+    bool wake_pending_ = false;
+    bool closed_ = false;
+    std::map<std::uint64_t, subscription> subs_;
+    std::deque<item> queue_;
+    std::size_t queue_bytes_ = 0;
+    std::deque<std::string> lines_;  // push_line's, sent before any subscription's
+    std::size_t lines_bytes_ = 0;
+    std::uint64_t lines_dropped_ = 0;
+    std::uint64_t next_id_ = 1;
+    std::uint64_t created_ = 0;
+    std::uint64_t started_ = 0;
+    std::uint64_t bound_ = 0;
+};
+
+/// @brief A world's subscriptions, grouped by view. Used only on the world's strand.
+class watch_hub {
+public:
+    /// @brief world.watch: validates, registers, and returns the answer as JSON text
+    /// `{"subscription":S,"tick":T,"entities":[...]}`. Throws on bad input or at the limit.
+    std::string subscribe(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+                          std::weak_ptr<hosted_world> self, const nlohmann::json& query,
+                          const std::optional<std::vector<std::string>>& fields, std::uint64_t every);
+    /// @brief world.get_components+watch / world.list_components+watch: one entity. Returns the
+    /// first answer as JSON text. Throws no_such_entity, no_such_component, limit_reached.
+    std::string subscribe_entity(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+                                 std::weak_ptr<hosted_world> self, world::entity_id e,
+                                 const std::optional<std::vector<std::string>>& components, bool names_only);
+    /// @brief world.unwatch; false when the subscription is not this sink's in this world.
+    bool unsubscribe(const watch_sink* sink, std::uint64_t sub);
+    /// @brief A subscriber fell too far behind: it gets the whole state and a group whose base is now.
+    void resync(const world::World& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub);
+    /// @brief After a tick: due views diff and deliver.
+    void after_tick(const world::World& w);
+    /// @brief A request changed the world (between ticks).
+    void note_mutation() noexcept { ++version_; }
+    /// @brief Diffs every view now (a paused world whose requests changed it).
+    void publish_now(const world::World& w);
+    /// @brief The world object was replaced (world.load): everyone gets the new whole state.
+    void world_replaced(const world::World& w);
+    /// @brief The world goes away: every subscription ends with `reason`.
+    void end_all(std::uint64_t tick, std::string_view reason);
+    [[nodiscard]] bool empty() const noexcept { return groups_.empty(); }
+
+private:
+    struct subscriber {
+        std::shared_ptr<watch_sink> sink;
+        std::uint64_t id;
+    };
+    struct group {
+        std::unique_ptr<world::watch_view> view;
+        std::vector<subscriber> subs;
+        std::uint64_t base_version = 0;
+    };
+    void publish(const world::World& w, bool all);
+    group& place(std::unique_ptr<world::watch_view> view, subscriber s, const world::World& w, std::string& state);
+
+    std::vector<std::unique_ptr<group>> groups_;
+    std::uint64_t version_ = 0;  // bumped by every tick and every change made by a request
+};
+
+}  // namespace ecsd::net
