@@ -89,6 +89,17 @@ std::uint64_t parse_entity(std::string_view word) {
     return id;
 }
 
+json parse_entity_ref(std::string_view word) {
+    // A word that starts like a number is an id (and `-1`, `12.5` are mistakes); anything else is a Name.
+    const bool numeric = !word.empty() && (word.front() == '-' || word.front() == '+' ||
+                                           (word.front() >= '0' && word.front() <= '9'));
+    if (numeric) return parse_entity(word);
+    if (word.empty() || word.size() > 64) {
+        throw usage_error("invalid entity '" + std::string(word) + "': expected an id (4294967296) or a Name (hero)");
+    }
+    return std::string(word);  // a Name: the server looks it up
+}
+
 std::uint64_t parse_count(std::string_view word, std::string_view what) {
     std::uint64_t n = 0;
     const auto* const end = word.data() + word.size();

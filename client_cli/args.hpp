@@ -22,6 +22,11 @@ namespace ecsd::cli {
 /// @brief Parses an entity id: a decimal integer below 2^53, as the protocol requires.
 [[nodiscard]] std::uint64_t parse_entity(std::string_view word);
 
+/// @brief An entity as a request names it: an id (a word starting with a digit or a sign, parsed
+///        as parse_entity does, so `-1` is a mistake) or the entity's Name (any other word of 1 to 64
+///        characters), which the server looks up.
+[[nodiscard]] json parse_entity_ref(std::string_view word);
+
 /// @brief Parses a non-negative integer argument such as a tick count or a limit.
 [[nodiscard]] std::uint64_t parse_count(std::string_view word, std::string_view what);
 

@@ -4,6 +4,11 @@
 #include <asio/read_until.hpp>
 #include <asio/write.hpp>
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+
 #include "errors.hpp"
 
 namespace ecsd::cli {
@@ -61,6 +66,47 @@ std::string connection::read_line(clock::time_point deadline) {
                                length = n;
                            });
     run_until(deadline, "waiting for the response");
+    return finish_read(error, length);
+}
+
+std::optional<std::string> connection::read_line_before(clock::time_point deadline) {
+    asio::error_code error = asio::error::would_block;
+    std::size_t length = 0;
+    asio::async_read_until(socket_, asio::dynamic_buffer(buffer_, max_line), '\n',
+                           [&](const asio::error_code& ec, std::size_t n) {
+                               error = ec;
+                               length = n;
+                           });
+    io_.restart();
+    io_.run_until(deadline);
+    if (!io_.stopped()) {
+        // Quiet until the deadline: cancel the read (the bytes it got stay in buffer_) and let its
+        // handler run; it may also have completed just now.
+        asio::error_code ignored;
+        socket_.cancel(ignored);
+        io_.run();
+    }
+    if (error == asio::error::operation_aborted) {
+        return std::nullopt;
+    }
+    return finish_read(error, length);
+}
+
+bool connection::peer_has_closed() {
+    for (;;) {
+        pollfd p{socket_.native_handle(), POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0) return false;  // nothing arrived: still open
+        if (p.revents & (POLLERR | POLLNVAL)) return true;
+        char chunk[4096];
+        const auto n = ::recv(socket_.native_handle(), chunk, sizeof chunk, MSG_DONTWAIT);
+        if (n == 0) return true;  // EOF
+        if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+        if (buffer_.size() + static_cast<std::size_t>(n) > max_line) return false;  // let read_line report it
+        buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+}
+
+std::string connection::finish_read(const asio::error_code& error, std::size_t length) {
     if (error == asio::error::eof) {
         throw connection_error(peer_ + " closed the connection");
     }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,15 @@ class connection {
     /// @brief Reads one line (without its LF or CRLF).
     [[nodiscard]] std::string read_line(clock::time_point deadline);
 
+    /// @brief Reads one line like read_line, but when `deadline` passes first returns nullopt and keeps
+    ///        the connection (and any partial line) for the next read. For streams that may stay quiet.
+    [[nodiscard]] std::optional<std::string> read_line_before(clock::time_point deadline);
+
+    /// @brief Whether the peer has hung up (an idle timeout, a restart), without waiting: what has
+    ///        already arrived is kept for the next read. A connection that says no is usable as far
+    ///        as anyone can tell without sending.
+    [[nodiscard]] bool peer_has_closed();
+
     /// @brief "host:port", for messages.
     [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
 
@@ -39,6 +49,9 @@ class connection {
     static constexpr std::size_t max_line = std::size_t{64} << 20U;
 
   private:
+    /// @brief Throws for a failed read; otherwise takes the first `length` bytes (a line) off the buffer.
+    std::string finish_read(const asio::error_code& error, std::size_t length);
+
     /// @brief Runs the io_context until the pending operation completes or `deadline` passes.
     void run_until(clock::time_point deadline, std::string_view what,
                    const std::function<void()>& cancel = {});

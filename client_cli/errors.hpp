@@ -10,13 +10,19 @@ namespace ecsd::cli {
 /// @brief Process exit codes of ecsctl; scripts may rely on them.
 enum class exit_code : int {
     ok = 0,            ///< the call succeeded
-    server_error = 1,  ///< the server answered with a JSON-RPC error
+    server_error = 1,  ///< the server answered with a JSON-RPC error, or an `expect` did not hold
     usage = 2,         ///< the command line (or script line) was wrong; nothing was sent
     connection = 3,    ///< the server could not be reached, closed the connection or timed out
 };
 
 /// @brief A mistake in the command line or a script line; maps to exit code 2.
 class usage_error : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+/// @brief An `expect`/`assert` line that did not hold; exit code 1, like a refusal from the server.
+class expectation_failed : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };

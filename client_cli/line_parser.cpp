@@ -135,6 +135,20 @@ parsed_line parse_line(std::string_view line) {
     return parsed;
 }
 
+std::string_view words_after(std::string_view line, std::size_t n) noexcept {
+    const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+    std::size_t i = 0;
+    const auto skip_blanks = [&] {
+        while (i < line.size() && blank(line[i])) ++i;
+    };
+    skip_blanks();
+    for (std::size_t w = 0; w < n; ++w) {
+        while (i < line.size() && !blank(line[i])) ++i;
+        skip_blanks();
+    }
+    return line.substr(i);
+}
+
 std::string substitute(std::string_view word, const variables& vars) {
     std::string out;
     out.reserve(word.size());

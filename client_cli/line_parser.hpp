@@ -30,6 +30,10 @@ struct parsed_line {
 /// @throws usage_error on an unterminated quote or a trailing backslash.
 [[nodiscard]] std::vector<std::string> split_words(std::string_view line);
 
+/// @brief The raw text of `line` after its first `n` words (blank-separated, no quotes in them),
+///        with leading blanks removed: what `repeat N COMMAND` repeats.
+[[nodiscard]] std::string_view words_after(std::string_view line, std::size_t n) noexcept;
+
 /// @brief Splits a line and recognises `$name = VERB ...`; an empty or comment-only line has no words.
 /// @throws usage_error on a malformed assignment (bad name, nothing after `=`).
 [[nodiscard]] parsed_line parse_line(std::string_view line);

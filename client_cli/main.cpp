@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -14,6 +16,7 @@
 #include "session.hpp"
 #include "shell.hpp"
 #include "verb_parser.hpp"
+#include "watch.hpp"
 
 namespace {
 
@@ -26,17 +29,42 @@ Without a verb: reads commands from -f FILE, or from standard input when it is n
 Environment: ECSD_HOST, ECSD_PORT, ECSD_TOKEN, ECSD_WORLD, ECSCTL_TIMEOUT stand in for the options;
 ECSCTL_HISTORY names the shell's history file (default ~/.ecsctl_history).
 
-Output: tables on a terminal, one JSON text per result otherwise (or with --json).
+Output: tables on a terminal (numbers to 6 digits, cells cut at 40 columns; -o wide keeps them whole),
+one JSON text per result otherwise (or with --json); -o yaml for YAML. JSON and YAML are exact.
 Exit codes: 0 ok, 1 server error, 2 usage error, 3 connection error or timeout.
 
 Examples:
   ecsctl ping
+  ecsctl watch 'Position, Velocity' --fields Position
   ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' RigidBody
   ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20
+  ecsctl -o wide systems
   ecsctl --world arena step 60
   ecsctl -f setup.ecs --keep-going
   ecsctl call world.info '{"world":"default"}'
 )";
+
+/// @brief The values of `-o`.
+constexpr std::array<std::string_view, 4> output_names{"table", "wide", "json", "yaml"};
+
+/// @brief Checks a `-o` value; the message names the allowed ones.
+std::string check_output(const std::string& value) {
+    if (std::find(output_names.begin(), output_names.end(), value) != output_names.end()) {
+        return {};
+    }
+    return "'" + value + "' is no output format; use table, wide, json or yaml";
+}
+
+/// @brief unknown_verb's message when the words the parser could not place name no verb, else nullopt.
+std::optional<std::string> unknown_verb_in(const CLI::App& app) {
+    std::vector<std::string> words;
+    for (const auto* sub : app.get_subcommands()) {
+        words.push_back(sub->get_name());  // a group such as `world` whose verb is unknown
+    }
+    const auto rest = app.remaining();
+    words.insert(words.end(), rest.begin(), rest.end());
+    return unknown_verb(words);
+}
 
 struct global_options {
     std::string host = "127.0.0.1";
@@ -46,6 +74,7 @@ struct global_options {
     double timeout = 10.0;
     bool json = false;
     std::string output;
+    int precision = table_options{}.precision;
     std::string file;
     bool keep_going = false;
 };
@@ -71,8 +100,14 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_flag("-j,--json", g.json,
                  "print one JSON text per result (the default when stdout is not a terminal)");
-    app.add_option("-o,--output", g.output, "output format: table or json (default: table on a terminal)")
-        ->check(CLI::IsMember({"table", "json"}));
+    app.add_option("-o,--output", g.output,
+                   "output format: table, wide (a table with whole cells), json or yaml (default: table on a "
+                   "terminal, json otherwise)")
+        ->check(CLI::Validator(check_output, "FORMAT"));
+    app.add_option("--precision", g.precision,
+                   "significant digits of numbers in tables; 0 prints them exactly (JSON and YAML always do)")
+        ->check(CLI::Range(0, 17))
+        ->capture_default_str();
     app.add_option("-f,--file", g.file, "run the commands in FILE ('-' for standard input)");
     app.add_flag("-k,--keep-going", g.keep_going, "script mode: run every line, even after one fails");
     app.set_version_flag("-V,--version", ecsd::protocol::version_line("ecsctl"));
@@ -80,13 +115,14 @@ int run(int argc, char** argv) {
 
     // `ecsctl help [VERB]` is a friendlier spelling of `ecsctl [VERB] --help`.
     if (argc >= 2 && std::string_view(argv[1]) == "help") {
+        const std::vector<std::string> words(argv + 2, argv + argc);
         std::string name;
-        for (int i = 2; i < argc; ++i) {
-            name += (i > 2 ? " " : "") + std::string(argv[i]);
+        for (const auto& word : words) {
+            name += (name.empty() ? "" : " ") + word;
         }
         const std::string text = name.empty() ? app.help() : help_text(name);
         if (text.empty()) {
-            std::cerr << "ecsctl: no verb called '" << name << "'\n";
+            std::cerr << "ecsctl: " << unknown_verb(words).value_or("no verb called '" + name + "'") << '\n';
             return static_cast<int>(exit_code::usage);
         }
         std::cout << text;
@@ -98,7 +134,11 @@ int run(int argc, char** argv) {
     } catch (const CLI::Success& e) {
         return app.exit(e);  // --help, --version
     } catch (const CLI::ParseError& e) {
-        std::cerr << "ecsctl: " << e.what() << "\nRun with --help for more information.\n";
+        if (const auto message = unknown_verb_in(app)) {
+            std::cerr << "ecsctl: " << *message << '\n';
+        } else {
+            std::cerr << "ecsctl: " << e.what() << "\nRun with --help for more information.\n";
+        }
         return static_cast<int>(exit_code::usage);
     }
 
@@ -109,15 +149,28 @@ int run(int argc, char** argv) {
         conn.token = g.token;
     }
     conn.timeout = std::chrono::milliseconds(static_cast<long long>(g.timeout * 1000.0));
-    session s{rpc_client(conn), std::nullopt, output_format::json_lines, {}, &std::cout, &std::cerr};
+    session s{.client = rpc_client(conn),
+              .world = std::nullopt,
+              .format = output_format::json_lines,
+              .vars = {},
+              .out = &std::cout,
+              .err = &std::cerr,
+              .tables = {}};
     if (!g.world.empty()) {
         s.world = g.world;
     }
+    s.client.on_reconnect = [&s](const std::string& message) { *s.err << "ecsctl: note: " << message << '\n'; };
     const bool out_tty = isatty(STDOUT_FILENO) != 0;
     if (g.json || g.output == "json") {
         s.format = output_format::json_lines;
-    } else if (g.output == "table" || out_tty) {
+    } else if (g.output == "yaml") {
+        s.format = output_format::yaml;
+    } else if (g.output == "table" || g.output == "wide" || out_tty) {
         s.format = output_format::table;
+    }
+    s.tables.precision = g.precision;
+    if (g.output == "wide") {
+        s.tables.max_cell_width = 0;
     }
 
     if (const verb* v = parser.selected(); v != nullptr) {
@@ -125,8 +178,13 @@ int run(int argc, char** argv) {
             std::cerr << "ecsctl: give either a verb or -f FILE, not both\n";
             return static_cast<int>(exit_code::usage);
         }
-        const auto code =
-            guarded(s, "ecsctl", [&] { std::cout << present(s, *v, run_verb(s, *v, parser.input())); });
+        const auto code = guarded(s, "ecsctl", [&] {
+            if (v->streams) {
+                run_watch(s, *v, parser.input());
+            } else {
+                std::cout << present(s, *v, run_verb(s, *v, parser.input()));
+            }
+        });
         return static_cast<int>(code);
     }
     if (!app.get_subcommands().empty()) {

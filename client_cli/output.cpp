@@ -1,7 +1,9 @@
 #include "output.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstdio>
 
 namespace ecsd::cli {
 
@@ -14,6 +16,33 @@ bool is_scalar(const json& v) {
 /// @brief Compact JSON text; invalid UTF-8 in strings is replaced rather than thrown on.
 std::string compact(const json& value) {
     return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// @brief Appends `value` as compact JSON with its floating-point numbers at `precision` digits.
+void append_compact(std::string& out, const json& value, int precision) {
+    if (value.is_object()) {
+        out += '{';
+        bool first = true;
+        for (const auto& [key, inner] : value.items()) {
+            out += first ? "" : ",";
+            first = false;
+            out += compact(json(key));
+            out += ':';
+            append_compact(out, inner, precision);
+        }
+        out += '}';
+    } else if (value.is_array()) {
+        out += '[';
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            out += i == 0 ? "" : ",";
+            append_compact(out, value[i], precision);
+        }
+        out += ']';
+    } else if (value.is_number_float()) {
+        out += float_text(value.get<double>(), precision);
+    } else {
+        out += compact(value);
+    }
 }
 
 /// @brief Appends `text` padded with spaces to `width` display columns.
@@ -38,9 +67,37 @@ bool all_objects(const json& array) {
            std::all_of(array.begin(), array.end(), [](const auto& v) { return v.is_object(); });
 }
 
-/// @brief Columns of an array of objects: keys in first-seen order; a `components` object is expanded
-///        into one column per component name.
-table rows_table(const json& array) {
+/// @brief `keys` in the order `rank` gives them, equal ranks alphabetically.
+template <typename Rank>
+std::vector<std::string> ordered(std::vector<std::string> keys, Rank rank) {
+    std::stable_sort(keys.begin(), keys.end(), [&](const std::string& a, const std::string& b) {
+        const auto ra = rank(a);
+        const auto rb = rank(b);
+        return ra != rb ? ra < rb : a < b;
+    });
+    return keys;
+}
+
+std::vector<std::string> keys_of(const json& object) {
+    std::vector<std::string> keys;
+    for (const auto& [key, ignored] : object.items()) {
+        keys.push_back(key);
+    }
+    return keys;
+}
+
+std::vector<std::string> natural_members(std::vector<std::string> keys) {
+    return ordered(std::move(keys), [](const std::string& key) { return member_rank(key); });
+}
+
+std::vector<std::string> natural_components(std::vector<std::string> names, const table_options& options) {
+    return ordered(std::move(names),
+                   [&](const std::string& name) { return component_rank(name, options.component_order); });
+}
+
+/// @brief Columns of an array of objects: keys in their natural order; a `components` object is
+///        expanded into one column per component name, in the components' natural order.
+table rows_table(const json& array, const table_options& options) {
     std::vector<std::string> keys;
     std::vector<std::string> component_keys;
     bool has_components = false;
@@ -52,22 +109,16 @@ table rows_table(const json& array) {
     for (const auto& row : array) {
         for (const auto& [key, value] : row.items()) {
             if (key == "components" && value.is_object()) {
-                if (!has_components) {
-                    remember(keys, key);
-                }
                 has_components = true;
                 for (const auto& [name, ignored] : value.items()) {
                     remember(component_keys, name);
                 }
-            } else {
-                remember(keys, key);
             }
+            remember(keys, key);
         }
     }
-    // Identifying columns lead, whatever order the server's members came in.
-    std::stable_partition(keys.begin(), keys.end(), [](const std::string& key) {
-        return key == "entity" || key == "name" || key == "world";
-    });
+    keys = natural_members(std::move(keys));
+    component_keys = natural_components(std::move(component_keys), options);
     table t;
     for (const auto& key : keys) {
         if (key == "components" && has_components) {
@@ -83,10 +134,10 @@ table rows_table(const json& array) {
             if (key == "components" && has_components) {
                 for (const auto& name : component_keys) {
                     const bool present = it != row.end() && it->is_object() && it->contains(name);
-                    cells.push_back(present ? cell_text((*it)[name]) : "");
+                    cells.push_back(present ? cell_text((*it)[name], options.precision) : "");
                 }
             } else {
-                cells.push_back(it == row.end() ? "" : cell_text(*it));
+                cells.push_back(it == row.end() ? "" : cell_text(*it, options.precision));
             }
         }
         t.rows.push_back(std::move(cells));
@@ -95,33 +146,154 @@ table rows_table(const json& array) {
 }
 
 /// @brief A list of scalars as `a, b, c`; anything else as compact JSON.
-std::string value_text(const json& value) {
+std::string value_text(const json& value, int precision) {
     if (!value.is_array() || value.empty() || !std::all_of(value.begin(), value.end(), is_scalar)) {
-        return cell_text(value);
+        return cell_text(value, precision);
     }
     std::string text;
     for (const auto& item : value) {
-        text += (text.empty() ? "" : ", ") + cell_text(item);
+        text += (text.empty() ? "" : ", ") + cell_text(item, precision);
     }
     return text;
 }
 
-/// @brief KEY/VALUE rows; a nested object is expanded one level into `key.member` rows.
-table key_value_table(const json& object) {
+/// @brief KEY/VALUE rows in natural order; a nested object is expanded one level into `key.member` rows.
+table key_value_table(const json& object, const table_options& options) {
     table t{{"key", "value"}, {}};
-    for (const auto& [key, value] : object.items()) {
+    for (const auto& key : natural_members(keys_of(object))) {
+        const json& value = object[key];
         if (value.is_object() && !value.empty()) {
-            for (const auto& [member, inner] : value.items()) {
-                std::string name = key;
-                name += '.';
-                name += member;
-                t.rows.push_back({std::move(name), value_text(inner)});
+            for (const auto& member : natural_members(keys_of(value))) {
+                t.rows.push_back({key + "." + member, value_text(value[member], options.precision)});
             }
         } else {
-            t.rows.push_back({key, value_text(value)});
+            t.rows.push_back({key, value_text(value, options.precision)});
         }
     }
     return t;
+}
+
+/// @brief The table's text with every cell cut to the options' width.
+std::string show(table t, const table_options& options) {
+    for (auto& row : t.rows) {
+        for (auto& cell : row) {
+            cell = fit_width(cell, options.max_cell_width);
+        }
+    }
+    return format_table(t);
+}
+
+/// @brief `key: value` lines for the members of `object` other than `skip`, in the object's order.
+std::string footer_lines(const json& object, const json* skip, const table_options& options) {
+    std::string out;
+    for (const auto& [key, value] : object.items()) {
+        if (&value != skip) {
+            out += key + ": " + cell_text(value, options.precision) + "\n";
+        }
+    }
+    return out;
+}
+
+// --- YAML -------------------------------------------------------------------------------------------------
+
+/// @brief True when `text` reads back as this very string without quotes, in YAML 1.1 and 1.2 alike:
+///        it starts with a letter, `_` or `/` (not a number, an indicator or a blank), holds no control
+///        character, flow indicator, comment, anchor, tag or quote, no `: `, does not end in `:` or a
+///        blank, and is no boolean or null word (`yes`, `off`, `Null`...).
+bool plain_yaml(std::string_view text) {
+    if (text.empty()) {
+        return false;
+    }
+    const auto first = static_cast<unsigned char>(text.front());
+    if (!(std::isalpha(first) != 0 || first == '_' || first == '/' || first >= 0x80U)) {
+        return false;
+    }
+    if (text.back() == ' ' || text.back() == ':' || text.find(": ") != std::string_view::npos) {
+        return false;
+    }
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20U || u == 0x7FU || std::string_view("{}[],#&*!|>'\"%@`").find(c) != std::string_view::npos) {
+            return false;
+        }
+    }
+    std::string lower(text);
+    for (auto& c : lower) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    constexpr auto words =
+        std::to_array<std::string_view>({"true", "false", "yes", "no", "on", "off", "y", "n", "null"});
+    return std::find(words.begin(), words.end(), lower) == words.end();
+}
+
+/// @brief A string as a YAML scalar: plain when safe, else double-quoted (JSON's escapes are YAML's).
+std::string yaml_string(const std::string& text) {
+    if (plain_yaml(text)) {
+        return text;
+    }
+    std::string quoted;
+    for (const char c : compact(json(text))) {
+        quoted += c == '\x7F' ? std::string("\\x7F") : std::string(1, c);  // DEL is no printable YAML
+    }
+    return quoted;
+}
+
+/// @brief A scalar, an empty object or an empty array as YAML.
+std::string yaml_scalar(const json& value) {
+    if (value.is_string()) {
+        return yaml_string(value.get<std::string>());
+    }
+    if (value.is_object()) {
+        return "{}";
+    }
+    if (value.is_array()) {
+        return "[]";
+    }
+    std::string text = compact(value);  // null, true, false and numbers read the same in YAML
+    if (value.is_number_float() && text.find('e') != std::string::npos && text.find('.') == std::string::npos) {
+        text.insert(text.find('e'), ".0");  // 1e+300 is a string to YAML 1.1; 1.0e+300 a float to both
+    }
+    return text;
+}
+
+bool yaml_block(const json& value) {
+    return (value.is_object() || value.is_array()) && !value.empty();
+}
+
+/// @brief Appends a non-empty object or array in block style at `indent` spaces; the first line goes
+///        on the current line when `inline_first` (after a `- `).
+void append_yaml_block(std::string& out, const json& value, std::size_t indent, bool inline_first) {
+    bool first = true;
+    auto start_line = [&] {
+        if (!(first && inline_first)) {
+            out.append(indent, ' ');
+        }
+        first = false;
+    };
+    auto append_after = [&](const json& inner, std::size_t inner_indent, bool after_dash) {
+        if (!yaml_block(inner)) {
+            out += " " + yaml_scalar(inner) + "\n";
+        } else if (after_dash) {
+            out += " ";
+            append_yaml_block(out, inner, inner_indent, true);
+        } else {
+            out += "\n";
+            append_yaml_block(out, inner, inner_indent, false);
+        }
+    };
+    if (value.is_object()) {
+        for (const auto& [key, inner] : value.items()) {
+            start_line();
+            out += yaml_string(key) + ":";
+            append_after(inner, indent + 2, false);
+        }
+        return;
+    }
+    for (const auto& item : value) {
+        start_line();
+        out += "-";
+        append_after(item, indent + 2, true);
+    }
 }
 
 }  // namespace
@@ -134,6 +306,22 @@ std::size_t display_width(std::string_view text) noexcept {
         }
     }
     return width;
+}
+
+std::string fit_width(std::string_view text, std::size_t width) {
+    if (width == 0 || display_width(text) <= width) {
+        return std::string(text);
+    }
+    std::string out;
+    std::size_t used = 0;
+    for (const char c : text) {
+        const bool starts_code_point = (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+        if (starts_code_point && ++used == width) {
+            break;  // room for the ellipsis only
+        }
+        out += c;
+    }
+    return out + "…";
 }
 
 std::string format_table(const table& t) {
@@ -171,33 +359,76 @@ std::string format_table(const table& t) {
     return out;
 }
 
-std::string cell_text(const json& value) {
+std::string float_text(double value, int precision) {
+    if (precision <= 0) {
+        return compact(json(value));
+    }
+    std::array<char, 48> text{};
+    std::snprintf(text.data(), text.size(), "%.*g", std::min(precision, 17), value);
+    const std::string out(text.data());
+    return out == "-0" ? "0" : out;
+}
+
+std::string cell_text(const json& value, int precision) {
     if (value.is_string()) {
         return value.get<std::string>();
     }
     if (value.is_null()) {
         return {};
     }
-    return compact(value);
+    std::string out;
+    append_compact(out, value, precision);
+    return out;
 }
 
-std::string render_human(const json& result) {
+std::size_t member_rank(std::string_view key) noexcept {
+    static constexpr auto known = std::to_array<std::string_view>({
+        // identifying: an entity, a system's place in the tick, a name, a world
+        "entity", "order", "name", "world",
+        // a system (world.list_systems)
+        "phase", "enabled", "members", "signature", "runs", "last_ms", "p50_ms", "p99_ms",
+        // a spell, a method, a component type
+        "description", "summary", "kind", "fields", "count",
+        // a world (world.info, world.hash, world.save, world.load)
+        "tick", "tick_hz", "paused", "entities", "max_entities", "component_types", "overruns", "last_tick_ms",
+        "skipped_ticks", "skipped_seconds", "gravity", "bounds", "hash", "path", "bytes", "replayed", "ms",
+        // the server (server.info)
+        "version", "uptime_s", "auth_required", "connections", "requests_total", "worlds", "memory",
+        "limits", "methods", "config",
+        // an entity's components, then what it takes part in
+        "components", "systems"});
+    const auto it = std::find(known.begin(), known.end(), key);
+    return static_cast<std::size_t>(it - known.begin());
+}
+
+std::size_t component_rank(std::string_view name, const std::vector<std::string>& preferred) {
+    static constexpr auto built_in = std::to_array<std::string_view>(
+        {"Name", "Position", "Velocity", "RigidBody", "Collider", "Contacts", "Appearance", "Health", "AI",
+         "Player", "Frozen", "Ghost", "MagicInput", "Lifetime"});
+    if (const auto it = std::find(preferred.begin(), preferred.end(), name); it != preferred.end()) {
+        return static_cast<std::size_t>(it - preferred.begin());
+    }
+    const auto it = std::find(built_in.begin(), built_in.end(), name);
+    return preferred.size() + static_cast<std::size_t>(it - built_in.begin());
+}
+
+std::string render_human(const json& result, const table_options& options) {
     if (result.is_null()) {
         return "ok\n";
     }
     if (is_scalar(result)) {
-        return cell_text(result) + "\n";
+        return cell_text(result, options.precision) + "\n";
     }
     if (result.is_array()) {
         if (result.empty()) {
             return "(empty)\n";
         }
         if (all_objects(result)) {
-            return format_table(rows_table(result));
+            return show(rows_table(result, options), options);
         }
         std::string out;
         for (const auto& item : result) {
-            out += cell_text(item) + "\n";
+            out += cell_text(item, options.precision) + "\n";
         }
         return out;
     }
@@ -206,7 +437,7 @@ std::string render_human(const json& result) {
     }
     // `{worlds: [...]}`: just the list.
     if (result.size() == 1 && result.begin()->is_array()) {
-        return render_human(*result.begin());
+        return render_human(*result.begin(), options);
     }
     // An object holding one list of objects (query, systems, worlds...): the list as a table, then its
     // scalar siblings (total, tick...) as `key: value` lines.
@@ -220,36 +451,41 @@ std::string render_human(const json& result) {
         }
     }
     if (list != nullptr && others_scalar) {
-        std::string out = list->empty() ? "(empty)\n" : format_table(rows_table(*list));
-        for (const auto& [key, value] : result.items()) {
-            if (&value != list) {
-                out += key + ": " + cell_text(value) + "\n";
-            }
-        }
-        return out;
+        const std::string rows = list->empty() ? "(empty)\n" : show(rows_table(*list, options), options);
+        return rows + footer_lines(result, list, options);
     }
-    // `{components: {...}}` (get): one row per component.
+    // `{components: {...}}` (get, describe): one row per component, then the other members.
     if (const auto it = result.find("components"); it != result.end() && it->is_object()) {
         table t{{"component", "value"}, {}};
-        for (const auto& [name, value] : it->items()) {
-            t.rows.push_back({name, cell_text(value)});
+        for (const auto& name : natural_components(keys_of(*it), options)) {
+            t.rows.push_back({name, cell_text((*it)[name], options.precision)});
         }
-        std::string out = it->empty() ? "(no components)\n" : format_table(t);
-        for (const auto& [key, value] : result.items()) {
-            if (key != "components") {
-                out += key + ": " + cell_text(value) + "\n";
-            }
-        }
-        return out;
+        const std::string rows = it->empty() ? "(no components)\n" : show(std::move(t), options);
+        return rows + footer_lines(result, &*it, options);
     }
-    return format_table(key_value_table(result));
+    return show(key_value_table(result, options), options);
 }
 
-std::string render(const json& result, output_format format) {
-    if (format == output_format::json_lines) {
-        return compact(result) + "\n";
+std::string to_yaml(const json& value) {
+    std::string out = "---\n";
+    if (yaml_block(value)) {
+        append_yaml_block(out, value, 0, false);
+    } else {
+        out += yaml_scalar(value) + "\n";
     }
-    return render_human(result);
+    return out;
+}
+
+std::string render(const json& result, output_format format, const table_options& options) {
+    switch (format) {
+        case output_format::json_lines:
+            return compact(result) + "\n";
+        case output_format::yaml:
+            return to_yaml(result);
+        case output_format::table:
+            break;
+    }
+    return render_human(result, options);
 }
 
 }  // namespace ecsd::cli

@@ -7,6 +7,13 @@ namespace ecsd::cli {
 json rpc_client::call(std::string_view method, const json& params) {
     const auto deadline = connection::clock::now() + options_.timeout;
     try {
+        if (conn_ && conn_->peer_has_closed()) {
+            // The server hung up while we were quiet (--idle-timeout, a restart): nothing of this
+            // call has left yet, so it is safe to connect again and send it there.
+            conn_.reset();
+            notifications_.clear();
+            if (on_reconnect) on_reconnect(peer() + " had closed the idle connection; reconnected");
+        }
         if (!conn_) {
             conn_ = std::make_unique<connection>(options_.host, options_.port, deadline);
             if (options_.token) {
@@ -21,6 +28,52 @@ json rpc_client::call(std::string_view method, const json& params) {
         return round_trip(method, params, deadline);
     } catch (const connection_error&) {
         conn_.reset();  // the next call starts over with a fresh connection
+        notifications_.clear();
+        throw;
+    }
+}
+
+void rpc_client::keep_notification(json& message) {
+    const auto params = message.find("params");
+    if (params == message.end()) {
+        return;
+    }
+    if (notifications_.size() >= max_kept_notifications) {
+        notifications_.pop_front();
+    }
+    notifications_.push_back(std::move(*params));
+}
+
+std::optional<json> rpc_client::next_notification(connection::clock::time_point deadline) {
+    if (!notifications_.empty()) {
+        json next = std::move(notifications_.front());
+        notifications_.pop_front();
+        return next;
+    }
+    if (!conn_) {
+        throw connection_error("not connected to " + peer());
+    }
+    try {
+        for (;;) {
+            const auto line = conn_->read_line_before(deadline);
+            if (!line) {
+                return std::nullopt;
+            }
+            auto message = json::parse(*line, nullptr, /*allow_exceptions=*/false);
+            if (message.is_discarded() || !message.is_object()) {
+                throw connection_error("malformed message from " + conn_->peer() + ": " +
+                                       line->substr(0, 200));
+            }
+            if (message.contains("id")) {
+                continue;  // an answer nobody waits for any more
+            }
+            if (const auto params = message.find("params"); params != message.end()) {
+                return std::move(*params);
+            }
+        }
+    } catch (const connection_error&) {
+        conn_.reset();
+        notifications_.clear();
         throw;
     }
 }
@@ -41,7 +94,8 @@ json rpc_client::round_trip(std::string_view method, const json& params,
         }
         const auto it = response.find("id");
         if (it == response.end()) {
-            continue;  // a notification, not an answer
+            keep_notification(response);  // a notification (world.watch), not an answer
+            continue;
         }
         const bool ours = it->is_number_integer() && it->get<std::int64_t>() == id;
         const bool orphan_error = it->is_null() && response.contains("error");

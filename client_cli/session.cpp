@@ -1,8 +1,12 @@
 #include "session.hpp"
 
+#include <chrono>
 #include <ostream>
+#include <thread>
 
+#include "expect.hpp"
 #include "verb_parser.hpp"
+#include "watch.hpp"
 
 namespace ecsd::cli {
 
@@ -15,11 +19,35 @@ constexpr std::string_view local_help = R"(Local commands (scripts and the shell
   use WORLD          send later world.* calls to WORLD
   vars               list the variables
   echo WORDS...      print the words (after substitution)
+  expect A OP B      fail the script (NAME:LINE: expectation failed, exit 1) unless A OP B holds;
+                     OP is == != < <= > >=, values read as JSON or text: expect ${r.total} == 0;
+                     expect A alone checks A is true (not false, null, 0, "", [] or {}); alias assert
+  repeat N COMMAND   run COMMAND N times with $i = 0..N-1; in scripts also a block:
+                       repeat 20 {
+                         prefab spawn slime Position='{"x":$i,"y":10}'
+                       }
+                     (any lines inside, repeats too; `}` alone on its line ends the block)
+  sleep SECONDS      wait (fractions allowed), e.g. for ticks to pass on a running world
   help [VERB]        this text, or a verb's help
   exit, quit         leave (end of input does too)
 )";
 
 }  // namespace
+
+std::uint64_t repeat_count(const std::vector<std::string>& words, const variables& vars) {
+    if (words.size() < 2) {
+        throw usage_error("usage: repeat N COMMAND, or repeat N { on its own line, then lines, then }");
+    }
+    const auto v = json::parse(substitute(words[1], vars), nullptr, /*allow_exceptions=*/false);
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+        throw usage_error("repeat: the count must be a whole number from 0 to 1000000, got '" + words[1] + "'");
+    }
+    const auto n = v.get<std::uint64_t>();
+    if (n > 1'000'000) {
+        throw usage_error("repeat: the count must be a whole number from 0 to 1000000, got '" + words[1] + "'");
+    }
+    return n;
+}
 
 json run_verb(session& s, const verb& v, const verb_input& input) {
     request req = v.build(input);
@@ -27,6 +55,7 @@ json run_verb(session& s, const verb& v, const verb_input& input) {
         throw usage_error("missing method name");
     }
     apply_world(req, s.world);
+    s.tables.component_order = requested_columns(req);
     auto result = s.client.call(req.method, req.params);
     if (v.shape) {
         result = v.shape(result);
@@ -36,9 +65,9 @@ json run_verb(session& s, const verb& v, const verb_input& input) {
 
 std::string present(const session& s, const verb& v, const json& result) {
     if (s.format == output_format::table && v.table_view) {
-        return render(v.table_view(result), s.format);
+        return render(v.table_view(result), s.format, s.tables);
     }
-    return render(result, s.format);
+    return render(result, s.format, s.tables);
 }
 
 exit_code guarded(session& s, std::string_view where, const std::function<void()>& f) {
@@ -51,6 +80,9 @@ exit_code guarded(session& s, std::string_view where, const std::function<void()
     } catch (const usage_error& e) {
         *s.err << where << ": " << e.what() << '\n';
         return exit_code::usage;
+    } catch (const expectation_failed& e) {
+        *s.err << where << ": expectation failed: " << e.what() << '\n';
+        return exit_code::server_error;
     } catch (const connection_error& e) {
         *s.err << where << ": " << e.what() << '\n';
         return exit_code::connection;
@@ -60,82 +92,129 @@ exit_code guarded(session& s, std::string_view where, const std::function<void()
     }
 }
 
-exit_code run_line(session& s, std::string_view line, std::string_view where, bool interactive,
-                   line_effect* effect) {
+void execute_line(session& s, std::string_view line, bool interactive, line_effect* effect) {
     if (effect != nullptr) {
         *effect = line_effect::none;
     }
-    const auto code = guarded(s, where, [&] {
-        auto parsed = parse_line(line);
-        if (parsed.words.empty()) {
+    auto parsed = parse_line(line);
+    if (parsed.words.empty()) {
+        return;
+    }
+    if (!parsed.assign_to && parsed.words.front() == "repeat") {
+        // Before substitution: the command repeated sees $i change from one run to the next.
+        if (parsed.words.size() >= 3 && parsed.words.back() == "{") {
+            throw usage_error("repeat N { ... } spans lines: it works in scripts (-f FILE or stdin); "
+                              "on one line write repeat N COMMAND");
+        }
+        const auto count = repeat_count(parsed.words, s.vars);
+        const std::string rest(words_after(line, 2));
+        if (rest.empty()) {
+            throw usage_error("usage: repeat N COMMAND, or repeat N { on its own line, then lines, then }");
+        }
+        for (std::uint64_t i = 0; i < count; ++i) {
+            s.vars["i"] = i;
+            execute_line(s, rest, interactive, effect);
+            if (effect != nullptr && *effect == line_effect::quit) {
+                return;
+            }
+        }
+        return;
+    }
+    for (auto& word : parsed.words) {
+        word = substitute(word, s.vars);
+    }
+    const auto& words = parsed.words;
+    const std::string& head = words.front();
+    if (!parsed.assign_to) {
+        if (head == "exit" || head == "quit") {
+            if (effect != nullptr) {
+                *effect = line_effect::quit;
+            }
             return;
         }
-        for (auto& word : parsed.words) {
-            word = substitute(word, s.vars);
+        if (head == "help") {
+            std::string name;
+            for (std::size_t i = 1; i < words.size(); ++i) {
+                name += (i > 1 ? " " : "") + words[i];
+            }
+            const std::string text = help_text(name);
+            if (!name.empty() && text.empty()) {
+                throw usage_error("no verb called '" + name + "'");
+            }
+            *s.out << text;
+            if (name.empty()) {
+                *s.out << '\n' << local_help;
+            }
+            return;
         }
-        const auto& words = parsed.words;
-        const std::string& head = words.front();
-        if (!parsed.assign_to) {
-            if (head == "exit" || head == "quit") {
-                if (effect != nullptr) {
-                    *effect = line_effect::quit;
-                }
-                return;
+        if (head == "use") {
+            if (words.size() != 2) {
+                throw usage_error("usage: use WORLD");
             }
-            if (head == "help") {
-                std::string name;
-                for (std::size_t i = 1; i < words.size(); ++i) {
-                    name += (i > 1 ? " " : "") + words[i];
-                }
-                const std::string text = help_text(name);
-                if (!name.empty() && text.empty()) {
-                    throw usage_error("no verb called '" + name + "'");
-                }
-                *s.out << text;
-                if (name.empty()) {
-                    *s.out << '\n' << local_help;
-                }
-                return;
-            }
-            if (head == "use") {
-                if (words.size() != 2) {
-                    throw usage_error("usage: use WORLD");
-                }
-                s.world = words[1];
-                return;
-            }
-            if (head == "vars") {
-                json all = json::object();
-                for (const auto& [name, value] : s.vars) {
-                    all[name] = value;
-                }
-                *s.out << render(all, s.format);
-                return;
-            }
-            if (head == "echo") {
-                std::string text;
-                for (std::size_t i = 1; i < words.size(); ++i) {
-                    text += (i > 1 ? " " : "") + words[i];
-                }
-                *s.out << text << '\n';
-                return;
-            }
+            s.world = words[1];
+            return;
         }
-        const auto command = parse_words(words, *s.out);
-        if (command.row == nullptr) {
-            return;  // help was printed
+        if (head == "vars") {
+            json all = json::object();
+            for (const auto& [name, value] : s.vars) {
+                all[name] = value;
+            }
+            *s.out << render(all, s.format, s.tables);
+            return;
         }
-        const auto result = run_verb(s, *command.row, command.input);
+        if (head == "expect" || head == "assert") {
+            if (auto failure = failed_expectation({words.begin() + 1, words.end()})) {
+                throw expectation_failed(*failure);
+            }
+            return;
+        }
+        if (head == "sleep") {
+            double seconds = -1;
+            if (words.size() == 2) {
+                const auto v = json::parse(words[1], nullptr, /*allow_exceptions=*/false);
+                if (v.is_number()) seconds = v.get<double>();
+            }
+            if (!(seconds >= 0 && seconds <= 3600)) {
+                throw usage_error("usage: sleep SECONDS (0 to 3600, fractions allowed)");
+            }
+            std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+            return;
+        }
+        if (head == "echo") {
+            std::string text;
+            for (std::size_t i = 1; i < words.size(); ++i) {
+                text += (i > 1 ? " " : "") + words[i];
+            }
+            *s.out << text << '\n';
+            return;
+        }
+    }
+    const auto command = parse_words(words, *s.out);
+    if (command.row == nullptr) {
+        return;  // help was printed
+    }
+    if (command.row->streams) {
         if (parsed.assign_to) {
-            auto& slot = s.vars[*parsed.assign_to];
-            slot = value_to_store(result);
-            if (interactive) {
-                *s.out << '$' << *parsed.assign_to << " = " << render(slot, output_format::json_lines);
-            }
-            return;
+            throw usage_error(std::string(command.row->name) + " streams until stopped: it cannot be assigned");
         }
-        *s.out << present(s, *command.row, result);
-    });
+        run_watch(s, *command.row, command.input);
+        return;
+    }
+    const auto result = run_verb(s, *command.row, command.input);
+    if (parsed.assign_to) {
+        auto& slot = s.vars[*parsed.assign_to];
+        slot = value_to_store(result);
+        if (interactive) {
+            *s.out << '$' << *parsed.assign_to << " = " << render(slot, output_format::json_lines);
+        }
+        return;
+    }
+    *s.out << present(s, *command.row, result);
+}
+
+exit_code run_line(session& s, std::string_view line, std::string_view where, bool interactive,
+                   line_effect* effect) {
+    const auto code = guarded(s, where, [&] { execute_line(s, line, interactive, effect); });
     s.out->flush();
     return code;
 }

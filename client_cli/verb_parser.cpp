@@ -9,6 +9,27 @@ namespace ecsd::cli {
 
 namespace {
 
+/// @brief True when `word` names a verb group such as `world`.
+bool is_group(std::string_view word) {
+    const auto& table = verbs();
+    return std::any_of(table.begin(), table.end(), [&](const verb& v) {
+        return v.name.size() > word.size() && v.name.starts_with(word) && v.name[word.size()] == ' ';
+    });
+}
+
+/// @brief The help footer of a verb group: its own verbs' examples (not the top level's).
+std::string group_footer(const std::string& name) {
+    std::string text = "Run `ecsctl " + name + " VERB --help` for a verb's arguments.\n\nExamples:\n";
+    for (const auto& v : verbs()) {
+        if (v.name.starts_with(name + " ")) {
+            for (const auto& e : v.examples) {
+                text += "  " + std::string(e) + "\n";
+            }
+        }
+    }
+    return text;
+}
+
 /// @brief The subcommand `name` of `parent`, created on first use (for groups such as `world`).
 CLI::App* group(CLI::App& parent, const std::string& name) {
     for (auto* sub : parent.get_subcommands({})) {
@@ -19,7 +40,39 @@ CLI::App* group(CLI::App& parent, const std::string& name) {
     auto* sub = parent.add_subcommand(
         name, name == "world" ? "manage worlds (create, destroy, info)" : "define, spawn and list prefabs");
     sub->require_subcommand(1);
+    sub->footer(group_footer(name));  // else it inherits the top level's
     return sub;
+}
+
+/// @brief Levenshtein distance: the fewest insertions, deletions and substitutions from `a` to `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];  // the previous row's value at j - 1
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+/// @brief The candidate closest to `word` within two edits (the first of equals), or "".
+std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+    std::string best;
+    std::size_t best_distance = 3;
+    for (const auto& c : candidates) {
+        if (const auto d = edit_distance(word, c); d < best_distance) {
+            best = c;
+            best_distance = d;
+        }
+    }
+    return best;
 }
 
 std::vector<std::string> split_name(std::string_view name) {
@@ -119,15 +172,42 @@ parsed_words parse_words(const std::vector<std::string>& words, std::ostream& ou
         out << app.help("", CLI::AppFormatMode::All);
         return {};
     } catch (const CLI::ParseError& e) {
-        std::string message = e.what();
-        if (const auto* v = parser.selected(); v == nullptr && !words.empty() &&
-                                               find_verb(words.front()) == nullptr &&
-                                               words.front() != "world" && words.front() != "prefab") {
-            message = "unknown verb '" + words.front() + "' (try: help)";
-        }
-        throw usage_error(message);
+        throw usage_error(unknown_verb(words).value_or(e.what()));
     }
     return {parser.selected(), parser.input()};
+}
+
+std::optional<std::string> unknown_verb(std::span<const std::string> words) {
+    if (words.empty() || words.front().starts_with('-') || find_verb(words.front()) != nullptr) {
+        return std::nullopt;
+    }
+    std::vector<std::string> candidates;
+    std::string name = words.front();
+    std::string lister = "help";
+    if (is_group(name)) {
+        if (words.size() < 2 || words[1].starts_with('-') || find_verb(name + " " + words[1]) != nullptr) {
+            return std::nullopt;  // a bare group, or its --help: CLI11 says what is missing
+        }
+        for (const auto& v : verbs()) {
+            if (v.name.starts_with(name + " ")) {
+                candidates.emplace_back(v.name);
+            }
+        }
+        lister += " " + name;
+        name += " " + words[1];
+    } else {
+        for (const auto& v : verbs()) {
+            const std::string first(v.name.substr(0, v.name.find(' ')));
+            if (std::find(candidates.begin(), candidates.end(), first) == candidates.end()) {
+                candidates.push_back(first);
+            }
+        }
+    }
+    std::string message = "unknown verb '" + name + "'";
+    if (const auto suggestion = closest(name, candidates); !suggestion.empty()) {
+        message += "; did you mean '" + suggestion + "'?";
+    }
+    return message + " (" + lister + " lists them)";
 }
 
 std::string help_text(std::string_view name) {

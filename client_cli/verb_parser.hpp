@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <deque>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,11 @@ struct parsed_words {
     verb_input input;
 };
 [[nodiscard]] parsed_words parse_words(const std::vector<std::string>& words, std::ostream& out);
+
+/// @brief The message for words that name no verb, or nullopt when they do (or start with an option):
+///        `unknown verb 'spwan'; did you mean 'spawn'? (help lists them)`, `unknown verb 'world frob'
+///        (help world lists them)`. The suggestion is the closest verb within two edits, if any.
+[[nodiscard]] std::optional<std::string> unknown_verb(std::span<const std::string> words);
 
 /// @brief Help text of the verb (or verb group) `name` ("spawn", "world", "world create"), or of all verbs
 ///        when `name` is empty; empty when there is no such verb.

@@ -26,12 +26,12 @@ std::span<const std::string> verb_input::all(std::string_view name) const {
 namespace {
 
 // Shorthands for the table below.
-const positional_spec id_arg{"ID", "entity id, as printed by spawn (e.g. 4294967296)", arity::one};
+const positional_spec id_arg{"ID", "entity id, as printed by spawn (e.g. 4294967296), or its Name (e.g. hero)", arity::one};
 const option_spec limit_opt{"--limit", "return at most N rows", false, "N"};
 const option_spec offset_opt{"--offset", "skip the first N rows", false, "N"};
 
-std::uint64_t entity_of(const verb_input& in, std::string_view name = "ID") {
-    return parse_entity(in.one(name).value_or(""));
+json entity_of(const verb_input& in, std::string_view name = "ID") {
+    return parse_entity_ref(in.one(name).value_or(""));
 }
 
 /// @brief Copies --limit/--offset into params when given.
@@ -42,6 +42,17 @@ void paging(const verb_input& in, json& params) {
     if (auto v = in.one("--offset")) {
         params["offset"] = parse_count(*v, "--offset");
     }
+}
+
+/// @brief `query` and `watch`: {query (text, or JSON when it starts with '{'), fields}.
+json query_params(const verb_input& in) {
+    const std::string text = in.one("QUERY").value_or("");
+    json params = json::object();
+    params["query"] = text.starts_with('{') ? parse_json(text, "QUERY") : json(text);
+    if (!in.all("--fields").empty()) {
+        params["fields"] = split_list(in.all("--fields"));
+    }
+    return params;
 }
 
 request simple(std::string_view method) {
@@ -107,6 +118,43 @@ json short_fields(const json& result) {
     return copy;
 }
 
+/// @brief Names as `a, b, c`; `none_text` when there are none.
+std::string joined(const json& names, std::string_view none_text) {
+    std::string text;
+    if (names.is_array()) {
+        for (const auto& name : names) {
+            text += (text.empty() ? "" : ", ") + (name.is_string() ? name.get<std::string>() : name.dump());
+        }
+    }
+    return text.empty() ? std::string(none_text) : text;
+}
+
+/// @brief `describe` as a table: its components as COMPONENT/VALUE rows, then `entity: ID`,
+///        `systems: a, b` and one line per kind of change that happened (`changed this tick: Position`),
+///        or `changed this tick: nothing`.
+json description_view(const json& result) {
+    if (!result.is_object()) {
+        return result;
+    }
+    json view = json::object();
+    view["components"] = result.value("components", json::object());
+    view["entity"] = result.value("entity", json());
+    view["systems"] = joined(result.value("systems", json::array()), "none");
+    const json changes = result.value("changes", json::object());
+    bool changed = false;
+    for (const std::string kind : {"added", "changed", "removed"}) {
+        const json names = changes.is_object() ? changes.value(kind, json::array()) : json::array();
+        if (names.is_array() && !names.empty()) {
+            view[kind + " this tick"] = joined(names, "");
+            changed = true;
+        }
+    }
+    if (!changed) {
+        view["changed this tick"] = "nothing";
+    }
+    return view;
+}
+
 std::vector<verb> make_verbs() {
     std::vector<verb> v;
     // --- server -----------------------------------------------------------------------------------------
@@ -140,7 +188,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"call",
                  "",
                  "call any method with raw JSON params",
-                 {{"METHOD", "JSON-RPC method name, e.g. world.info", arity::one},
+                 {{"METHOD", "JSON-RPC method name, e.g. world.info", arity::one, word_kind::name},
                   {"PARAMS", "params as one JSON object or array (default: none)", arity::optional}},
                  {},
                  {"ecsctl call server.ping", R"(ecsctl call world.query '{"query":"Position","limit":5}')",
@@ -173,8 +221,11 @@ std::vector<verb> make_verbs() {
                  {{"NAME", "name of the new world", arity::one}},
                  {{"--tick-hz", "ticks per second", false, "HZ"},
                   {"--gravity", "gravity as JSON, e.g. '{\"x\":0,\"y\":-9.81}'", false, "JSON"},
+                  {"--bounds", "edges as JSON, e.g. '{\"bottom\":0,\"left\":-50,\"right\":50}' (a ground and walls)",
+                   false, "JSON"},
                   {"--paused", "create it paused", true, ""}},
-                 {"ecsctl world create arena", "ecsctl world create lab --tick-hz 30 --paused"},
+                 {"ecsctl world create arena", "ecsctl world create lab --tick-hz 30 --paused",
+                  "ecsctl world create box --bounds '{\"bottom\":0,\"left\":-20,\"right\":20}'"},
                  [](const verb_input& in) {
                      request r{"world.create", {{"world", in.one("NAME").value_or("")}}};
                      if (auto hz = in.one("--tick-hz")) {
@@ -182,6 +233,9 @@ std::vector<verb> make_verbs() {
                      }
                      if (auto g = in.one("--gravity")) {
                          r.params["gravity"] = parse_json(*g, "--gravity");
+                     }
+                     if (auto b = in.one("--bounds")) {
+                         r.params["bounds"] = parse_json(*b, "--bounds");
                      }
                      if (in.flag("--paused")) {
                          r.params["paused"] = true;
@@ -193,7 +247,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"world destroy",
                  "world.destroy",
                  "destroy a world and everything in it",
-                 {{"NAME", "world to destroy", arity::one}},
+                 {{"NAME", "world to destroy", arity::one, word_kind::name}},
                  {},
                  {"ecsctl world destroy arena"},
                  [](const verb_input& in) {
@@ -204,7 +258,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"world info",
                  "world.info",
                  "tick, tick rate, paused, entity count, overruns of a world",
-                 {{"NAME", "world (default: --world, else the server's default)", arity::optional}},
+                 {{"NAME", "world (default: --world, else the server's default)", arity::optional, word_kind::name}},
                  {},
                  {"ecsctl world info", "ecsctl world info arena"},
                  [](const verb_input& in) {
@@ -246,6 +300,20 @@ std::vector<verb> make_verbs() {
          },
          {},
          ""});
+    v.push_back({"slowlog",
+                 "server.slowlog",
+                 "the slowest recent requests (handler time of at least ecsd's --slowlog-us), newest first",
+                 {},
+                 {{"--count", "how many (default 10)", false, "N"}, {"--reset", "empty the log after showing it", true, ""}},
+                 {"ecsctl slowlog", "ecsctl slowlog --count 50 --reset"},
+                 [](const verb_input& in) {
+                     request r{"server.slowlog", json::object()};
+                     if (auto n = in.one("--count")) r.params["count"] = parse_count(*n, "--count");
+                     if (in.flag("--reset")) r.params["reset"] = true;
+                     return r;
+                 },
+                 {},
+                 ""});
     v.push_back({"hash",
                  "world.hash",
                  "hash of the world's state at the current tick",
@@ -260,14 +328,21 @@ std::vector<verb> make_verbs() {
         {"spawn",
          "world.spawn_entity",
          "create an entity with components; prints its id",
-         {{"COMPONENT", "Name=JSON, or a bare Name for the component's defaults", arity::any}},
+         {{"COMPONENT", "Name=JSON, or a bare Name for the component's defaults", arity::any,
+           word_kind::name_value}},
          {{"--count", "create N alike entities at once (world.spawn_entities); prints their ids", false,
-           "N"}},
+           "N"},
+          {"--name", "give it a Name, unique in the world, usable wherever an id is (get hero)", false, "NAME"}},
          {R"(ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' RigidBody Collider='{"radius":0.5}')",
           R"(ecsctl spawn Position='{"x":3,"y":0}' Health='{"hp":10}' AI)",
+          "ecsctl spawn --name hero Position Health Player",
           "ecsctl spawn --count 1000 Position Velocity"},
          [](const verb_input& in) {
              auto components = parse_components(in.all("COMPONENT"));
+             if (auto name = in.one("--name")) {
+                 if (in.one("--count")) throw usage_error("--name: names are unique, so it does not go with --count");
+                 components["Name"] = {{"name", *name}};
+             }
              if (auto n = in.one("--count")) {
                  const auto count = parse_count(*n, "--count");
                  if (count == 0 || count > 100000) {
@@ -283,7 +358,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"get",
                  "world.get_components",
                  "show an entity's components (all, or the named ones)",
-                 {id_arg, {"COMPONENT", "component names (default: all)", arity::any}},
+                 {id_arg, {"COMPONENT", "component names (default: all)", arity::any, word_kind::name}},
                  {},
                  {"ecsctl get 4294967296", "ecsctl get 4294967296 Position Velocity"},
                  [](const verb_input& in) {
@@ -295,10 +370,22 @@ std::vector<verb> make_verbs() {
                  },
                  {},
                  "components"});
+    v.push_back({"describe",
+                 "world.describe_entity",
+                 "one entity for debugging: its components, the systems that work on it, what changed this tick",
+                 {id_arg},
+                 {},
+                 {"ecsctl describe 4294967296", "ecsctl describe 4294967296 --json | jq .systems"},
+                 [](const verb_input& in) {
+                     return request{"world.describe_entity", {{"entity", entity_of(in)}}};
+                 },
+                 {},
+                 "",
+                 description_view});
     v.push_back({"insert",
                  "world.insert_components",
                  "add components to an entity, or replace them",
-                 {id_arg, {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many}},
+                 {id_arg, {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many, word_kind::name_value}},
                  {},
                  {R"(ecsctl insert 4294967296 Velocity='{"x":0,"y":-1}' Frozen)"},
                  [](const verb_input& in) {
@@ -312,7 +399,7 @@ std::vector<verb> make_verbs() {
                  "world.mutate_components",
                  "change one field of one component",
                  {id_arg,
-                  {"COMPONENT", "component name", arity::one},
+                  {"COMPONENT", "component name", arity::one, word_kind::name},
                   {"PATH", "field path inside the component, e.g. x", arity::one},
                   {"VALUE", "new value as JSON", arity::one}},
                  {},
@@ -329,7 +416,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"remove",
                  "world.remove_components",
                  "remove components from an entity",
-                 {id_arg, {"COMPONENT", "component names", arity::many}},
+                 {id_arg, {"COMPONENT", "component names", arity::many, word_kind::name}},
                  {},
                  {"ecsctl remove 4294967296 Velocity", "ecsctl remove 4294967296 Frozen Ghost"},
                  [](const verb_input& in) {
@@ -342,14 +429,14 @@ std::vector<verb> make_verbs() {
     v.push_back({"despawn",
                  "world.despawn_entity",
                  "destroy entities (several ids: all or none, in one request)",
-                 {{"ID", "entity ids, as printed by spawn (e.g. 4294967296)", arity::many}},
+                 {{"ID", "entity ids, as printed by spawn (e.g. 4294967296), or Names", arity::many}},
                  {},
                  {"ecsctl despawn 4294967296", "ecsctl despawn 4294967296 4294967297"},
                  [](const verb_input& in) {
                      const auto ids = in.all("ID");
-                     if (ids.size() == 1) return request{"world.despawn_entity", {{"entity", parse_entity(ids[0])}}};
+                     if (ids.size() == 1) return request{"world.despawn_entity", {{"entity", parse_entity_ref(ids[0])}}};
                      json list = json::array();
-                     for (const auto& id : ids) list.push_back(parse_entity(id));
+                     for (const auto& id : ids) list.push_back(parse_entity_ref(id));
                      return request{"world.despawn_entities", {{"entities", std::move(list)}}};
                  },
                  {},
@@ -360,24 +447,51 @@ std::vector<verb> make_verbs() {
                  {{"QUERY",
                    "text form 'Position, Velocity, !Frozen, ?Health' or a JSON object "
                    "{all, any, none, added, changed, removed}",
-                   arity::one}},
-                 {{"--fields", "components to return, comma-separated (repeatable)", false, "NAMES"},
+                   arity::one, word_kind::query}},
+                 {{"--fields", "components to return, comma-separated (repeatable); their columns come in this order",
+                   false, "NAMES", word_kind::name_list},
                   limit_opt,
                   offset_opt},
                  {"ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20",
                   R"(ecsctl query '{"all":["Position"],"none":["Frozen"]}')"},
                  [](const verb_input& in) {
-                     const std::string text = in.one("QUERY").value_or("");
-                     request r{"world.query", {}};
-                     r.params["query"] = text.starts_with('{') ? parse_json(text, "QUERY") : json(text);
-                     if (!in.all("--fields").empty()) {
-                         r.params["fields"] = split_list(in.all("--fields"));
-                     }
+                     request r{"world.query", query_params(in)};
                      paging(in, r.params);
                      return r;
                  },
                  {},
                  "components"});
+    v.push_back({"watch",
+                 "world.watch",
+                 "follow a query live: a table updated in place on a terminal, one JSON text per "
+                 "notification otherwise; Ctrl-C unsubscribes",
+                 {{"QUERY", "text form 'Position, Velocity, near(0, 0, 10)' or a JSON object, as for query",
+                   arity::one, word_kind::query}},
+                 {{"--fields", "components to carry, comma-separated (default: those the query names)", false,
+                   "NAMES", word_kind::name_list},
+                  {"--every", "at most one notification every N ticks (default 1)", false, "N"},
+                  {"--count", "stop after N notifications (default: until Ctrl-C)", false, "N"}},
+                 {"ecsctl watch 'Position, Velocity'", "ecsctl watch 'Position, !Frozen' --fields Position --every 10",
+                  "ecsctl watch Position --count 3 | jq -c .changed",
+                  "ecsctl --world arena watch 'Health, AI' --fields Health"},
+                 [](const verb_input& in) {
+                     request r{"world.watch", query_params(in)};
+                     if (auto every = in.one("--every")) {
+                         const auto n = parse_count(*every, "--every");
+                         if (n == 0) {
+                             throw usage_error("--every: must be at least 1");
+                         }
+                         r.params["every"] = n;
+                     }
+                     if (auto count = in.one("--count")) {
+                         (void)parse_count(*count, "--count");  // the client's own: checked, never sent
+                     }
+                     return r;
+                 },
+                 {},
+                 "components",
+                 {},
+                 /*streams=*/true});
     // --- components -------------------------------------------------------------------------------------
     v.push_back({"components",
                  "world.list_components",
@@ -433,7 +547,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"system-entities",
                  "world.system_entities",
                  "entities a system currently works on",
-                 {{"SYSTEM", "system name, as listed by systems", arity::one}},
+                 {{"SYSTEM", "system name, as listed by systems", arity::one, word_kind::name}},
                  {limit_opt, offset_opt},
                  {"ecsctl system-entities movement", "ecsctl system-entities collision_detection --limit 10"},
                  [](const verb_input& in) {
@@ -446,7 +560,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"enable-system",
                  "world.enable_system",
                  "enable a system",
-                 {{"SYSTEM", "system name", arity::one}},
+                 {{"SYSTEM", "system name", arity::one, word_kind::name}},
                  {},
                  {"ecsctl enable-system movement"},
                  [](const verb_input& in) {
@@ -457,7 +571,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"disable-system",
                  "world.disable_system",
                  "disable a system",
-                 {{"SYSTEM", "system name", arity::one}},
+                 {{"SYSTEM", "system name", arity::one, word_kind::name}},
                  {},
                  {"ecsctl disable-system movement"},
                  [](const verb_input& in) {
@@ -468,7 +582,7 @@ std::vector<verb> make_verbs() {
     v.push_back({"run-system",
                  "world.run_system",
                  "run a system once, now",
-                 {{"SYSTEM", "system name", arity::one}},
+                 {{"SYSTEM", "system name", arity::one, word_kind::name}},
                  {},
                  {"ecsctl run-system cleanup"},
                  [](const verb_input& in) {
@@ -488,9 +602,9 @@ std::vector<verb> make_verbs() {
     v.push_back({"cast",
                  "world.cast_spell",
                  "cast a spell; prints the tick it takes effect on",
-                 {{"CASTER", "entity id of the caster", arity::one},
-                  {"SPELL", "spell name, as listed by spells", arity::one},
-                  {"TARGET", "entity id of the target (default: the caster)", arity::optional}},
+                 {{"CASTER", "entity id (or Name) of the caster", arity::one},
+                  {"SPELL", "spell name, as listed by spells", arity::one, word_kind::name},
+                  {"TARGET", "entity id (or Name) of the target (default: the caster)", arity::optional}},
                  {{"--amount", "spell-specific strength, e.g. seconds for ghost, hp for heal", false, "X"}},
                  {"ecsctl cast 4294967296 kill_all_monsters", "ecsctl cast 4294967296 freeze 4294967297",
                   "ecsctl cast 4294967296 heal --amount 25"},
@@ -513,7 +627,7 @@ std::vector<verb> make_verbs() {
                  "world.define_prefab",
                  "define (or redefine) a prefab",
                  {{"NAME", "prefab name", arity::one},
-                  {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many}},
+                  {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many, word_kind::name_value}},
                  {},
                  {R"(ecsctl prefab define tree Position='{"x":0,"y":0}' Collider='{"radius":1}' Static)"},
                  [](const verb_input& in) {
@@ -527,8 +641,9 @@ std::vector<verb> make_verbs() {
         {"prefab spawn",
          "world.spawn_prefab",
          "spawn COUNT entities from a prefab; prints their ids",
-         {{"NAME", "prefab name", arity::one},
-          {"OVERRIDE", "Name=JSON components replacing the prefab's", arity::any}},
+         {{"NAME", "prefab name", arity::one, word_kind::name, "prefabs"},
+          {"OVERRIDE", "Name=JSON components merged field by field into the prefab's (a new one is added)",
+           arity::any, word_kind::name_value}},
          {{"--count", "how many (default 1)", false, "N"}},
          {"ecsctl prefab spawn tree", R"(ecsctl prefab spawn tree --count 10 Position='{"x":5,"y":0}')"},
          [](const verb_input& in) {
@@ -585,6 +700,19 @@ const verb* find_verb(std::string_view name) {
     const auto& table = verbs();
     const auto it = std::find_if(table.begin(), table.end(), [&](const verb& v) { return v.name == name; });
     return it == table.end() ? nullptr : &*it;
+}
+
+std::vector<std::string> requested_columns(const request& req) {
+    std::vector<std::string> names;
+    const auto fields = req.params.find("fields");  // end() unless params is an object holding it
+    if (fields != req.params.end() && fields->is_array()) {
+        for (const auto& name : *fields) {
+            if (name.is_string()) {
+                names.push_back(name.get<std::string>());
+            }
+        }
+    }
+    return names;
 }
 
 void apply_world(request& req, const std::optional<std::string>& world) {

@@ -24,11 +24,22 @@ enum class arity {
     any,       ///< zero or more
 };
 
+/// @brief What the interactive shell offers when a word is completed.
+enum class word_kind {
+    none,        ///< nothing: ids, numbers, JSON, new names
+    name,        ///< a name from a server list (the verb's `completes`, or the argument's own `list`)
+    name_list,   ///< comma-separated names (`--fields Position,Velocity`)
+    name_value,  ///< `Name=JSON`: the name is completed without a blank after it, so `=` can follow
+    query,       ///< query text: component names after `'`, `,`, `!`, `?`, `|`, `(`, inside quotes too
+};
+
 /// @brief A positional argument of a verb.
 struct positional_spec {
     std::string_view name;  ///< upper-case placeholder shown in help, e.g. "ID"
     std::string_view help;
     arity count = arity::one;
+    word_kind completion = word_kind::none;
+    std::string_view list = {};  ///< the server list its names come from when not the verb's `completes`
 };
 
 /// @brief An option of a verb (`--limit N`) or a flag (`--paused`).
@@ -37,6 +48,7 @@ struct option_spec {
     std::string_view help;
     bool is_flag = false;
     std::string_view value_name = "VALUE";
+    word_kind completion = word_kind::none;  ///< of its value, with names from the verb's `completes`
 };
 
 /// @brief The words a verb was given, by positional or option name.
@@ -69,11 +81,14 @@ struct verb {
     std::function<request(const verb_input&)> build;  ///< throws usage_error
     /// @brief Optional reshaping of the result before it is printed (both formats).
     std::function<json(const json&)> shape;
-    /// @brief Which completion list fits its positional words: "components", "systems", "spells",
-    ///        "methods", "worlds", "prefabs" or "".
+    /// @brief The server list its words' names come from: "components", "systems", "spells", "methods",
+    ///        "worlds", "prefabs" or "" (each argument's `completion` says which words take them).
     std::string_view completes;
     /// @brief Optional reshaping for tables only (JSON output keeps the server's result).
     std::function<json(const json&)> table_view = {};
+    /// @brief True for a verb that opens a stream (`watch`): its request answers once, then
+    ///        notifications follow until the client stops; run_watch (watch.hpp) drives it.
+    bool streams = false;
 };
 
 /// @brief Every verb, in the order help lists them.
@@ -81,6 +96,10 @@ struct verb {
 
 /// @brief The verb called `name` ("spawn", "world create"), or nullptr.
 [[nodiscard]] const verb* find_verb(std::string_view name);
+
+/// @brief The order a request asks its table's component columns to take: the names of its `fields`
+///        param (`query --fields Velocity,Position`), else none.
+[[nodiscard]] std::vector<std::string> requested_columns(const request& req);
 
 /// @brief Adds `params.world` to a world.* request (except world.list) when a world was chosen and the
 ///        params name none.

@@ -14,9 +14,6 @@ namespace {
 
 using json = nlohmann::json;
 
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 run_result ecsctl(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
     args.insert(args.begin(), ECSCTL_PATH);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -61,10 +62,10 @@ int wait_for(pid_t pid) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-}  // namespace
-
-run_result run(const std::vector<std::string>& argv, const std::string& input,
-               const std::map<std::string, std::string>& env, std::chrono::milliseconds limit) {
+/// @brief run() with a hook called after each piece of standard output (with the child's pid).
+run_result run_watching(const std::vector<std::string>& argv, const std::string& input,
+                        const std::map<std::string, std::string>& env, std::chrono::milliseconds limit,
+                        const std::function<void(pid_t, const std::string&)>& on_output) {
     std::array<int, 2> in{};
     std::array<int, 2> out{};
     std::array<int, 2> err{};
@@ -133,6 +134,9 @@ run_result run(const std::vector<std::string>& argv, const std::string& input,
                 continue;
             }
             (i == 0 ? result.out : result.err).append(buffer.data(), static_cast<std::size_t>(n));
+            if (i == 0 && on_output) {
+                on_output(pid, result.out);
+            }
         }
     }
     for (auto& f : fds) {
@@ -143,6 +147,24 @@ run_result run(const std::vector<std::string>& argv, const std::string& input,
     result.exit_code = wait_for(pid);
     writer.join();
     return result;
+}
+
+}  // namespace
+
+run_result run(const std::vector<std::string>& argv, const std::string& input,
+               const std::map<std::string, std::string>& env, std::chrono::milliseconds limit) {
+    return run_watching(argv, input, env, limit, {});
+}
+
+run_result run_and_signal(const std::vector<std::string>& argv, std::size_t lines, int sig,
+                          const std::map<std::string, std::string>& env, std::chrono::milliseconds limit) {
+    bool sent = false;
+    return run_watching(argv, {}, env, limit, [&](pid_t pid, const std::string& out) {
+        if (!sent && static_cast<std::size_t>(std::count(out.begin(), out.end(), '\n')) >= lines) {
+            kill(pid, sig);
+            sent = true;
+        }
+    });
 }
 
 run_result run_on_terminal(const std::vector<std::string>& argv, const std::string& input,

@@ -6,10 +6,14 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace ecsd::test {
 
@@ -27,10 +31,27 @@ struct run_result {
                              const std::map<std::string, std::string>& env = {},
                              std::chrono::milliseconds limit = std::chrono::seconds(20));
 
+/// @brief Like run(), and sends `sig` to the program once, as soon as its standard output holds
+///        `lines` lines (Ctrl-C on a pipe: SIGINT).
+[[nodiscard]] run_result run_and_signal(const std::vector<std::string>& argv, std::size_t lines, int sig,
+                                        const std::map<std::string, std::string>& env = {},
+                                        std::chrono::milliseconds limit = std::chrono::seconds(20));
+
 /// @brief Runs `argv` on a pseudo-terminal (so it sees a terminal on stdin and stdout), types `input`,
 ///        and returns everything it printed on the terminal.
 [[nodiscard]] run_result run_on_terminal(const std::vector<std::string>& argv, const std::string& input,
                                          const std::map<std::string, std::string>& env = {},
                                          std::chrono::milliseconds limit = std::chrono::seconds(20));
+
+/// @brief True when `part` occurs in `text` (output checks).
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// @brief Every line of a program's stdout parsed as JSON.
+inline std::vector<nlohmann::json> json_lines(const std::string& out) {
+    std::vector<nlohmann::json> values;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) values.push_back(nlohmann::json::parse(line));
+    return values;
+}
 
 }  // namespace ecsd::test

@@ -18,19 +18,7 @@ namespace {
 
 using json = nlohmann::json;
 
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
-/// @brief Every stdout line parsed as JSON.
-std::vector<json> json_lines(const std::string& out) {
-    std::vector<json> values;
-    std::istringstream in(out);
-    for (std::string line; std::getline(in, line);) {
-        values.push_back(json::parse(line));
-    }
-    return values;
-}
 
 /// @brief A real ecsd (tests/support) whose log is dropped.
 std::unique_ptr<ecsd_server> start_ecsd(std::vector<std::string> args = {}) {
@@ -156,8 +144,64 @@ TEST_F(ecsctl_server, script_stops_at_first_failing_line_with_its_number) {
     EXPECT_TRUE(contains(r.err, "<stdin>:3: method_not_found")) << r.err;
 }
 
+TEST_F(ecsctl_server, script_builds_an_arena_with_a_repeat_block_and_checks_it_with_expect) {
+    const std::string script = R"(world create loop_arena --paused --bounds '{"bottom":0}'
+use loop_arena
+$hero = spawn Position='{"x":0,"y":1}' Player Health
+repeat 20 {
+  spawn Position='{"x":$i,"y":10}' RigidBody Collider='{"radius":0.4}' Health AI
+}
+$before = query 'Health, AI' --limit 1
+expect ${before.total} == 20
+step 120
+$low = query 'AI' --limit 100
+expect ${low.entities.0.components.Position.y} < 10
+expect ${low.entities.19.components.Position.y} < 10
+repeat 3 expect $i < 3
+cast $hero kill_all_monsters
+step 1
+$after = query 'Health, AI' --limit 1
+expect ${after.total} == 0
+assert ${after.total} != 1
+world destroy loop_arena
+)";
+    const auto r = ecsctl({}, script);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+}
+
+TEST_F(ecsctl_server, a_failed_expect_stops_the_script_with_file_line_and_exit_1) {
+    const auto r = ecsctl({}, "$p = ping\nrepeat 2 {\n  expect $i < 1\n}\necho never\n");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, "<stdin>:3: expectation failed: expected 1 < 1\n");
+    EXPECT_FALSE(contains(r.out, "never")) << r.out;
+    const auto unclosed = ecsctl({}, "repeat 2 {\nping\n");
+    EXPECT_EQ(unclosed.exit_code, 2);
+    EXPECT_TRUE(contains(unclosed.err, "<stdin>:1: repeat block without its closing } line")) << unclosed.err;
+    const auto stray = ecsctl({}, "ping\n}\n");
+    EXPECT_EQ(stray.exit_code, 2);
+    EXPECT_TRUE(contains(stray.err, "<stdin>:2: } without a repeat N { before it")) << stray.err;
+}
+
+TEST_F(ecsctl_server, repeat_on_one_line_counts_i_from_zero) {
+    const auto r = ecsctl({}, "repeat 3 echo n=$i\nrepeat 0 echo none\n");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "n=0\nn=1\nn=2\n");
+    EXPECT_EQ(ecsctl({}, "repeat x echo n\n").exit_code, 2);
+}
+
+TEST(ecsctl_idle, a_command_after_the_servers_idle_timeout_reconnects_and_is_carried_out) {
+    const auto server = start_ecsd({"--idle-timeout", "1"});
+    const auto r = run({ECSCTL_PATH, "--port", std::to_string(server->port())},
+                       "world create idle --paused\nuse idle\nsleep 1.6\n"
+                       "spawn Position\n$n = query Position\nexpect ${n.total} == 1\n");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "had closed the idle connection; reconnected")) << r.err;
+    EXPECT_TRUE(contains(r.out, "\"entity\"")) << r.out;
+}
+
 TEST_F(ecsctl_server, script_keep_going_runs_every_line_and_exits_with_first_failure) {
-    const auto r = ecsctl({"--keep-going"}, "ping\nget x\ncall no.such.method\nping\n");
+    const auto r = ecsctl({"--keep-going"}, "ping\nget -1\ncall no.such.method\nping\n");
     EXPECT_EQ(r.exit_code, 2);  // line 2's usage error came first
     EXPECT_EQ(r.out, "\"pong\"\n\"pong\"\n");
     EXPECT_TRUE(contains(r.err, "<stdin>:2:")) << r.err;
@@ -330,7 +374,7 @@ TEST_F(ecsctl_server, entity_verbs_mutate_components_and_tables) {
 
     const auto table = ecsctl({"-w", w, "-o", "table", "get", id});
     EXPECT_EQ(table.exit_code, 0) << table.err;
-    EXPECT_TRUE(table.out.starts_with("COMPONENT  VALUE\nFrozen")) << table.out;
+    EXPECT_TRUE(table.out.starts_with("COMPONENT  VALUE\nPosition")) << table.out;
     EXPECT_TRUE(contains(table.out, "entity: " + id)) << table.out;
 
     const auto bad_component = ecsctl({"-w", w, "insert", id, "NoSuchThing"});
@@ -364,7 +408,7 @@ TEST_F(ecsctl_server, systems_and_their_entities) {
     const auto systems = ok({"-w", w, "systems"});
     EXPECT_TRUE(contains(systems.dump(), "movement")) << systems;
     const auto table = ecsctl({"-w", w, "-o", "table", "systems"});
-    EXPECT_TRUE(table.out.starts_with("NAME")) << table.out;  // the name column leads
+    EXPECT_TRUE(table.out.starts_with("ORDER  NAME")) << table.out;  // the pipeline order, then the name
 
     EXPECT_TRUE(contains(ok({"-w", w, "system-entities", "movement", "--limit", "5"}).dump(), "4294967296"));
     (void)ok({"-w", w, "disable-system", "movement"});

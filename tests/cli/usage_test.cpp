@@ -1,6 +1,10 @@
-// ecsctl's help and usage errors (exit 2): nothing here needs a server, and nothing is sent.
+// ecsctl's help, usage errors (exit 2), output formats and shell completion: nothing here needs a real
+// ecsd; where something must be sent, a fake line server gives fixed answers.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "fake_server.hpp"
 #include "process.hpp"
@@ -37,6 +41,88 @@ TEST(ecsctl_usage, verb_help_shows_method_and_examples) {
     }
 }
 
+TEST(ecsctl_usage, a_group_help_shows_its_own_verbs_and_examples_only) {
+    const auto world = ecsctl({"world", "--help"});
+    EXPECT_EQ(world.exit_code, 0);
+    EXPECT_TRUE(contains(world.out, "destroy")) << world.out;
+    EXPECT_TRUE(contains(world.out, "ecsctl world create arena")) << world.out;
+    EXPECT_FALSE(contains(world.out, "ecsctl -f setup.ecs")) << world.out;  // the top-level examples
+    const auto prefab = ecsctl({"prefab", "--help"});
+    EXPECT_TRUE(contains(prefab.out, "ecsctl prefab define tree")) << prefab.out;
+    EXPECT_FALSE(contains(prefab.out, "ecsctl ping")) << prefab.out;
+}
+
+TEST(ecsctl_usage, unknown_verb_reads_the_same_on_the_command_line_and_in_scripts) {
+    fake_server server(
+        [](const std::string&) { return std::string(R"({"jsonrpc":"2.0","id":1,"result":null})") + "\n"; });
+    const auto cli = ecsctl({"--port", std::to_string(server.port()), "spwan", "Position"});
+    EXPECT_EQ(cli.exit_code, 2);
+    EXPECT_EQ(cli.err, "ecsctl: unknown verb 'spwan'; did you mean 'spawn'? (help lists them)\n");
+    const auto script = ecsctl({"--port", std::to_string(server.port())}, "spwan Position\n");
+    EXPECT_EQ(script.exit_code, 2);
+    EXPECT_EQ(script.err, "<stdin>:1: unknown verb 'spwan'; did you mean 'spawn'? (help lists them)\n");
+    const auto group = ecsctl({"--port", std::to_string(server.port()), "world", "creat", "x"});
+    EXPECT_EQ(group.exit_code, 2);
+    EXPECT_TRUE(contains(group.err, "unknown verb 'world creat'; did you mean 'world create'?")) << group.err;
+    EXPECT_TRUE(server.lines().empty());
+}
+
+TEST(ecsctl_usage, output_formats_and_precision) {
+    // Whatever is asked, the server answers one result with long floats and a long string.
+    const std::string note(50, 'n');
+    const std::string result = R"({"x":1.0000000000000013,"pi":3.14159265358979,"note":")" + note + R"("})";
+    fake_server server([&](const std::string&) {
+        return R"({"jsonrpc":"2.0","id":1,"result":)" + result + "}\n";
+    });
+    const std::string port = std::to_string(server.port());
+    const auto table = ecsctl({"--port", port, "-o", "table", "call", "m"});
+    EXPECT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_EQ(table.out, "KEY   VALUE\nnote  " + note.substr(0, 39) + "…\npi    3.14159\nx     1\n");
+    const auto three = ecsctl({"--port", port, "-o", "table", "--precision", "3", "call", "m"});
+    EXPECT_TRUE(contains(three.out, "pi    3.14\n")) << three.out;
+    const auto wide = ecsctl({"--port", port, "-o", "wide", "--precision", "0", "call", "m"});
+    EXPECT_EQ(wide.out, "KEY   VALUE\nnote  " + note + "\npi    3.14159265358979\nx     1.0000000000000013\n");
+    const auto yaml = ecsctl({"--port", port, "-o", "yaml", "call", "m"});
+    EXPECT_EQ(yaml.out, "---\nx: 1.0000000000000013\npi: 3.14159265358979\nnote: " + note + "\n");
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"-j"}, {"--json"}, {"-o", "json"}, {}}) {  // {}: piped
+        auto full = args;
+        full.insert(full.begin(), {"--port", port, "--precision", "2"});
+        full.insert(full.end(), {"call", "m"});
+        EXPECT_EQ(ecsctl(full).out, result + "\n");  // JSON is exact, whatever --precision says
+    }
+    const auto bad = ecsctl({"--port", port, "-o", "xml", "call", "m"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_TRUE(contains(bad.err, "table, wide, json or yaml")) << bad.err;
+}
+
+TEST(ecsctl_usage, shell_completes_query_text_and_names_before_equals) {
+    // A server that knows three components and answers null to anything else, echoing ids.
+    fake_server server([](const std::string& line) {
+        const auto request = nlohmann::json::parse(line);
+        nlohmann::json result = nullptr;
+        if (request["method"] == "world.list_components") {
+            result = nlohmann::json::parse(R"({"components":[{"name":"Position"},{"name":"Velocity"},{"name":"Frozen"}]})");
+        }
+        return nlohmann::json{{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}}.dump() + "\n";
+    });
+    const auto history = std::filesystem::temp_directory_path() / ("ecsctl_usage_history_" + std::to_string(getpid()));
+    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(server.port())},
+                                   "query 'Position, Vel\t, !Fr\t' --limit 0\n"
+                                   "spawn Pos\t='{\"x\":1}'\n"
+                                   "exit\n",
+                                   {{"ECSCTL_HISTORY", history.string()}});
+    std::filesystem::remove(history);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    std::string sent;
+    for (const auto& line : server.lines()) {
+        sent += line + "\n";
+    }
+    // Completed without a blank after either name: the words reached the server as typed.
+    EXPECT_TRUE(contains(sent, R"("query":"Position, Velocity, !Frozen")")) << sent;
+    EXPECT_TRUE(contains(sent, R"("components":{"Position":{"x":1}})")) << sent;
+}
+
 TEST(ecsctl_usage, version) {
     const auto r = ecsctl({"--version"});
     EXPECT_EQ(r.exit_code, 0);
@@ -50,7 +136,7 @@ TEST(ecsctl_usage, mistakes_exit_2_and_send_nothing) {
     for (const std::vector<std::string>& args :
          std::vector<std::vector<std::string>>{{"frobnicate"},
                                                {"get"},
-                                               {"get", "not-a-number"},
+                                               {"get", "12abc"},
                                                {"get", "-1"},
                                                {"spawn", "Position={x:1}"},
                                                {"spawn", "Position="},
@@ -60,7 +146,9 @@ TEST(ecsctl_usage, mistakes_exit_2_and_send_nothing) {
                                                {"call"},
                                                {"call", "world.info", "{"},
                                                {"world"},
-                                               {"--output", "yaml", "ping"},
+                                               {"--output", "xml", "ping"},
+                                               {"--precision", "18", "ping"},
+                                               {"--precision", "-1", "ping"},
                                                {"help", "no-such-verb"},
                                                {"-f", "/no/such/script.ecs"}}) {
         auto full = args;

@@ -43,21 +43,22 @@ TEST(render_human, scalars) {
 }
 
 TEST(render_human, object_as_key_value_rows) {
-    EXPECT_EQ(render_human(json::parse(R"({"version":"0.1.0","uptime":3,"limits":{"max":1,"deep":{"a":1}},
-                                           "worlds":["default","arena"]})")),
+    EXPECT_EQ(render_human(json::parse(R"({"limits":{"max":1,"deep":{"a":1}},"uptime_s":3,"version":"0.1.0",
+                                           "worlds":["default","arena"],"zone":"eu"})")),
               "KEY          VALUE\n"
               "version      0.1.0\n"
-              "uptime       3\n"
-              "limits.max   1\n"
+              "uptime_s     3\n"
+              "worlds       default, arena\n"
               "limits.deep  {\"a\":1}\n"
-              "worlds       default, arena\n");
+              "limits.max   1\n"
+              "zone         eu\n");
 }
 
 TEST(render_human, array_of_objects_as_table_with_union_of_keys) {
     EXPECT_EQ(render_human(json::parse(R"([{"name":"a","n":1},{"name":"bb","extra":true}])")),
-              "NAME  N  EXTRA\n"
-              "a     1\n"
-              "bb       true\n");
+              "NAME  EXTRA  N\n"
+              "a            1\n"
+              "bb    true\n");
 }
 
 TEST(render_human, identifying_columns_come_first) {
@@ -80,13 +81,143 @@ TEST(render_human, list_inside_object_with_scalar_footer) {
               "total: 2\n");
 }
 
-TEST(render_human, components_object_one_row_per_component) {
-    const auto result = json::parse(R"({"entity":5,"components":{"Frozen":{},"Position":{"x":1}}})");
+TEST(render_human, components_object_one_row_per_component_in_natural_order) {
+    const auto result = json::parse(R"({"entity":5,"components":{"Frozen":{},"Mana":{"points":2},"Position":{"x":1}}})");
     EXPECT_EQ(render_human(result),
               "COMPONENT  VALUE\n"
-              "Frozen     {}\n"
               "Position   {\"x\":1}\n"
+              "Frozen     {}\n"
+              "Mana       {\"points\":2}\n"
               "entity: 5\n");
+}
+
+TEST(render_human, systems_columns_in_natural_order_not_alphabetical) {
+    // The server's objects arrive with their members sorted.
+    const auto systems = json::parse(R"({"systems":[{"enabled":true,"last_ms":0.5,"members":3,"name":"movement",
+        "order":0,"p50_ms":0.25,"p99_ms":1.0,"phase":"update","runs":7,"signature":"Position, Velocity"}]})");
+    const auto text = render_human(systems);
+    EXPECT_EQ(text.substr(0, text.find('\n')),
+              "ORDER  NAME      PHASE   ENABLED  MEMBERS  SIGNATURE           RUNS  LAST_MS  P50_MS  P99_MS");
+    EXPECT_EQ(render_human(json::parse(R"([{"description":"heals","name":"heal"}])")),
+              "NAME  DESCRIPTION\n"
+              "heal  heals\n");
+}
+
+TEST(render_human, unknown_members_follow_known_ones_alphabetically) {
+    EXPECT_EQ(render_human(json::parse(R"([{"zeta":1,"entity":2,"alpha":3,"name":"n"}])")),
+              "ENTITY  NAME  ALPHA  ZETA\n"
+              "2       n     3      1\n");
+}
+
+TEST(render_human, component_columns_in_natural_order_or_as_requested) {
+    const auto rows = json::parse(R"([{"components":{"Frozen":{},"Mana":1,"Position":2,"Velocity":3,"Aura":4},
+                                       "entity":1}])");
+    EXPECT_EQ(render_human(rows),
+              "ENTITY  POSITION  VELOCITY  FROZEN  AURA  MANA\n"
+              "1       2         3         {}      4     1\n");
+    table_options asked;
+    asked.component_order = {"Mana", "Velocity"};  // query --fields Mana,Velocity
+    EXPECT_EQ(render_human(rows, asked),
+              "ENTITY  MANA  VELOCITY  POSITION  FROZEN  AURA\n"
+              "1       1     3         2         {}      4\n");
+}
+
+TEST(render_human, floats_at_six_significant_digits_also_inside_json_cells) {
+    const auto rows = json::parse(R"([{"name":"a","p50_ms":1.0000000000000013,
+                                       "gravity":{"x":0.0,"y":-9.810000000000002,"tiny":0.000123456789}}])");
+    EXPECT_EQ(render_human(rows),
+              "NAME  P50_MS  GRAVITY\n"
+              "a     1       {\"x\":0,\"y\":-9.81,\"tiny\":0.000123457}\n");
+    table_options exact;
+    exact.precision = 0;
+    EXPECT_NE(render_human(rows, exact).find("1.0000000000000013"), std::string::npos);
+    EXPECT_NE(render_human(rows, exact).find("-9.810000000000002"), std::string::npos);
+    table_options three;
+    three.precision = 3;
+    EXPECT_EQ(render_human(json(3.14159), three), "3.14\n");
+    EXPECT_EQ(render_human(json(123456789)), "123456789\n");  // integers are never rounded
+}
+
+TEST(render, json_and_yaml_stay_exact) {
+    const auto value = json::parse(R"({"x":1.0000000000000013})");
+    EXPECT_EQ(render(value, output_format::json_lines), "{\"x\":1.0000000000000013}\n");
+    EXPECT_EQ(render(value, output_format::yaml), "---\nx: 1.0000000000000013\n");
+    EXPECT_EQ(render(value, output_format::table), "KEY  VALUE\nx    1\n");
+}
+
+TEST(float_text, significant_digits_or_exact) {
+    EXPECT_EQ(float_text(1.0000000000000013, 6), "1");
+    EXPECT_EQ(float_text(2.5, 6), "2.5");
+    EXPECT_EQ(float_text(1234567.0, 6), "1.23457e+06");
+    EXPECT_EQ(float_text(-0.0, 6), "0");
+    EXPECT_EQ(float_text(1.0000000000000013, 0), "1.0000000000000013");
+    EXPECT_EQ(float_text(10.0, 0), "10.0");
+}
+
+TEST(render_human, long_cells_are_cut_unless_wide) {
+    const std::string long_text(60, 'x');
+    const auto rows = json::array({{{"name", "a"}, {"description", long_text}}});
+    EXPECT_EQ(render_human(rows),
+              "NAME  DESCRIPTION\n"
+              "a     " + std::string(39, 'x') + "…\n");
+    table_options wide;
+    wide.max_cell_width = 0;
+    EXPECT_EQ(render_human(rows, wide),
+              "NAME  DESCRIPTION\n"
+              "a     " + long_text + "\n");
+    // KEY/VALUE rows too; a footer line is never cut.
+    const auto object = json::object({{"config", long_text}});
+    EXPECT_NE(render_human(object).find(std::string(39, 'x') + "…\n"), std::string::npos);
+    const auto listed = json::object({{"entities", json::array({{{"entity", 1}}})}, {"note", long_text}});
+    EXPECT_NE(render_human(listed).find("note: " + long_text + "\n"), std::string::npos);
+}
+
+TEST(fit_width, cuts_whole_code_points) {
+    EXPECT_EQ(fit_width("héllo wörld", 5), "héll…");
+    EXPECT_EQ(display_width(fit_width("héllo wörld", 5)), 5U);
+    EXPECT_EQ(fit_width("héllo", 5), "héllo");
+    EXPECT_EQ(fit_width("héllo wörld", 0), "héllo wörld");
+}
+
+TEST(to_yaml, block_style_with_nested_objects_and_lists) {
+    const auto value = json::parse(R"({"entities":[{"entity":1,"components":{"Position":{"x":0.5,"y":-2}}},
+                                                   {"entity":2,"components":{}}],
+                                       "tags":["a",[1,2]],"empty":[],"none":null,"ok":true})");
+    EXPECT_EQ(to_yaml(value),
+              "---\n"
+              "entities:\n"
+              "  - entity: 1\n"
+              "    components:\n"
+              "      Position:\n"
+              "        x: 0.5\n"
+              "        \"y\": -2\n"  // a plain y is true to YAML 1.1 readers
+              "  - entity: 2\n"
+              "    components: {}\n"
+              "tags:\n"
+              "  - a\n"
+              "  - - 1\n"
+              "    - 2\n"
+              "empty: []\n"
+              "none: null\n"
+              "ok: true\n");
+    EXPECT_EQ(to_yaml("pong"), "---\npong\n");
+    EXPECT_EQ(to_yaml(json::array()), "---\n[]\n");
+    EXPECT_EQ(to_yaml(1e300), "---\n1.0e+300\n");  // YAML 1.1 wants the dot
+}
+
+TEST(to_yaml, quotes_strings_that_would_read_as_something_else) {
+    for (const char* text : {"", "yes", "No", "off", "null", "true", "1.5", "42", "-x", " lead", "trail ", "a: b",
+                             "key:", "#c", "Position, Velocity", "!Frozen", "*a", "&a", "{}", "'q'", "@x", "~",
+                             "0.1.0", "multi\nline", "tab\there", ".inf"}) {
+        const std::string yaml = to_yaml(json(text));
+        EXPECT_EQ(yaml.substr(4, 1), "\"") << text << " -> " << yaml;
+    }
+    EXPECT_EQ(to_yaml(json("multi\nline")), "---\n\"multi\\nline\"\n");
+    EXPECT_EQ(to_yaml(json(R"(say "hi")")), "---\n" R"("say \"hi\"")" "\n");
+    for (const char* text : {"Position", "kill_all_monsters", "/tmp/data", "a:b", "héllo wörld", "x-y z"}) {
+        EXPECT_EQ(to_yaml(json(text)), "---\n" + std::string(text) + "\n") << text;
+    }
+    EXPECT_EQ(to_yaml(json::object({{"yes", 1}})), "---\n\"yes\": 1\n");  // keys too
 }
 
 TEST(render_human, array_of_scalars_one_per_line) {

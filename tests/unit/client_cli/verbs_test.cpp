@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "line_parser.hpp"
+#include "output.hpp"
 #include "verb_parser.hpp"
 
 namespace ecsd::cli {
@@ -109,9 +110,23 @@ TEST(verbs, call_is_raw) {
     EXPECT_EQ(build("call world.info", "arena").params, json::parse(R"({"world":"arena"})"));
 }
 
+TEST(verbs, an_entity_is_an_id_or_a_name) {
+    std::ostringstream help;
+    const auto request_of = [&](const char* line) {
+        const auto p = parse_words(split_words(line), help);
+        return p.row->build(p.input);
+    };
+    EXPECT_EQ(request_of("get hero").params["entity"], "hero");
+    EXPECT_EQ(request_of("get 4294967296").params["entity"], 4294967296ULL);
+    EXPECT_EQ(request_of("cast hero freeze orc").params["target"], "orc");
+    EXPECT_EQ(request_of("despawn 4294967296 orc").params["entities"], json({4294967296ULL, "orc"}));
+    EXPECT_EQ(request_of("spawn --name hero Player").params["components"]["Name"], json({{"name", "hero"}}));
+    EXPECT_THROW((void)request_of("spawn --name twin --count 2 Player"), usage_error) << "names are unique";
+}
+
 TEST(verbs, usage_errors) {
     std::ostringstream help;
-    for (const char* bad : {"frobnicate", "get", "get x", "get 1 Position={}", "remove 1", "step -1",
+    for (const char* bad : {"frobnicate", "get", "get -1", "get 12abc", "get 1 Position={}", "remove 1", "step -1",
                             "step x", "query", "world", "world create", "call", "call m '{'", "call m 5",
                             "spawn Position={", "cast 1", "get 1 --nope"}) {
         EXPECT_THROW(
@@ -144,6 +159,92 @@ TEST(verbs, components_table_view_shortens_field_lists) {
         {"name":"Frozen","fields":[]}]})"));
     EXPECT_EQ(shown["components"][0]["fields"], "x:number=0.0, y:number=0.0");
     EXPECT_EQ(shown["components"][1]["fields"], "");
+}
+
+TEST(verbs, describe_calls_describe_entity) {
+    const auto r = build("describe 4294967296", "arena");
+    EXPECT_EQ(r.method, "world.describe_entity");
+    EXPECT_EQ(r.params, json::parse(R"({"entity":4294967296,"world":"arena"})"));
+}
+
+TEST(verbs, describe_table_lists_components_then_systems_then_changes) {
+    const auto* v = find_verb("describe");
+    ASSERT_NE(v, nullptr);
+    ASSERT_TRUE(static_cast<bool>(v->table_view));
+    // As the server sends it: members sorted.
+    const auto result = json::parse(R"({"changes":{"added":["Frozen"],"changed":["Position","Velocity"],"removed":[]},
+        "components":{"Frozen":{},"Position":{"x":1.0000000000000013,"y":0.0},"Velocity":{"x":1.0,"y":0.0}},
+        "entity":4294967296,"systems":["movement","collision_detection"]})");
+    EXPECT_EQ(render_human(v->table_view(result)),
+              "COMPONENT  VALUE\n"
+              "Position   {\"x\":1,\"y\":0}\n"
+              "Velocity   {\"x\":1,\"y\":0}\n"
+              "Frozen     {}\n"
+              "entity: 4294967296\n"
+              "systems: movement, collision_detection\n"
+              "added this tick: Frozen\n"
+              "changed this tick: Position, Velocity\n");
+    const auto quiet = json::parse(R"({"changes":{"added":[],"changed":[],"removed":[]},"components":{},
+        "entity":7,"systems":[]})");
+    EXPECT_EQ(render_human(v->table_view(quiet)),
+              "(no components)\n"
+              "entity: 7\n"
+              "systems: none\n"
+              "changed this tick: nothing\n");
+}
+
+TEST(verbs, requested_columns_are_the_fields_in_the_order_given) {
+    EXPECT_EQ(requested_columns(build("query 'Position, Velocity' --fields Velocity --fields Position")),
+              (std::vector<std::string>{"Velocity", "Position"}));
+    EXPECT_EQ(requested_columns(build(R"(call world.query '{"query":"Health","fields":["Health","AI"]}')")),
+              (std::vector<std::string>{"Health", "AI"}));
+    EXPECT_TRUE(requested_columns(build("query Position")).empty());
+    EXPECT_TRUE(requested_columns(build("call server.ping")).empty());  // no params at all
+}
+
+TEST(verbs, unknown_verbs_get_one_message_with_a_suggestion) {
+    using words = std::vector<std::string>;
+    EXPECT_EQ(unknown_verb(words{"spwan", "Position"}), "unknown verb 'spwan'; did you mean 'spawn'? (help lists them)");
+    EXPECT_EQ(unknown_verb(words{"frobnicate"}), "unknown verb 'frobnicate' (help lists them)");
+    EXPECT_EQ(unknown_verb(words{"world", "creat", "arena"}),
+              "unknown verb 'world creat'; did you mean 'world create'? (help world lists them)");
+    EXPECT_EQ(unknown_verb(words{"prefab", "zzz"}), "unknown verb 'prefab zzz' (help prefab lists them)");
+    EXPECT_EQ(unknown_verb(words{"spawn", "x"}), std::nullopt);
+    EXPECT_EQ(unknown_verb(words{"world", "create"}), std::nullopt);
+    EXPECT_EQ(unknown_verb(words{"world"}), std::nullopt);  // a bare group: CLI11 says a verb is missing
+    EXPECT_EQ(unknown_verb(words{"--json"}), std::nullopt);
+    std::ostringstream help;
+    try {
+        (void)parse_words({"spwan"}, help);
+        FAIL() << "no exception";
+    } catch (const usage_error& e) {
+        EXPECT_EQ(std::string(e.what()), "unknown verb 'spwan'; did you mean 'spawn'? (help lists them)");
+    }
+}
+
+TEST(verbs, a_group_help_shows_its_own_verbs_and_examples) {
+    const auto world = help_text("world");
+    EXPECT_NE(world.find("create"), std::string::npos) << world;
+    EXPECT_NE(world.find("ecsctl world create arena"), std::string::npos) << world;
+    EXPECT_EQ(world.find("ecsctl prefab"), std::string::npos) << world;
+    const auto prefab = help_text("prefab");
+    EXPECT_NE(prefab.find("ecsctl prefab spawn tree"), std::string::npos) << prefab;
+    EXPECT_EQ(prefab.find("ecsctl world"), std::string::npos) << prefab;
+}
+
+TEST(verbs, completed_arguments_name_a_list) {
+    for (const auto& v : verbs()) {
+        for (const auto& arg : v.args) {
+            if (arg.completion != word_kind::none) {
+                EXPECT_FALSE(arg.list.empty() && v.completes.empty()) << v.name << " " << arg.name;
+            }
+        }
+        for (const auto& o : v.options) {
+            if (o.completion != word_kind::none) {
+                EXPECT_FALSE(v.completes.empty()) << v.name << " " << o.name;
+            }
+        }
+    }
 }
 
 TEST(verbs, every_verb_has_a_summary_an_example_and_a_builder) {
