@@ -1,0 +1,312 @@
+'use strict';
+
+const net = require('node:net');
+const { LineSplitter, encode } = require('./framing');
+const { RpcError, ConnectionError, TimeoutError } = require('./errors');
+const { mixinRequests } = require('./requests');
+const { Pipeline } = require('./pipeline');
+const { Watch } = require('./watch');
+
+const DEFAULT_PAGE_SIZE = 1000; // world.query takes at most 10000 per page
+
+/**
+ * One connection to ecsd. Calls may overlap freely (they are pipelined and matched by id); watch
+ * notifications arriving on the same socket are routed to their Watch. An idle client does not keep
+ * Node running: the socket holds the event loop only while a call or a watch loop waits on it.
+ */
+class Client {
+  /**
+   * @param {object} [options]
+   * @param {string} [options.host] default 127.0.0.1
+   * @param {number} [options.port] default 7777
+   * @param {string|null} [options.token] sent with server.auth right after connecting
+   * @param {string|null} [options.world] added as params.world to world.* calls that name none
+   * @param {number} [options.timeout] ms to wait for each answer (and to connect); 0: for ever
+   */
+  constructor({ host = '127.0.0.1', port = 7777, token = null, world = null, timeout = 5000 } = {}) {
+    this.host = host;
+    this.port = port;
+    this.token = token;
+    this.world = world;
+    this.timeout = timeout;
+    this._socket = null;
+    this._state = 'new'; // new -> connecting -> open -> closed
+    this._nextId = 1;
+    this._pending = new Map(); // id -> {method, resolve, reject, timer}
+    this._watches = new Map(); // subscription -> Watch
+    this._starting = new Set(); // Watches whose world.watch answer has not arrived
+    this._early = new Map(); // subscription -> notifications that came before their watch answer
+    this._closeCause = null; // what the server said (or the socket error) before the connection went
+    this._closed = null; // resolves once the socket is closed
+  }
+
+  /** Connects a new client; see the constructor for the options. */
+  static async connect(options) {
+    return new Client(options).connect();
+  }
+
+  get address() {
+    return `${this.host}:${this.port}`;
+  }
+
+  get connected() {
+    return this._state === 'open';
+  }
+
+  /** Opens the connection (and authenticates when a token is set). Resolves to the client. */
+  async connect() {
+    if (this._state !== 'new') throw new Error(`connect(): this client is already ${this._state}`);
+    this._state = 'connecting';
+    const socket = net.createConnection({ host: this.host, port: this.port });
+    this._socket = socket;
+    try {
+      await new Promise((resolve, reject) => {
+        const timer = this.timeout
+          ? setTimeout(() => reject(new TimeoutError(`cannot connect to ${this.address}: no answer within ${this.timeout} ms`)), this.timeout)
+          : null;
+        socket.once('connect', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        socket.once('error', (err) => {
+          clearTimeout(timer);
+          const hint = err.code === 'ECONNREFUSED' ? ' (is ecsd running there? scripts/run.sh starts one on 7777)' : '';
+          reject(new ConnectionError(`cannot connect to ${this.address}: ${err.message}${hint}`, { cause: err }));
+        });
+      });
+    } catch (err) {
+      socket.destroy();
+      this._state = 'closed';
+      throw err;
+    }
+    socket.setNoDelay(true);
+    const splitter = new LineSplitter();
+    this._closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.on('data', (chunk) => {
+      for (const line of splitter.push(chunk)) this._onLine(line);
+    });
+    socket.on('error', (err) => {
+      this._closeCause = this._closeCause || err;
+    });
+    socket.on('close', () => this._onClose());
+    this._state = 'open';
+    this._holdChanged();
+    if (this.token !== null && this.token !== undefined) {
+      try {
+        await this.call('server.auth', { token: this.token });
+      } catch (err) {
+        await this.close();
+        throw err;
+      }
+    }
+    return this;
+  }
+
+  /** Closes the connection. Calls still waiting reject with ConnectionError; watch loops finish. */
+  async close() {
+    if (this._state === 'new') this._state = 'closed';
+    if (!this._socket) return;
+    if (this._state !== 'closed') {
+      this._state = 'closed';
+      this._failAll(new ConnectionError(`client closed (connection to ${this.address})`), null);
+      this._socket.end();
+      const timer = setTimeout(() => this._socket.destroy(), 1000);
+      await this._closed;
+      clearTimeout(timer);
+    }
+    await this._closed;
+  }
+
+  /**
+   * Sends one request. Resolves to its result; rejects with RpcError (the server said no),
+   * TimeoutError or ConnectionError.
+   */
+  call(method, params = {}) {
+    return this._send([{ method, params }])[0];
+  }
+
+  /** A batch of calls sent in one write; see Pipeline. */
+  pipeline() {
+    return new Pipeline(this);
+  }
+
+  /**
+   * Every entity matching `query` (text or object), paging through world.query; `limit` caps how
+   * many (default: all), `fields` picks the components returned. In a running world the pages may
+   * see different ticks: pause it for an exact answer.
+   * @returns {Promise<Array<{entity: number, components: object}>>}
+   */
+  async query(query, { fields, limit = Infinity, pageSize = DEFAULT_PAGE_SIZE, world } = {}) {
+    const entities = [];
+    for (let offset = 0; entities.length < limit; ) {
+      const params = { query, offset, limit: Math.min(pageSize, limit - entities.length) };
+      if (fields !== undefined) params.fields = fields;
+      if (world !== undefined) params.world = world;
+      const page = await this.call('world.query', params);
+      entities.push(...page.entities);
+      offset += page.entities.length;
+      if (page.entities.length === 0 || offset >= page.total) break;
+    }
+    return entities;
+  }
+
+  /**
+   * Subscribes to `query` (world.watch). Returns at once; `await watch.ready` for the first answer,
+   * or just iterate: `for await (const notification of client.watch('Position')) ...`.
+   */
+  watch(query, { fields, every, world, maxQueue } = {}) {
+    const params = this._params('world.watch', { query, fields, every, world });
+    const watch = new Watch(this, params, { maxQueue });
+    this._starting.add(watch);
+    watch.ready.then(
+      () => this._started(watch),
+      () => this._started(watch),
+    );
+    return watch;
+  }
+
+  // --- internals --------------------------------------------------------------------------------
+
+  /** Runs one helper request (see requests.js). */
+  _run({ method, params, pick }) {
+    return this.call(method, params).then(pick);
+  }
+
+  /** The params as sent: the client's world added to world.* calls that name none (not world.list). */
+  _params(method, params) {
+    const p = {};
+    for (const [k, v] of Object.entries(params || {})) if (v !== undefined) p[k] = v;
+    if (this.world !== null && this.world !== undefined && p.world === undefined && method.startsWith('world.') && method !== 'world.list')
+      p.world = this.world;
+    return p;
+  }
+
+  /** Registers the requests and writes them all at once. Returns one promise per request. */
+  _send(requests) {
+    if (this._state !== 'open') {
+      const why = this._state === 'new' ? 'not connected: call connect() first' : `connection to ${this.address} is closed`;
+      const err = new ConnectionError(why, { cause: this._closeCause || undefined });
+      return requests.map(() => Promise.reject(err));
+    }
+    let text = '';
+    const promises = requests.map(({ method, params }) => {
+      const id = this._nextId++;
+      text += encode({ jsonrpc: '2.0', id, method, params: this._params(method, params) });
+      return new Promise((resolve, reject) => {
+        const timer = this.timeout ? setTimeout(() => this._timedOut(id), this.timeout) : null;
+        this._pending.set(id, { method, resolve, reject, timer });
+      });
+    });
+    this._holdChanged();
+    this._socket.write(text);
+    return promises;
+  }
+
+  _timedOut(id) {
+    const p = this._pending.get(id);
+    if (!p) return;
+    this._pending.delete(id);
+    this._holdChanged();
+    p.reject(new TimeoutError(`${p.method}: no answer from ${this.address} within ${this.timeout} ms`));
+  }
+
+  _onLine(line) {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      this._closeCause = new ConnectionError(`the server sent a line that is not JSON: ${line.slice(0, 80)}`);
+      this._socket.destroy();
+      return;
+    }
+    for (const m of Array.isArray(message) ? message : [message]) this._onMessage(m);
+  }
+
+  _onMessage(m) {
+    if (m === null || typeof m !== 'object') return;
+    if (!('id' in m)) {
+      if (m.method === 'world.watch' && m.params) this._onNotification(m.params);
+      return;
+    }
+    let id = m.id;
+    if (id === null) {
+      // The server could not tell which request this answers (it could not parse it), or it is
+      // about the connection (limit_reached, timeout, too_large) and the connection is about to
+      // close. Answers come in request order, so it belongs to the oldest call waiting, if any.
+      const error = new RpcError(m.error || {});
+      id = this._pending.keys().next().value;
+      if (id === undefined) {
+        this._closeCause = error;
+        return;
+      }
+    }
+    const p = this._pending.get(id);
+    if (!p) return; // timed out meanwhile, or a streaming answer this client does not follow
+    this._pending.delete(id);
+    clearTimeout(p.timer);
+    this._holdChanged();
+    if (m.error) p.reject(new RpcError(m.error, p.method));
+    else p.resolve(m.result);
+  }
+
+  _onNotification(params) {
+    const watch = this._watches.get(params.subscription);
+    if (watch) {
+      watch._deliver(params);
+    } else if (this._starting.size > 0) {
+      // Not expected (ecsd sends a watch's answer before its notifications), but never lost.
+      const list = this._early.get(params.subscription) || [];
+      list.push(params);
+      this._early.set(params.subscription, list);
+    }
+  }
+
+  _started(watch) {
+    this._starting.delete(watch);
+    if (watch.subscription !== null && !watch.ended) {
+      this._watches.set(watch.subscription, watch);
+      for (const n of this._early.get(watch.subscription) || []) watch._deliver(n);
+    }
+    this._early.delete(watch.subscription);
+    if (this._starting.size === 0) this._early.clear();
+  }
+
+  _forgetWatch(watch) {
+    if (this._watches.get(watch.subscription) === watch) this._watches.delete(watch.subscription);
+  }
+
+  _onClose() {
+    const wasOpen = this._state !== 'closed';
+    this._state = 'closed';
+    if (!wasOpen) return; // close() already settled everything
+    const cause = this._closeCause;
+    const why = cause ? `: ${cause.reason ? `${cause.reason}: ` : ''}${cause.message}` : '';
+    const err = new ConnectionError(`connection to ${this.address} closed${why}`, { cause: cause || undefined });
+    this._failAll(err, err);
+  }
+
+  /** Rejects every waiting call with `err`; ends every watch (with `watchError`, or quietly). */
+  _failAll(err, watchError) {
+    const pending = [...this._pending.values()];
+    this._pending.clear();
+    for (const p of pending) {
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+    for (const watch of [...this._watches.values()]) watch._finish(watchError ? 'failed' : 'closed', watchError);
+    this._holdChanged();
+  }
+
+  /** Keeps the event loop alive only while something waits on the socket. */
+  _holdChanged() {
+    if (!this._socket || this._state !== 'open') return;
+    let waiting = this._pending.size > 0 || this._starting.size > 0;
+    for (const watch of this._watches.values()) waiting = waiting || watch._waiting > 0;
+    if (waiting) this._socket.ref();
+    else this._socket.unref();
+  }
+}
+
+mixinRequests(Client);
+
+module.exports = { Client };

@@ -1,0 +1,302 @@
+'use strict';
+
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const fsp = require('node:fs/promises');
+const os = require('node:os');
+const path = require('node:path');
+const { Client } = require('./client');
+const { RpcError } = require('./errors');
+
+const LOG_KEEP = 64 * 1024; // the tail of ecsd's stderr kept for error messages
+
+/** The repository root when this package sits in its clients/node folder (symlinks resolved). */
+const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
+
+function isExecutable(file) {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The ecsd to run: $ECSD_BIN, else `ecsd` on PATH, else the repository's build folders
+ * (build/test/bin/ecsd, then the newest build/<any>/bin/ecsd).
+ */
+function findBinary() {
+  if (process.env.ECSD_BIN) return process.env.ECSD_BIN;
+  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+    if (dir && isExecutable(path.join(dir, 'ecsd'))) return path.join(dir, 'ecsd');
+  }
+  const build = path.join(REPO_ROOT, 'build');
+  const candidates = [path.join(build, 'test', 'bin', 'ecsd')];
+  let others = [];
+  try {
+    others = fs.readdirSync(build).map((d) => path.join(build, d, 'bin', 'ecsd'));
+  } catch {
+    // no build folder
+  }
+  others = others.filter(isExecutable).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+  const found = [...candidates, ...others].find(isExecutable);
+  if (found) return found;
+  throw new Error(
+    'ecsd not found: set ECSD_BIN to its path, put it on PATH, or build it (scripts/run.sh builds ' +
+      `build/release/bin/ecsd; looked in ${build})`,
+  );
+}
+
+const has = (args, flag) => args.some((a) => a === flag || a.startsWith(`${flag}=`));
+
+// Servers still running when Node exits (a test that threw before stop()) are killed, and their
+// temporary data folders removed, so nothing outlives the test run.
+const live = new Set();
+process.once('exit', () => {
+  for (const server of live) server._cleanUpSync();
+});
+
+/**
+ * An ecsd child process on a free port, for tests. Its ECSD_* settings come from `args` only (the
+ * environment's are dropped, as in ecsd's own tests); the HTTP face is off unless args name
+ * --http-port.
+ */
+class EcsdServer {
+  constructor({ binary, dataDir, args = [], token = null, env = {}, startTimeout = 20000 }) {
+    this.binary = binary || findBinary();
+    this.args = args.map(String);
+    this.token = token;
+    this.env = env;
+    this.startTimeout = startTimeout;
+    this._ownsDataDir = dataDir === undefined || dataDir === null;
+    this.dataDir = dataDir === false ? null : dataDir || null;
+    this.host = '127.0.0.1';
+    this.port = null;
+    this.process = null;
+    this._exit = null; // resolves to {code, signal} when the current process exits
+    this._log = '';
+    this._clients = new Set();
+    this._killed = false;
+    this._exited = true;
+  }
+
+  /**
+   * Starts ecsd and resolves once it answers server.ping.
+   * @param {object} [options]
+   * @param {string} [options.binary] default: $ECSD_BIN, PATH, the repository's build folders
+   * @param {string|false} [options.dataDir] default: a temporary folder removed by stop(); false: none
+   * @param {string[]} [options.args] more ecsd flags, e.g. ['--max-watches', '2']
+   * @param {string} [options.token] passed as --token; server.client() authenticates with it
+   * @param {object} [options.env] more environment variables for ecsd
+   * @param {number} [options.startTimeout] ms to wait for the listening line and a pong (default 20000)
+   */
+  static async start(options = {}) {
+    const server = new EcsdServer(options);
+    if (server._ownsDataDir) server.dataDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'ecsd-node-'));
+    live.add(server);
+    try {
+      await server._launch();
+    } catch (err) {
+      await server._removeDataDir();
+      live.delete(server);
+      throw err;
+    }
+    return server;
+  }
+
+  /** The last 64 KiB ecsd wrote to stderr (its log). */
+  get log() {
+    return this._log;
+  }
+
+  get pid() {
+    return this.process ? this.process.pid : null;
+  }
+
+  /** Whether the process is running. */
+  get running() {
+    return this.process !== null && !this._exited;
+  }
+
+  /** A connected Client for this server (with its token); closed by stop(), kill() and restart(). */
+  async client(options = {}) {
+    const client = await Client.connect({ host: this.host, port: this.port, token: this.token, ...options });
+    this._clients.add(client);
+    return client;
+  }
+
+  /**
+   * Stops ecsd (SIGTERM), then starts it again with the same arguments and data folder. It keeps
+   * its port when that is still free. Rejects, like stop(), if ecsd did not exit 0.
+   */
+  async restart() {
+    if (this.process) await this._terminate();
+    await this._launch(this.port);
+  }
+
+  /** SIGKILL: ecsd dies at once, saving nothing more (its journal has every answered change). */
+  async kill() {
+    this._killed = true;
+    await this._signal('SIGKILL');
+  }
+
+  /**
+   * SIGTERM, then waits for ecsd to save and exit (SIGKILL after `timeout` ms). Removes the data
+   * folder if it is a temporary one. Rejects if ecsd did not exit 0 (unless kill() ended it).
+   */
+  async stop({ timeout = 10000 } = {}) {
+    live.delete(this);
+    try {
+      if (this.process) await this._terminate(timeout);
+    } finally {
+      this.process = null;
+      await this._removeDataDir();
+    }
+  }
+
+  // --- internals --------------------------------------------------------------------------------
+
+  async _launch(port = 0) {
+    const args = ['--port', String(port)];
+    if (!has(this.args, '--host')) args.push('--host', this.host);
+    if (!has(this.args, '--http-port')) args.push('--http-port', '0');
+    if (!has(this.args, '--log-level')) args.push('--log-level', 'warn');
+    if (this.dataDir && !has(this.args, '--data-dir')) args.push('--data-dir', this.dataDir);
+    if (this.token !== null && this.token !== undefined) args.push('--token', this.token);
+    args.push(...this.args);
+    try {
+      await this._spawn(args);
+    } catch (err) {
+      if (port === 0 || !/listen|bind|in use/i.test(this._log)) throw err;
+      await this._launch(0); // the old port was taken meanwhile: take any
+    }
+  }
+
+  async _spawn(args) {
+    const env = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ECSD_')) env[k] = v;
+    Object.assign(env, this.env);
+    this._log = '';
+    this._killed = false;
+    const child = spawn(this.binary, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.process = child;
+    this._exited = false;
+    this._exit = new Promise((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      child.once('error', (error) => child.pid === undefined && resolve({ code: null, signal: null, error }));
+    }).then((st) => {
+      this._exited = true;
+      return st;
+    });
+    child.stderr.on('data', (chunk) => {
+      this._log = (this._log + chunk.toString('utf8')).slice(-LOG_KEEP);
+    });
+    let stdout = '';
+    const listening = new Promise((resolve) => {
+      const onData = (chunk) => {
+        stdout += chunk.toString('utf8');
+        const m = /listening on (\S+):(\d+)\r?\n/.exec(stdout);
+        if (!m) return;
+        child.stdout.off('data', onData);
+        child.stdout.resume(); // the rest of stdout is not needed, but must not fill the pipe
+        resolve(Number(m[2]));
+      };
+      child.stdout.on('data', onData);
+    });
+    const timeout = (ms) => new Promise((resolve) => setTimeout(resolve, ms, 'timeout').unref());
+    const deadline = Date.now() + this.startTimeout;
+    const fail = async (why) => {
+      if (this.running) child.kill('SIGKILL');
+      await this._exit;
+      const log = this._log.trim() ? `\necsd's log:\n${this._log.trim()}` : '';
+      return new Error(`ecsd (${this.binary} ${args.join(' ')}) ${why}${log}`);
+    };
+
+    const first = await Promise.race([
+      listening,
+      this._exit.then((st) => ({ st })),
+      timeout(this.startTimeout),
+    ]);
+    if (first === 'timeout') throw await fail(`did not print "listening on" within ${this.startTimeout} ms`);
+    if (first.st && first.st.error) throw await fail(`could not be started: ${first.st.error.message}`);
+    if (first.st) throw await fail(`exited before listening (${describeExit(first.st)})`);
+    this.port = first;
+
+    // Ready when it answers (server.ping; "unauthorized" is an answer too).
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw await fail(`did not answer server.ping within ${this.startTimeout} ms`);
+      const client = new Client({ host: this.host, port: this.port, timeout: left });
+      try {
+        await client.connect();
+        await client.call('server.ping');
+        break;
+      } catch (err) {
+        if (err instanceof RpcError) break;
+        if (!this.running) throw await fail(`exited before answering (${describeExit(await this._exit)})`);
+        await timeout(20);
+      } finally {
+        await client.close();
+      }
+    }
+    // Running now: ecsd alone must not keep Node alive (a forgotten stop() does not hang the tests).
+    child.unref();
+    child.stdout.unref();
+    child.stderr.unref();
+  }
+
+  async _signal(signal) {
+    if (this.running) {
+      this.process.kill(signal);
+      this.process.ref(); // until it has exited
+    }
+    const st = await this._exit;
+    this.process.unref();
+    // Its clients see their connection close (calls and watch loops fail with ConnectionError, as
+    // they would with any server); the ones that do not notice within a second are closed here.
+    const clients = [...this._clients];
+    this._clients.clear();
+    await Promise.all(
+      clients.map(async (client) => {
+        let timer;
+        const late = new Promise((resolve) => (timer = setTimeout(resolve, 1000)));
+        if (client._closed) await Promise.race([client._closed, late]);
+        clearTimeout(timer);
+        await client.close();
+      }),
+    );
+    return st;
+  }
+
+  async _terminate(timeout = 10000) {
+    const killed = this._killed;
+    const timer = setTimeout(() => this.running && this.process.kill('SIGKILL'), timeout);
+    let st;
+    try {
+      st = await this._signal('SIGTERM');
+    } finally {
+      clearTimeout(timer);
+    }
+    if (killed) return; // kill() ended it: nothing to check
+    if (st.code !== 0) {
+      const log = this._log.trim() ? `\necsd's log:\n${this._log.trim()}` : '';
+      throw new Error(`ecsd did not exit 0 on SIGTERM (${describeExit(st)})${log}`);
+    }
+  }
+
+  async _removeDataDir() {
+    if (this._ownsDataDir && this.dataDir) await fsp.rm(this.dataDir, { recursive: true, force: true });
+  }
+
+  _cleanUpSync() {
+    if (this.running) this.process.kill('SIGKILL');
+    if (this._ownsDataDir && this.dataDir) fs.rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+function describeExit({ code, signal }) {
+  return signal ? `killed by ${signal}` : code === null ? 'not started' : `exit code ${code}`;
+}
+
+module.exports = { EcsdServer, findBinary };

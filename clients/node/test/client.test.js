@@ -1,0 +1,194 @@
+'use strict';
+
+// Calls, typed helpers, errors, pipelines and paging against a real ecsd ($ECSD_BIN or a build).
+
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const { Client, EcsdServer, RpcError } = require('..');
+
+let server;
+let client;
+let worlds = 0;
+
+before(async () => {
+  server = await EcsdServer.start();
+  client = await server.client();
+});
+
+after(async () => {
+  await server?.stop();
+});
+
+/** A fresh paused world and a client whose calls default to it. */
+async function freshWorld(t) {
+  const world = `c${++worlds}`;
+  await client.createWorld(world, { paused: true, gravity: 0 });
+  const c = await server.client({ world });
+  t.after(() => c.close());
+  return c;
+}
+
+test('server methods and world defaults', async (t) => {
+  assert.equal(await client.ping(), 'pong');
+  const info = await client.info();
+  assert.equal(info.auth_required, false);
+  assert.equal(info.config['data-dir'], server.dataDir);
+  const c = await freshWorld(t);
+  assert.equal((await c.worldInfo()).world, c.world);
+  assert.deepEqual((await c.call('world.list')).worlds, ['c1', 'default']); // world.list takes no world
+  assert.equal((await c.call('world.info', { world: 'default' })).world, 'default'); // a named world wins
+});
+
+test('typed helpers map to the protocol', async (t) => {
+  const c = await freshWorld(t);
+  const id = await c.spawn({ Position: { x: 1, y: 2 }, Velocity: { x: 3 } });
+  assert.equal(typeof id, 'number');
+  const [a, b] = await c.spawnMany([{ Position: {} }, { Position: { x: 5 }, Frozen: {} }]);
+  assert.ok(b > a);
+  assert.deepEqual(await c.get(id), { Position: { x: 1, y: 2 }, Velocity: { x: 3, y: 0 } });
+  assert.deepEqual(await c.get(id, ['Velocity']), { Velocity: { x: 3, y: 0 } });
+  assert.deepEqual(await c.mutate(id, 'Position', 'x', 9), { x: 9, y: 2 });
+  await c.insert(id, { Health: { hp: 50 } });
+  assert.deepEqual((await c.get(id, 'Health')).Health, { hp: 50, max: 100 });
+  await c.remove(id, 'Velocity');
+  assert.deepEqual(Object.keys(await c.get(id)).sort(), ['Health', 'Position']);
+
+  assert.equal(await c.step(3), 3);
+  assert.equal(await c.step(), 4);
+  assert.deepEqual(await c.resume(), { paused: false, tick: 4 });
+  assert.equal((await c.pause()).paused, true);
+  assert.match(await c.hash(), /^[0-9a-f]{16}$/);
+  const systems = await c.systems();
+  assert.ok(systems.some((s) => s.name === 'movement'));
+  const saved = await c.save();
+  assert.equal(saved.world, c.world);
+  assert.ok(saved.path.startsWith(server.dataDir));
+
+  const cast = await c.cast(id, 'heal', { target: id, amount: 10 });
+  assert.equal(cast.spell, 'heal');
+  await c.step();
+  assert.equal((await c.get(id, 'Health')).Health.hp, 60);
+
+  assert.equal(await c.despawn(id), true);
+  assert.equal(await c.despawn([a, b]), 2);
+  assert.deepEqual(await c.query('*'), []);
+});
+
+test('errors reject with RpcError carrying the protocol reason', async (t) => {
+  const c = await freshWorld(t);
+  const id = await c.spawn({ Position: {} });
+  const cases = [
+    [c.get(4294967299), 'no_such_entity', -32003],
+    [c.get(id, ['Health']), 'no_such_component', -32004],
+    [c.spawn({ Position: { x: 'far' } }), 'invalid_value', -32006],
+    [c.step(0), 'invalid_params', -32602],
+    [c.call('world.teleport'), 'method_not_found', -32601],
+    [c.cast(id, 'fireball'), 'no_such_spell', -32008],
+    [c.call('world.info', { world: 'nowhere' }), 'no_such_world', -32001],
+    [c.createWorld(c.world), 'world_exists', -32002],
+    [c.call('world.unwatch', { subscription: 99 }), 'no_such_subscription', -32016],
+  ];
+  for (const [promise, reason, code] of cases) {
+    const err = await promise.then(
+      () => assert.fail(`expected ${reason}`),
+      (e) => e,
+    );
+    assert.ok(err instanceof RpcError, err);
+    assert.equal(err.reason, reason);
+    assert.equal(err.code, code);
+    assert.equal(err.data.reason, reason);
+    assert.ok(err.message.length > 0);
+  }
+  const notFound = await c.call('world.teleport').catch((e) => e);
+  assert.equal(notFound.data.method, 'world.teleport');
+  assert.equal(notFound.method, 'world.teleport');
+  assert.equal(await c.ping(), 'pong'); // errors leave the connection usable
+});
+
+test('pipeline: one write, answers matched to their calls, helpers give the same values', async (t) => {
+  const c = await freshWorld(t);
+  const p = c.pipeline();
+  for (let i = 0; i < 200; i++) p.spawn({ Position: { x: i } });
+  p.step(2).call('world.info').hash();
+  assert.equal(p.length, 203);
+  const results = await p.exec();
+  assert.equal(p.length, 0);
+  const ids = results.slice(0, 200);
+  assert.ok(ids.every((id, i) => typeof id === 'number' && (i === 0 || id > ids[i - 1])));
+  assert.equal(results[200], 2);
+  assert.equal(results[201].entities, 200);
+  assert.match(results[202], /^[0-9a-f]{16}$/);
+  const xs = await c
+    .pipeline()
+    .get(ids[7], ['Position'])
+    .get(ids[150], ['Position'])
+    .exec();
+  assert.deepEqual(xs, [{ Position: { x: 7, y: 0 } }, { Position: { x: 150, y: 0 } }]);
+  assert.deepEqual(await c.pipeline().exec(), []);
+});
+
+test('pipeline: a failure rejects exec with the first error and its index, or stands in the array', async (t) => {
+  const c = await freshWorld(t);
+  const id = await c.spawn({ Position: {} });
+  const build = () => c.pipeline().get(id).despawn(12345).get(4294967299).step();
+  const err = await build()
+    .exec()
+    .catch((e) => e);
+  assert.ok(err instanceof RpcError);
+  assert.equal(err.reason, 'no_such_entity');
+  assert.equal(err.index, 1);
+  const results = await build().exec({ throwOnError: false });
+  assert.deepEqual(results[0], { Position: { x: 0, y: 0 } });
+  assert.ok(results[1] instanceof RpcError && results[2] instanceof RpcError);
+  assert.equal(results[3], 2); // later calls still ran: the failures changed nothing
+});
+
+test('query pages through every match (several pages of 1000 and more than the 10000 cap)', async (t) => {
+  const c = await freshWorld(t);
+  const ids = [];
+  for (let batch = 0; batch < 3; batch++) {
+    const entities = Array.from({ length: 4000 }, (_, i) => ({ Position: { x: batch * 4000 + i }, Health: {} }));
+    ids.push(...(await c.spawnMany(entities)));
+  }
+  await c.spawnMany([{ Velocity: {} }, { Velocity: {} }]); // not matched
+  const all = await c.query('Position', { fields: ['Position'] });
+  assert.equal(all.length, 12000);
+  assert.deepEqual(
+    all.map((e) => e.entity),
+    ids,
+  );
+  assert.deepEqual(all[11999], { entity: ids[11999], components: { Position: { x: 11999, y: 0 } } });
+  const some = await c.query({ all: ['Position', 'Health'] }, { limit: 2500, pageSize: 300 });
+  assert.equal(some.length, 2500);
+  assert.deepEqual(Object.keys(some[0].components).sort(), ['Health', 'Position']);
+  assert.deepEqual(
+    some.map((e) => e.entity),
+    ids.slice(0, 2500),
+  );
+  assert.deepEqual(await c.query('Frozen'), []);
+});
+
+test('a token: calls need it, server.client() sends it, a wrong one is refused', async (t) => {
+  const secure = await EcsdServer.start({ token: 's3cret', dataDir: false });
+  t.after(() => secure.stop());
+  const anonymous = await Client.connect({ port: secure.port });
+  t.after(() => anonymous.close());
+  await assert.rejects(anonymous.ping(), { name: 'RpcError', reason: 'unauthorized', code: -32010 });
+  const authed = await secure.client();
+  assert.equal(await authed.ping(), 'pong');
+  assert.equal((await authed.info()).config.token, 'set');
+  const manual = await Client.connect({ port: secure.port, token: 's3cret' });
+  assert.equal(await manual.ping(), 'pong');
+  await manual.close();
+  await assert.rejects(Client.connect({ port: secure.port, token: 'wrong' }), { name: 'RpcError', reason: 'unauthorized' });
+});
+
+test('connecting to nothing fails clearly; calls after close reject', async () => {
+  const c = new Client({ port: 1, timeout: 2000 });
+  await assert.rejects(c.connect(), { name: 'ConnectionError', message: /cannot connect to 127\.0\.0\.1:1: .*ECONNREFUSED/ });
+  const d = await server.client();
+  await d.close();
+  await d.close(); // twice is fine
+  await assert.rejects(d.ping(), { name: 'ConnectionError', message: /closed/ });
+  await assert.rejects(new Client().ping(), { name: 'ConnectionError', message: /call connect\(\) first/ });
+});

@@ -1,0 +1,263 @@
+"""The client against a real ecsd: helpers, paging, worlds, and against a fake one: framing,
+timeouts and closed connections."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable
+
+import pytest
+
+from ecsd_client import Client, EcsdConnectionError, EcsdTimeoutError, RpcError
+from ecsd_client.testing import EcsdServer
+from fakes import FakeServer, answer, read_requests
+
+StartFake = Callable[[Callable[[socket.socket], None]], FakeServer]
+
+
+# -- helpers against a real ecsd --------------------------------------------------------------
+
+
+def test_entity_helpers_round_trip(client: Client) -> None:
+    e = client.spawn({"Position": {"x": 1, "y": 2}, "Velocity": {}})
+    assert client.get(e) == {"Position": {"x": 1.0, "y": 2.0}, "Velocity": {"x": 0.0, "y": 0.0}}
+    assert client.get(e, ["Velocity"]) == {"Velocity": {"x": 0.0, "y": 0.0}}
+    client.insert(e, {"Health": {"hp": 50}})
+    assert client.get(e, ["Health"]) == {"Health": {"hp": 50.0, "max": 100.0}}
+    assert client.mutate(e, "Position", "x", 9) == {"x": 9.0, "y": 2.0}
+    client.remove(e, ["Velocity"])
+    assert sorted(client.get(e)) == ["Health", "Position"]
+    client.despawn(e)
+    with pytest.raises(RpcError, match="no_such_entity"):
+        client.get(e)
+
+
+def test_spawn_many_and_despawn_many(client: Client) -> None:
+    ids = client.spawn_many([{"Position": {"x": x}} for x in range(5)])
+    assert len(set(ids)) == 5
+    assert [client.get(i)["Position"]["x"] for i in ids] == [0, 1, 2, 3, 4]
+    assert client.despawn_many(ids[:3]) == 3
+    assert [r["entity"] for r in client.query("Position")] == ids[3:]
+    with pytest.raises(RpcError) as caught:  # all or none
+        client.despawn_many([ids[3], ids[0]])
+    assert caught.value.reason == "no_such_entity"
+    assert len(client.query("Position")) == 2
+
+
+def test_entities_by_name(client: Client) -> None:
+    hero = client.spawn({"Name": {"name": "hero"}, "Position": {}, "Velocity": {"x": 1}})
+    assert client.get("hero", ["Name"]) == {"Name": {"name": "hero"}}
+    client.cast("hero", "freeze")
+    client.step()
+    assert "Frozen" in client.get(hero)
+    assert "Velocity" not in client.get(hero)
+
+
+def test_query_pages_beyond_one_page(client: Client) -> None:
+    ids = client.spawn_many([{"Position": {"x": i}, "Health": {"hp": i % 100}} for i in range(2500)])
+    found = client.query("Position", page_size=1000)
+    assert [r["entity"] for r in found] == sorted(ids)  # 3 pages, nothing missed or repeated
+    low = client.query("Health.hp < 10", fields=["Health"], page_size=7)  # 250 matches, 36 pages
+    assert len(low) == 250
+    assert all(set(r["components"]) == {"Health"} and r["components"]["Health"]["hp"] < 10 for r in low)
+    assert [r["entity"] for r in client.query("Position", limit=1234, page_size=500)] == sorted(ids)[:1234]
+    assert client.query("Position", limit=0) == []
+    assert client.query({"all": ["Position"], "none": ["Health"]}) == []
+
+
+def test_step_pause_resume(client: Client) -> None:
+    assert client.world_info()["paused"] is True
+    assert client.step(5) == 5
+    assert client.step() == 6
+    assert client.resume()["paused"] is False
+    paused = client.pause()
+    assert paused["paused"] is True and paused["tick"] >= 6
+
+
+def test_kill_all_monsters_via_cast(client: Client) -> None:
+    hero = client.spawn({"Health": {}, "Player": {}})
+    client.spawn_many([{"Health": {}, "AI": {}}] * 3)
+    cast = client.cast(hero, "kill_all_monsters")
+    assert cast == {"caster": hero, "spell": "kill_all_monsters", "takes_effect_at_tick": 1}
+    assert len(client.query("AI")) == 3  # not before the next tick
+    client.step()
+    assert client.query("AI") == []
+    assert [r["entity"] for r in client.query("Health")] == [hero]
+
+
+def test_cast_with_target_and_amount(client: Client) -> None:
+    healer = client.spawn({"Player": {}})
+    hurt = client.spawn({"Health": {"hp": 10, "max": 100}})
+    client.cast(healer, "heal", target=hurt, amount=25)
+    client.step()
+    assert client.get(hurt, ["Health"])["Health"]["hp"] == 35
+
+
+def test_systems_and_hash(client: Client) -> None:
+    names = [s["name"] for s in client.systems()]
+    assert names[0] == "spells" and names[-1] == "cleanup" and "movement" in names
+    before = client.hash()
+    assert len(before) == 16
+    client.spawn({"Position": {}})
+    assert client.hash() != before
+
+
+def test_default_world_and_per_call_world(client: Client) -> None:
+    assert client.world is not None
+    assert client.world_info()["world"] == client.world
+    assert client.call("world.info")["world"] == client.world  # raw calls too
+    assert client.world_info(world="default")["world"] == "default"
+    assert client.call("world.info", {"world": "default"})["world"] == "default"
+    assert client.world in client.list_worlds()  # world.list takes no world
+
+
+def test_token_is_sent_first() -> None:
+    with EcsdServer(data_dir=False, args=["--token", "s3cret"]) as server:
+        with Client(port=server.port) as anonymous:
+            with pytest.raises(RpcError) as caught:
+                anonymous.ping()
+            assert caught.value.reason == "unauthorized"
+        with Client(port=server.port, token="s3cret") as member:
+            assert member.ping() == "pong"
+            assert member.info()["auth_required"] is True
+        with pytest.raises(RpcError) as caught:
+            Client(port=server.port, token="wrong")
+        assert caught.value.reason == "unauthorized"
+        with server.client(token="s3cret") as c:  # EcsdServer.client passes options on
+            assert c.ping() == "pong"
+
+
+def test_notify_runs_without_an_answer(client: Client) -> None:
+    client.notify("world.step", {"ticks": 3})
+    client.notify("no.such.method")  # not even an error comes back
+    assert client.world_info()["tick"] == 3
+
+
+def test_connect_refused() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()
+    with pytest.raises(EcsdConnectionError, match=f"127.0.0.1:{port}"):
+        Client(port=port, timeout=2)
+
+
+def test_calls_after_close_fail_clearly(shared_server: EcsdServer) -> None:
+    c = shared_server.client()
+    c.close()
+    c.close()  # idempotent
+    assert c.closed
+    with pytest.raises(EcsdConnectionError, match="closed"):
+        c.ping()
+
+
+def test_server_closing_the_connection(shared_server: EcsdServer) -> None:
+    # A line over --max-line-bytes (1 MiB) is answered too_large, then the server hangs up.
+    with shared_server.client() as c:
+        with pytest.raises(RpcError) as caught:
+            c.call("world.spawn_entity", {"components": {"Appearance": {"name": "x" * (1 << 20)}}})
+        assert caught.value.reason == "too_large"
+        with pytest.raises(EcsdConnectionError, match="closed the connection"):
+            c.ping()
+
+
+# -- against a fake server: what ecsd never does on demand ------------------------------------
+
+
+def test_answers_cut_into_pieces_and_glued_together(fake_ecsd: StartFake) -> None:
+    def handler(sock: socket.socket) -> None:
+        requests = read_requests(sock, 3)
+        data = b"".join(answer(r["id"], {"n": r["params"]["n"], "text": "é" * 50}) for r in requests)
+        for i in range(0, len(data), 7):  # 7-byte pieces, cutting through lines and characters
+            sock.sendall(data[i : i + 7])
+            time.sleep(0.001)
+
+    fake = fake_ecsd(handler)
+    with Client(port=fake.port) as c:
+        with c.pipeline() as p:
+            calls = [p.call("test.echo", {"n": n}) for n in range(3)]
+        assert [call.result["n"] for call in calls] == [0, 1, 2]
+        assert calls[2].result["text"] == "é" * 50
+
+
+def test_answers_are_matched_by_id_not_order(fake_ecsd: StartFake) -> None:
+    def handler(sock: socket.socket) -> None:
+        requests = read_requests(sock, 4)
+        sock.sendall(b"".join(answer(r["id"], r["params"]["n"]) for r in reversed(requests)))
+
+    fake = fake_ecsd(handler)
+    with Client(port=fake.port) as c:
+        p = c.pipeline()
+        for n in range(4):
+            p.call("test.echo", {"n": n})
+        assert p.execute() == [0, 1, 2, 3]
+
+
+def test_timeout_raises_and_a_late_answer_is_dropped(fake_ecsd: StartFake) -> None:
+    def handler(sock: socket.socket) -> None:
+        slow, fast = read_requests(sock, 1)[0], None
+        time.sleep(0.5)
+        sock.sendall(answer(slow["id"], "late"))
+        fast = read_requests(sock, 1)[0]
+        sock.sendall(answer(fast["id"], "on time"))
+
+    fake = fake_ecsd(handler)
+    with Client(port=fake.port, timeout=0.2) as c:
+        started = time.monotonic()
+        with pytest.raises(EcsdTimeoutError, match="no answer to test.slow from ecsd within 0.2 s"):
+            c.call("test.slow")
+        assert time.monotonic() - started < 0.45
+        c.timeout = 5
+        assert c.call("test.fast") == "on time"  # "late" was not taken for it
+
+
+def test_timeout_is_a_builtin_timeout_error(fake_ecsd: StartFake) -> None:
+    def handler(sock: socket.socket) -> None:
+        read_requests(sock, 1)
+        time.sleep(0.3)
+
+    fake = fake_ecsd(handler)
+    with Client(port=fake.port, timeout=0.1) as c, pytest.raises(TimeoutError):
+        c.ping()
+
+
+def test_server_closing_mid_answer(fake_ecsd: StartFake) -> None:
+    def handler(sock: socket.socket) -> None:
+        read_requests(sock, 1)
+        sock.sendall(b'{"jsonrpc":"2.0","id":1,"res')  # and hangs up
+
+    fake = fake_ecsd(handler)
+    with Client(port=fake.port) as c:
+        with pytest.raises(EcsdConnectionError, match="closed the connection"):
+            c.ping()
+        assert c.closed
+        with pytest.raises(ConnectionError):  # also the built-in
+            c.ping()
+
+
+def test_error_without_id_goes_to_the_oldest_call(fake_ecsd: StartFake) -> None:
+    def handler(sock: socket.socket) -> None:
+        read_requests(sock, 1)
+        error = {"code": -32015, "message": "request line took too long", "data": {"reason": "timeout"}}
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n").encode())
+
+    fake = fake_ecsd(handler)
+    with Client(port=fake.port) as c:
+        with pytest.raises(RpcError) as caught:
+            c.ping()
+        assert caught.value.reason == "timeout"
+
+
+def test_unexpected_error_line_explains_the_hang_up(fake_ecsd: StartFake) -> None:
+    def handler(sock: socket.socket) -> None:  # as ecsd does at --max-connections
+        error = {"code": -32012, "message": "too many connections", "data": {"reason": "limit_reached"}}
+        sock.sendall((json.dumps({"jsonrpc": "2.0", "id": None, "error": error}) + "\n").encode())
+
+    fake = fake_ecsd(handler)
+    with Client(port=fake.port) as c:
+        time.sleep(0.1)
+        # The error line reaches the first call (RpcError) or, read later, explains the hang-up.
+        with pytest.raises((RpcError, EcsdConnectionError), match="too many connections"):
+            c.ping()
+            c.ping()
