@@ -101,7 +101,7 @@ void BM_update(benchmark::State& state) { update(state, layout::group, false); }
 void BM_update_tracked(benchmark::State& state) { update(state, layout::group, true); }
 void BM_update_view(benchmark::State& state) { update(state, layout::plain, false); }
 
-// Seed 000's approach: the system walks its own member set and looks both components up.
+// A system that walks its own member set and looks both components up (the classic ECS article's way).
 void BM_update_members(benchmark::State& state) {
     auto reg = make_world(layout::plain, false);
     const int members = reg->watch(reg->resolve(ecsd::ecs::parse_query("Position, Velocity")));

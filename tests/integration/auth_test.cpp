@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <thread>
+
 #include "helpers.hpp"
 
 namespace ecsd::test {
@@ -83,6 +85,33 @@ TEST(Auth, TokenIsNeverLogged) {
     std::filesystem::remove(log);
     EXPECT_NE(text.str().find("unauthorized"), std::string::npos) << "the failed auth is logged";
     EXPECT_EQ(text.str().find(token), std::string::npos) << text.str();
+}
+
+}  // namespace
+}  // namespace ecsd::test
+
+namespace ecsd::test {
+namespace {
+
+// Issue 21, low: 23,911 token guesses per second used to be possible.
+TEST(Auth, WrongTokensAreRateLimitedPerConnectionAndPerAddress) {
+    ecsd_server server({"--token", "s3cret"});
+    {
+        line_client c(server.port());
+        for (int i = 0; i < 3; ++i) EXPECT_EQ(reason_of(c.call("server.auth", {{"token", "guess"}})), "unauthorized");
+        EXPECT_TRUE(c.wait_closed(std::chrono::seconds(2))) << "three wrong tokens close the connection";
+    }
+    line_client d(server.port());
+    EXPECT_EQ(reason_of(d.call("server.auth", {{"token", "guess"}})), "unauthorized");
+    const auto fifth = d.call("server.auth", {{"token", "guess"}});
+    EXPECT_EQ(reason_of(fifth), "rate_limited") << fifth.dump();
+    EXPECT_GT(fifth["error"]["data"]["retry_after"].get<double>(), 0.5);
+    line_client e(server.port());
+    const auto locked = e.call("server.auth", {{"token", "s3cret"}});
+    EXPECT_EQ(reason_of(locked), "rate_limited") << "even the right token waits out the lockout";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    EXPECT_EQ(e.call("server.auth", {{"token", "s3cret"}})["result"]["authenticated"], true);
+    EXPECT_EQ(e.call("server.ping")["result"], "pong");
 }
 
 }  // namespace

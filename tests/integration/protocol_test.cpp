@@ -159,5 +159,47 @@ TEST_F(Protocol, ClientHalfCloseStillGetsEveryAnswer) {
     EXPECT_TRUE(c_.wait_closed());
 }
 
+
+// Issue 21, low: a valid request followed by a NUL byte and garbage used to run (mutations too).
+TEST_F(Protocol, ARequestFollowedByANulByteIsAParseErrorAndNothingRuns) {
+    const std::string spawn = request_line(1, "world.spawn_entity", {{"components", {{"Position", json::object()}}}});
+    const auto r = send(spawn + std::string(1, '\0') + "garbage");
+    EXPECT_EQ(reason_of(r), "parse_error") << r.dump();
+    EXPECT_TRUE(r["id"].is_null());
+    EXPECT_EQ(r["error"]["message"], "invalid JSON at byte " + std::to_string(spawn.size() + 1) + ": a NUL byte");
+    EXPECT_EQ(c_.result("world.info")["entities"], 0) << "nothing on the line ran";
+}
+
+// Issue 21, low: parse errors used to carry the JSON library's "[json.exception.parse_error.101]" text.
+TEST_F(Protocol, ParseErrorsSayWhereInPlainWords) {
+    const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})";
+    auto r = send(ping + "}");
+    EXPECT_EQ(r["error"]["message"], "invalid JSON at byte " + std::to_string(ping.size() + 1) + ": unexpected '}'");
+    r = send(R"({"jsonrpc":"2.0","id":1,"method":)");
+    EXPECT_EQ(r["error"]["message"], "invalid JSON at byte 34: unexpected end of input");
+    for (const char* bad : {"{", "not json", "\xff\xfe", "[1,]", R"({"a":1e400})", R"({"a":"\q"})"}) {
+        const auto message = send(bad)["error"]["message"].get<std::string>();
+        EXPECT_EQ(message.rfind("invalid JSON", 0), 0U) << message;
+        EXPECT_EQ(message.find("json.exception"), std::string::npos) << message;
+        EXPECT_EQ(message.find("syntax error"), std::string::npos) << message;
+    }
+}
+
+// Issue 21, low: an id of 2^64 used to echo as 1.8446744073709552e+19.
+TEST_F(Protocol, AnIdPast64BitsOrWithAFractionIsInvalidRequestWithANullId) {
+    for (const char* id : {"18446744073709551616", "1.5", "-9223372036854775809", "1e3"}) {
+        const std::string line = std::string(R"({"jsonrpc":"2.0","id":)") + id + R"(,"method":"world.spawn_entity"})";
+        ASSERT_TRUE(c_.send_line(line));
+        const auto text = c_.read_line();
+        ASSERT_TRUE(text.has_value());
+        const auto r = json::parse(*text);
+        EXPECT_EQ(reason_of(r), "invalid_request") << *text;
+        EXPECT_TRUE(r["id"].is_null()) << *text;
+        EXPECT_EQ(text->find("e+"), std::string::npos) << *text;
+    }
+    EXPECT_EQ(c_.result("world.info")["entities"], 0);
+    EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"server.ping"})")["id"], 18446744073709551615ULL);
+}
+
 }  // namespace
 }  // namespace ecsd::test

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <set>
+#include <thread>
 
 #include "helpers.hpp"
 
@@ -46,6 +47,74 @@ TEST(ServerMethods, InfoReportsVersionConnectionsWorldsLimitsAndConfig) {
     EXPECT_EQ(info["config"]["token"], "set");  // echoed as set, never the value
     EXPECT_EQ(info.dump().find("tok\""), std::string::npos);
     EXPECT_EQ(info["auth_required"], true);
+}
+
+TEST(ServerMethods, InfoCountsEachMethodWithLatencyBytesAndWorldMemory) {
+    ecsd_server server;
+    line_client c(server.port());
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(c.result("world.spawn_entity", {{"components", {{"Position", json::object()}}}}).is_object());
+    EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", 999}})), "no_such_entity");
+    const auto info = c.result("server.info");
+    const auto& spawn = info["methods"]["world.spawn_entity"];
+    EXPECT_EQ(spawn["calls"], 5);
+    EXPECT_EQ(spawn["errors"], 0);
+    EXPECT_GT(spawn["p50_us"].get<double>(), 0);
+    EXPECT_GE(spawn["p99_us"].get<double>(), spawn["p50_us"].get<double>());
+    EXPECT_GE(spawn["max_us"].get<double>(), spawn["p99_us"].get<double>() / 1.2);
+    EXPECT_EQ(info["methods"]["world.get_components"]["errors"], 1);
+    EXPECT_FALSE(info["methods"].contains("world.query")) << "only methods called so far";
+    EXPECT_GT(info["bytes"]["in"].get<long>(), 300);
+    EXPECT_GT(info["bytes"]["out"].get<long>(), 200);
+    EXPECT_GT(info["memory"]["rss_bytes"].get<long>(), 1 << 20);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a tick or more of the default world
+    const auto later = c.result("server.info")["memory"]["worlds"]["default"];
+    EXPECT_EQ(later["entities"], 5);
+    EXPECT_GT(later["registry_bytes"].get<long>(), 0);
+}
+
+TEST(ServerMethods, SlowlogKeepsTheSlowestRecentRequestsNewestFirst) {
+    ecsd_server server({"--slowlog-us", "0", "--slowlog-len", "3"});  // every request is "slow"
+    line_client c(server.port());
+    ASSERT_EQ(c.result("server.ping"), "pong");
+    ASSERT_TRUE(c.result("world.create", {{"world", "s"}, {"paused", true}}).is_object());
+    ASSERT_TRUE(c.result("world.step", {{"world", "s"}, {"ticks", 3}}).is_object());
+    ASSERT_TRUE(c.result("world.info", {{"world", "s"}}).is_object());
+    const auto log = c.result("server.slowlog", {{"count", 10}, {"reset", true}});
+    EXPECT_EQ(log["len"], 3) << "--slowlog-len 3";
+    ASSERT_EQ(log["entries"].size(), 3u);
+    EXPECT_EQ(log["entries"][0]["method"], "world.info");
+    EXPECT_EQ(log["entries"][1]["method"], "world.step");
+    EXPECT_EQ(log["entries"][1]["params"], R"({"ticks":3,"world":"s"})");
+    EXPECT_GT(log["entries"][1]["id"].get<int>(), log["entries"][2]["id"].get<int>());
+    EXPECT_GE(log["entries"][0]["duration_us"].get<double>(), 0);
+    EXPECT_EQ(c.result("server.slowlog")["entries"].size(), 1u) << "reset emptied it; this call's own entry comes later";
+    ecsd_server quiet;  // the default threshold, 10 ms: a ping never gets there
+    line_client q(quiet.port());
+    ASSERT_EQ(q.result("server.ping"), "pong");
+    EXPECT_EQ(q.result("server.slowlog")["len"], 0);
+}
+
+TEST(ServerMethods, MonitorStreamsEveryOtherConnectionsRequestsWithTokensHidden) {
+    ecsd_server server({"--token", "sesame"});
+    line_client mon(server.port());
+    ASSERT_EQ(mon.result("server.auth", {{"token", "sesame"}})["authenticated"], true);
+    ASSERT_EQ(mon.result("server.monitor")["monitoring"], true);
+    line_client other(server.port());
+    ASSERT_EQ(other.result("server.auth", {{"token", "sesame"}})["authenticated"], true);
+    ASSERT_TRUE(other.result("world.spawn_entity", {{"components", {{"Position", json::object()}}}}).is_object());
+    std::vector<json> seen;
+    for (int i = 0; i < 2; ++i) seen.push_back(mon.read_json(std::chrono::seconds(2)));
+    ASSERT_EQ(seen[0].value("method", ""), "server.monitor") << seen[0];
+    EXPECT_EQ(seen[0]["params"]["method"], "server.auth");
+    EXPECT_EQ(seen[0]["params"]["params"]["token"], "(hidden)");
+    EXPECT_EQ(seen[1]["params"]["method"], "world.spawn_entity");
+    EXPECT_EQ(seen[1]["params"]["params"]["components"]["Position"], json::object());
+    EXPECT_NE(seen[1]["params"]["connection"], 0);
+    // {stop: true} ends the feed: the next request of the other connection is not shown.
+    const auto stopped = mon.call("server.monitor", {{"stop", true}});
+    EXPECT_EQ(stopped["result"]["monitoring"], false) << stopped;
+    ASSERT_EQ(other.result("server.ping"), "pong");
+    EXPECT_TRUE(mon.read_json(std::chrono::milliseconds(300)).is_null());
 }
 
 TEST(ServerMethods, AuthWithoutATokenConfiguredSucceeds) {

@@ -1,5 +1,7 @@
 #include "ecsd_server.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -39,6 +41,11 @@ ecsd_server::ecsd_server(server_options options) { start(options); }
 
 void ecsd_server::start(const server_options& options) {
     std::vector<std::string> argv{binary(), "--port", "0", "--log-level", options.log_level};
+    // Tests run side by side: the HTTP face stays off unless a test asks for a port of its own.
+    if (std::find(options.args.begin(), options.args.end(), "--http-port") == options.args.end()) {
+        argv.emplace_back("--http-port");
+        argv.emplace_back("0");
+    }
     argv.insert(argv.end(), options.args.begin(), options.args.end());
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {

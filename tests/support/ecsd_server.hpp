@@ -10,7 +10,7 @@
 //   auto status = server.stop(SIGTERM);                         // exit code and how long it took
 //
 // ecsd_server forks ECSD_BINARY (a compile definition: the ecsd built with the tests) with
-// `--port 0 --log-level warn` plus your arguments, reads its stdout until the line
+// `--port 0 --log-level warn` (and `--http-port 0` unless you pass one) plus your arguments, reads its stdout until the line
 // `listening on HOST:PORT`, and remembers the port. Its stderr (the log) goes to the test's
 // stderr, or to a file when log_path is given. The destructor sends SIGTERM and, if ecsd has
 // not exited within 3 s, SIGKILL. Link `ecsd_test_support`; it adds the ecsd build dependency.

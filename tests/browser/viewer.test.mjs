@@ -1,0 +1,352 @@
+// The viewer page (server/net/http/viewer/index.html) as a person uses it: headless Chromium
+// (Debian's /usr/bin/chromium, driven over the DevTools protocol by puppeteer-core) opens
+// GET / of a real ecsd; the test sets the world up and checks it over TCP and HTTP.
+//   ECSD_BINARY=build/test/bin/ecsd tests/browser/run.sh      (CTest: label `browser`)
+// Screenshots go to $ECSD_SCREENSHOTS (CTest: the build dir's tests/browser).
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { mkdirSync } from "node:fs";
+import puppeteer from "puppeteer-core";
+
+const binary = process.env.ECSD_BINARY;
+const shots = process.env.ECSD_SCREENSHOTS || process.cwd();
+const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+if (!binary) throw new Error("set ECSD_BINARY to the ecsd to test (CTest does)");
+mkdirSync(shots, { recursive: true });
+
+/** A port nobody listens on right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+/** Waits until fn() is truthy (returns it) or fails with what. */
+async function until(what, fn, timeoutMs = 5000, everyMs = 25) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last) return last;
+    if (Date.now() > deadline) assert.fail("timed out waiting for " + what);
+    await sleep(everyMs);
+  }
+}
+
+/** ecsd on a free HTTP port and an ephemeral TCP port; resolves once it prints its ports. */
+async function startEcsd() {
+  const http = await freePort();
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ECSD_")));
+  const proc = spawn(binary, ["--port", "0", "--http-port", String(http), "--log-level", "warn"],
+                     { env, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  const tcp = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("ecsd did not start; stdout: " + out)), 10000);
+    proc.on("exit", (code) => reject(new Error("ecsd exited with " + code + "; stdout: " + out)));
+    proc.stdout.on("data", (d) => {
+      out += d;
+      const m = /listening on \S+:(\d+)\n/.exec(out);
+      if (m && out.includes("viewer at")) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+  });
+  return { proc, tcp, http, url: `http://127.0.0.1:${http}/` };
+}
+
+/** JSON-RPC over the TCP port: one JSON text per line; notifications are ignored. */
+class TcpClient {
+  constructor(port) {
+    this.pending = new Map(); this.nextId = 1; this.buf = "";
+    this.sock = net.connect(port, "127.0.0.1");
+    this.ready = new Promise((resolve, reject) => { this.sock.once("connect", resolve); this.sock.once("error", reject); });
+    this.sock.setEncoding("utf8");
+    this.sock.on("data", (d) => {
+      this.buf += d;
+      let nl;
+      while ((nl = this.buf.indexOf("\n")) >= 0) {
+        const msg = JSON.parse(this.buf.slice(0, nl)); this.buf = this.buf.slice(nl + 1);
+        const p = this.pending.get(msg.id); if (!p) continue;
+        this.pending.delete(msg.id);
+        if (msg.error) p.reject(new Error(p.method + ": " + JSON.stringify(msg.error))); else p.resolve(msg.result);
+      }
+    });
+  }
+  async call(method, params = {}) {
+    await this.ready;
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, method });
+      this.sock.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    });
+  }
+  close() { this.sock.end(); }
+}
+
+/** JSON-RPC over HTTP, as the page itself talks. */
+async function httpCall(url, method, params = {}) {
+  const res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" },
+                                 body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+  const msg = await res.json();
+  if (msg.error) throw new Error(method + ": " + JSON.stringify(msg.error));
+  return msg.result;
+}
+
+let server, tcp, browser, page;
+const pageErrors = [];
+const rpc = (method, params) => tcp.call(method, params);
+const http = (method, params) => httpCall(server.url, method, params);
+
+/** The page's entities, as [{id, c}] (window.ecsdViewer.entities is a Map id -> components). */
+const pageEntities = () => page.evaluate(() => [...window.ecsdViewer.entities].map(([id, c]) => ({ id, c })));
+/** Where world point (x, y) is on the screen, in CSS pixels from the page's corner (the page's toScreen). */
+const screenOf = (x, y) => page.evaluate((x, y) => {
+  const canvas = document.getElementById("map"), v = window.ecsdViewer.view, r = canvas.getBoundingClientRect();
+  const sx = canvas.width / 2 + (x - v.x) * v.scale, sy = canvas.height / 2 - (y - v.y) * v.scale;
+  return { x: r.left + sx / devicePixelRatio, y: r.top + sy / devicePixelRatio, px: Math.round(sx), py: Math.round(sy) };
+}, x, y);
+/** The canvas's colour at a canvas pixel, as #rrggbb. */
+const pixel = (px, py) => page.evaluate((px, py) => {
+  const d = document.getElementById("map").getContext("2d").getImageData(px, py, 1, 1).data;
+  return "#" + [d[0], d[1], d[2]].map((v) => v.toString(16).padStart(2, "0")).join("");
+}, px, py);
+const shot = (name) => page.screenshot({ path: path.join(shots, name) });
+const text = (sel) => page.$eval(sel, (e) => e.textContent);
+/** All of world.query's matches (it pages by 10000). */
+async function queryAll(query, fields, world = "default") {
+  const all = [];
+  for (let offset = 0; ; offset += 10000) {
+    const r = await rpc("world.query", { world, query, fields, limit: 10000, offset });
+    all.push(...r.entities);
+    if (all.length >= r.total) return all;
+  }
+}
+
+// The default world: a few of each kind the legend names, still (no Velocity, no RigidBody).
+const cast = [
+  { Position: { x: 0, y: 0 }, Player: {}, Appearance: { name: "hero" }, Collider: { radius: 0.5 } },
+  { Position: { x: 6, y: 3 }, AI: {}, Health: {}, Appearance: { name: "orc" }, Collider: { radius: 0.6 } },
+  { Position: { x: -7, y: 4 }, AI: {}, Frozen: {}, Appearance: { name: "ice" } },
+  { Position: { x: 9, y: -6 }, Ghost: { passes: ["AI"], remaining: 1000 }, Appearance: { name: "boo" } },
+  { Position: { x: -10, y: -8 }, Appearance: { name: "rock" }, Collider: { radius: 1 } },
+];
+const colours = { player: "#5cb8ff", monster: "#ff6464", frozen: "#9be7ff", ghost: "#c7a0ff", other: "#b0b8c0" };
+let ids = [];
+
+before(async () => {
+  server = await startEcsd();
+  tcp = new TcpClient(server.tcp);
+  ids = (await rpc("world.spawn_entities", { entities: cast })).entities;
+  await rpc("world.define_prefab", { name: "crate", components: { Position: {}, Appearance: { name: "crate" }, Collider: { radius: 0.7 } } });
+  browser = await puppeteer.launch({
+    executablePath: chromium, headless: true,
+    args: ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"],
+  });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  page.on("console", (m) => { if (m.type() === "error") pageErrors.push(m.text()); });
+  await page.goto(server.url, { waitUntil: "load" });
+  await page.waitForFunction(() => window.ecsdViewer && window.ecsdViewer.entities.size > 0);
+});
+
+after(async () => {
+  await browser?.close();
+  tcp?.close();
+  if (server) {
+    server.proc.kill("SIGTERM");
+    await new Promise((r) => (server.proc.exitCode !== null ? r() : server.proc.once("exit", r)));
+  }
+});
+
+test("the map shows every entity of the world where world.query has it, in its kind's colour", async () => {
+  const want = await queryAll("Position", ["Position"]);
+  const got = await until("the page to hold every entity", async () => {
+    const e = await pageEntities(); return e.length === want.length && e;
+  });
+  const byId = new Map(got.map((e) => [e.id, e.c]));
+  for (const w of want) {
+    const c = byId.get(w.entity);
+    assert.ok(c, "entity " + w.entity + " is on the page");
+    assert.ok(Math.abs(c.Position.x - w.components.Position.x) < 1e-9 && Math.abs(c.Position.y - w.components.Position.y) < 1e-9,
+              `entity ${w.entity} at ${JSON.stringify(c.Position)} on the page, ${JSON.stringify(w.components.Position)} in the world`);
+  }
+  await until("the header's entity count", async () => Number(await text("#count")) === want.length);
+  // What a person sees: each entity's dot, in its kind's colour, where toScreen puts it.
+  const kinds = ["player", "monster", "frozen", "ghost", "other"];
+  for (let i = 0; i < cast.length; ++i) {
+    const p = cast[i].Position, s = await screenOf(p.x, p.y);
+    await until(`a ${kinds[i]} dot at (${p.x}, ${p.y})`, async () => (await pixel(s.px, s.py)) === colours[kinds[i]], 2000);
+  }
+  await shot("viewer-entities.png");
+});
+
+test("clicking an entity shows its components in the side panel", async () => {
+  const orc = ids[1], s = await screenOf(6, 3);
+  await page.mouse.click(s.x, s.y);
+  await until("the orc to be selected", () => page.evaluate(() => window.ecsdViewer.selected), 2000);
+  assert.equal(await page.evaluate(() => window.ecsdViewer.selected), orc);
+  const panel = await until("the panel to show the orc's components", async () => {
+    const t = await text("#entity"); return t.includes("Health") && t;
+  });
+  for (const name of ["AI", "Appearance", "Collider", "Health", "Position"]) assert.ok(panel.includes(name), name + " in " + panel);
+  assert.ok(panel.includes(String(orc)), "the panel names the entity");
+  const fields = await page.$$eval("#entity .comp", (cs) => Object.fromEntries(cs.map((c) => [
+    c.querySelector(".name").firstChild.textContent,
+    Object.fromEntries([...c.querySelectorAll(".field")].map((f) => [f.querySelector("label").textContent, f.querySelector("input").value]))])));
+  assert.deepEqual(fields.Position, { x: "6", y: "3" });
+  assert.equal(fields.Appearance.name, '"orc"');
+  assert.equal(fields.Health.hp, "100");
+  await shot("viewer-selected.png");
+});
+
+test("the pause and resume buttons pause and resume the world", async () => {
+  assert.equal((await rpc("world.info")).paused, false);
+  await page.click("#pause");
+  await until("world.info to say paused", async () => (await rpc("world.info")).paused === true, 3000);
+  const t0 = (await rpc("world.info")).tick;
+  await sleep(200);
+  assert.equal((await rpc("world.info")).tick, t0, "no ticks while paused");
+  await page.click("#resume");
+  await until("world.info to say running", async () => (await rpc("world.info")).paused === false, 3000);
+  await until("ticks again", async () => (await rpc("world.info")).tick > t0, 3000);
+});
+
+test("shift-click on the map spawns the chosen prefab there", async () => {
+  await until("the prefab list to offer crate", async () =>
+    (await page.$$eval("#prefab option", (os) => os.map((o) => o.textContent))).includes("crate"));
+  await page.select("#prefab", "crate");
+  const s = await screenOf(-4, -3);
+  await page.keyboard.down("Shift");
+  await page.mouse.click(s.x, s.y);
+  await page.keyboard.up("Shift");
+  const crates = await until("a crate in world.query", async () => {
+    const r = await queryAll("Appearance", ["Position", "Appearance"]);
+    const c = r.filter((e) => e.components.Appearance.name === "crate"); return c.length > 0 && c;
+  }, 3000);
+  assert.equal(crates.length, 1, "one click, one crate");
+  const p = crates[0].components.Position;
+  const scale = await page.evaluate(() => window.ecsdViewer.view.scale);
+  assert.ok(Math.hypot(p.x + 4, p.y + 3) <= 1.5 / scale, `the crate at ${JSON.stringify(p)}, clicked at (-4, -3)`);
+  // Over HTTP too, and on the page (the watch brings it back).
+  const viaHttp = await http("world.get_components", { entity: crates[0].entity });
+  assert.equal(viaHttp.components.Appearance.name, "crate");
+  await until("the crate on the page", () => page.evaluate((id) => window.ecsdViewer.entities.has(id), crates[0].entity));
+  assert.equal(await page.$eval("#error", (e) => e.textContent), "", "no error shown");
+});
+
+test("an entity despawned over TCP leaves the page (and the panel) within a few ticks", async () => {
+  const orc = ids[1];
+  assert.equal(await page.evaluate(() => window.ecsdViewer.selected), orc, "still selected from the click test");
+  const { tick } = await rpc("world.info");
+  const t0 = Date.now();
+  await rpc("world.despawn_entity", { entity: orc });
+  await until("the orc to leave the page", () => page.evaluate((id) => !window.ecsdViewer.entities.has(id), orc), 2000, 5);
+  const ms = Date.now() - t0, ticks = (await rpc("world.info")).tick - tick;
+  console.log(`# despawn over TCP -> gone from the page in ${ms} ms (${ticks} ticks at 60 Hz)`);
+  assert.ok(ticks <= 10, `gone within a few ticks (took ${ticks})`);
+  await until("the panel to let go of it", async () => !(await text("#entity")).includes(String(orc)), 2000);
+  assert.equal(await page.evaluate(() => window.ecsdViewer.selected), null);
+});
+
+test("the systems table fits the side panel and shows sub-millisecond timings", async () => {
+  await until("the systems table", () => page.$$eval("#systems tr", (rs) => rs.length > 5), 3000);
+  await sleep(1100);  // one more poll: timings from a running world
+  const fit = await page.evaluate(() => {
+    const aside = document.querySelector("aside"), table = document.getElementById("systems");
+    const a = aside.getBoundingClientRect(), sparks = [...table.querySelectorAll("canvas")].map((c) => c.getBoundingClientRect());
+    return { aside: a.right, inner: aside.clientWidth, table: table.scrollWidth, sparks: sparks.map((s) => s.right), widths: sparks.map((s) => s.width) };
+  });
+  assert.ok(fit.table <= fit.inner, `table ${fit.table} px wide in a ${fit.inner} px panel`);
+  const cut = await page.$$eval("#systems td.num", (cs) => cs.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent));
+  assert.deepEqual(cut, [], "numbers cut off");
+  const header = await page.$eval("header", (h) => h.getBoundingClientRect().height);
+  assert.ok(header < 50, `the header is one line at 1280 px (${header} px high)`);
+  for (const [i, right] of fit.sparks.entries()) {
+    assert.ok(right <= fit.aside, `sparkline ${i} ends at ${right}, the panel at ${fit.aside}`);
+    assert.ok(fit.widths[i] >= 40, `sparkline ${i} is ${fit.widths[i]} px wide`);
+  }
+  const rows = await page.$$eval("#systems tr", (rs) => rs.slice(1).map((r) => [...r.cells].map((c) => c.textContent)));
+  const movement = rows.find((r) => r[0].startsWith("movement"));
+  assert.ok(movement, "a movement row");
+  for (const cell of movement.slice(2, 4)) {
+    assert.match(cell, /^\d[\d.]* (ns|µs|ms|s)$/, "a timing with its unit");
+    assert.ok(!/^0(\.0+)? /.test(cell), `a fast system's timing is not shown as zero: ${cell}`);
+  }
+  await shot("viewer-systems.png");
+});
+
+// 10,000 movers (a tenth monsters, a tenth players, a few ghosts) in a world of their own, on a ring 3 to 45 m from the origin, going round at 2 m/s;
+// the page zoomed out to show them all (about +-100 m x +-80 m).
+const swarm = { world: "swarm", n: 10000, first: null, start: null };
+async function openSwarm() {
+  await rpc("world.create", { world: swarm.world, gravity: 0 });
+  const entities = [];
+  for (let i = 0; i < swarm.n; ++i) {
+    const a = (i / swarm.n) * 2 * Math.PI * 37, r = 3 + 42 * ((i * 7919) % swarm.n) / swarm.n;
+    const kind = i % 10 === 3 ? { AI: {} } : i % 10 === 7 ? { Player: {} } : i % 50 === 11 ? { Ghost: { remaining: 1000 } } : {};
+    entities.push({ Position: { x: r * Math.cos(a), y: r * Math.sin(a) }, Velocity: { x: -2 * Math.sin(a), y: 2 * Math.cos(a) }, ...kind });
+  }
+  for (let i = 0; i < swarm.n; i += 2500) {
+    const { entities: made } = await rpc("world.spawn_entities", { world: swarm.world, entities: entities.slice(i, i + 2500) });
+    if (i === 0) swarm.first = made[0];
+  }
+  swarm.start = entities[0].Position;
+  await page.reload({ waitUntil: "load" });  // the world list is read when the page loads
+  await until("swarm in the world list", () => page.$$eval("#world option", (os) => os.some((o) => o.textContent === "swarm")));
+  await page.select("#world", swarm.world);
+  await until("10,000 entities on the page", () => page.evaluate((n) => window.ecsdViewer.entities.size === n, swarm.n), 15000, 100);
+  const map = await page.$eval("#map", (c) => { const r = c.getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; });
+  await page.mouse.move(map.x, map.y);
+  for (let i = 0; i < 8; ++i) { await page.mouse.wheel({ deltaY: 100 }); await sleep(20); }  // zoom out: 20 px/m to 4.65
+  await until("the zoom", () => page.evaluate(() => window.ecsdViewer.view.scale < 5));
+}
+
+test("10,000 moving entities: frames per second", async () => {
+  await openSwarm();
+  await sleep(3000);
+  const fps = [];
+  for (let i = 0; i < 4; ++i) { fps.push(await page.evaluate(() => window.ecsdViewer.fps)); await sleep(1000); }
+  const updates = await text("#updates"), best = Math.max(...fps);
+  console.log(`# viewer fps with ${swarm.n} moving entities (headless Chromium, 1280x800, map ${await page.$eval("#map", (c) => c.width + "x" + c.height)}): ` +
+              `${fps.join(", ")} (one a second; the page hears of changes ${updates} times a second)`);
+  // Pick one to show in the panel (the README's picture: docs/viewer.png).
+  const p = await page.evaluate((id) => window.ecsdViewer.entities.get(id).Position, swarm.first + 4321);
+  const s = await screenOf(p.x, p.y);
+  await page.mouse.click(s.x, s.y);
+  await until("an entity of the swarm in the panel", async () => (await text("#entity")).includes("Velocity"), 3000);
+  await sleep(1000);
+  await shot("viewer-10k.png");
+  assert.ok(best >= 10, `the page keeps drawing (${best} fps)`);
+});
+
+test("the map follows 10,000 moving entities", async () => {
+  // The page's watch is at most a couple of ticks behind the world, and where world.query puts them.
+  const [info, tick] = await Promise.all([rpc("world.info", { world: swarm.world }), page.evaluate(() => window.ecsdViewer.watchTick)]);
+  const every = await page.evaluate(() => window.ecsdViewer.every);
+  assert.ok(info.tick - tick <= 10 * every,
+            `the page's last notification is for tick ${tick}, the world is at ${info.tick} (every ${every}): the stream stalled`);
+  // Then, with the world paused, the page settles where world.query has the entity (at most one
+  // watch interval of its motion behind: the page is watched every few ticks).
+  await rpc("world.pause", { world: swarm.world });
+  const paused = await rpc("world.info", { world: swarm.world });
+  await until("the page's last notification", () => page.evaluate((t, e) => window.ecsdViewer.watchTick > t - e, paused.tick, every), 5000, 50);
+  const { entities: [now] } = await rpc("world.query", { world: swarm.world, query: "Position", fields: ["Position", "Velocity"], limit: 1 });
+  const onPage = await page.evaluate((id) => window.ecsdViewer.entities.get(id).Position, swarm.first);
+  assert.equal(now.entity, swarm.first);
+  const moved = Math.hypot(now.components.Position.x - swarm.start.x, now.components.Position.y - swarm.start.y);
+  const apart = Math.hypot(onPage.x - now.components.Position.x, onPage.y - now.components.Position.y);
+  const perTick = Math.hypot(now.components.Velocity.x, now.components.Velocity.y) / paused.tick_hz;
+  assert.ok(moved > 1, `it moved ${moved} m in the world`);
+  assert.ok(apart <= perTick * (every - 1) + 1e-6,
+            `the page has it at ${JSON.stringify(onPage)}, the world at ${JSON.stringify(now.components.Position)} (${perTick} m a tick, watched every ${every})`);
+  await rpc("world.resume", { world: swarm.world });
+});
+
+test("no script errors on the page", () => {
+  assert.deepEqual(pageErrors, []);
+});

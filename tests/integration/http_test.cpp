@@ -1,0 +1,385 @@
+// The HTTP face over real sockets: JSON-RPC answered as on TCP, status codes, limits, keep-alive,
+// auth, and world.watch as Server-Sent Events.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "helpers.hpp"
+
+namespace ecsd::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A port nobody listens on right now (bind to 0, read it, close).
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+/// One HTTP response as read off the wire.
+struct response {
+    int status = 0;
+    std::string head;
+    std::string body;
+};
+
+/// A raw HTTP client: send bytes, read whole responses (Content-Length framed) or stream events.
+class http_client {
+public:
+    explicit http_client(int port) : conn_(port) {}
+    bool send(const std::string& bytes) { return conn_.send_raw(bytes); }
+    /// Reads one response; nullopt on timeout or close before it was complete.
+    std::optional<response> read(std::chrono::milliseconds timeout = 5s) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto end = buf_.find("\r\n\r\n");
+            if (end != std::string::npos) {
+                response r;
+                r.head = buf_.substr(0, end);
+                r.status = std::stoi(r.head.substr(9, 3));
+                std::size_t length = 0;
+                const auto cl = lower(r.head).find("content-length: ");
+                if (cl != std::string::npos) length = std::stoul(r.head.substr(cl + 16));
+                if (buf_.size() >= end + 4 + length) {
+                    r.body = buf_.substr(end + 4, length);
+                    buf_.erase(0, end + 4 + length);
+                    return r;
+                }
+            }
+            if (!fill(deadline)) return std::nullopt;
+        }
+    }
+    /// The next SSE `data:` payload (after the head has been read with read_head()).
+    std::optional<json> event(std::chrono::milliseconds timeout = 5s) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto end = buf_.find("\n\n");
+            if (end != std::string::npos) {
+                const std::string block = buf_.substr(0, end);
+                buf_.erase(0, end + 2);
+                if (block.rfind("data: ", 0) == 0) return json::parse(block.substr(6));
+                continue;  // a comment (keep-alive)
+            }
+            if (!fill(deadline)) return std::nullopt;
+        }
+    }
+    /// Reads the head of a streamed response (no Content-Length).
+    std::optional<std::string> read_head(std::chrono::milliseconds timeout = 5s) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto end = buf_.find("\r\n\r\n");
+            if (end != std::string::npos) {
+                auto head = buf_.substr(0, end);
+                buf_.erase(0, end + 4);
+                return head;
+            }
+            if (!fill(deadline)) return std::nullopt;
+        }
+    }
+    bool closed(std::chrono::milliseconds timeout = 5s) { return conn_.wait_closed(timeout); }
+    int fd() const { return conn_.fd(); }
+
+private:
+    static std::string lower(std::string s) {
+        for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    }
+    bool fill(std::chrono::steady_clock::time_point deadline) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{conn_.fd(), POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+        char chunk[65536];
+        const auto n = ::recv(conn_.fd(), chunk, sizeof chunk, 0);
+        if (n <= 0) return false;
+        buf_.append(chunk, static_cast<std::size_t>(n));
+        return true;
+    }
+    line_client conn_;
+    std::string buf_;
+};
+
+std::string post(const std::string& body, const std::string& extra = {}) {
+    return "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+struct http_fixture {
+    int http = free_port();
+    ecsd_server server;
+    explicit http_fixture(std::vector<std::string> more = {})
+        : server([&] {
+              std::vector<std::string> a{"--http-port", std::to_string(http)};
+              a.insert(a.end(), more.begin(), more.end());
+              return a;
+          }()) {}
+};
+
+TEST(Http, PostAnswersJsonRpcExactlyAsTheTcpPortDoes) {
+    http_fixture f;
+    http_client c(f.http);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})")));
+    auto r = c.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_NE(r->head.find("Content-Type: application/json"), std::string::npos);
+    EXPECT_EQ(json::parse(r->body), json::parse(R"({"jsonrpc":"2.0","id":1,"result":"pong"})"));
+    // A batch, a world-bound method, an error: the same answers as TCP gives.
+    line_client tcp(f.server.port());
+    const std::string batch = R"([{"jsonrpc":"2.0","id":2,"method":"world.spawn_entity","params":{"components":{"Position":{}}}},)"
+                              R"({"jsonrpc":"2.0","id":3,"method":"world.nope"}])";
+    ASSERT_TRUE(c.send(post(batch)));
+    r = c.read();
+    ASSERT_TRUE(r);
+    const auto answer = json::parse(r->body);
+    ASSERT_EQ(answer.size(), 2U);
+    EXPECT_TRUE(answer[0]["result"].contains("entity"));
+    EXPECT_EQ(reason_of(answer[1]), "method_not_found");
+    EXPECT_EQ(tcp.result("world.info")["entities"], 1) << "the HTTP spawn is in the same world";
+    // A notification alone: 204, no body; then the connection is still usable (keep-alive).
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","method":"server.ping"})")));
+    r = c.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 204);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":4,"method":"server.ping"})")));
+    EXPECT_EQ(c.read()->status, 200);
+}
+
+TEST(Http, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
+    http_fixture f;
+    http_client c(f.http);
+    std::string many;
+    for (int i = 0; i < 50; ++i) many += post(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"world.info"})");
+    ASSERT_TRUE(c.send(many));
+    for (int i = 0; i < 50; ++i) {
+        const auto r = c.read();
+        ASSERT_TRUE(r) << "response " << i;
+        EXPECT_EQ(json::parse(r->body)["id"], i);
+    }
+}
+
+TEST(Http, StatusCodesForWhatIsNotJsonRpc) {
+    http_fixture f({"--max-line-bytes", "1000"});
+    {
+        http_client c(f.http);
+        ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+        const auto r = c.read();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 200);
+        EXPECT_NE(r->body.find("<canvas"), std::string::npos) << "the viewer page";
+        ASSERT_TRUE(c.send("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"));
+        EXPECT_EQ(c.read()->status, 404);
+        ASSERT_TRUE(c.send("DELETE / HTTP/1.1\r\nHost: x\r\n\r\n"));
+        const auto d = c.read();
+        EXPECT_EQ(d->status, 405);
+        EXPECT_NE(d->head.find("Allow: GET, HEAD, POST"), std::string::npos);
+        ASSERT_TRUE(c.send(post("not json")));
+        const auto bad = c.read();
+        EXPECT_EQ(bad->status, 200);
+        EXPECT_EQ(reason_of(json::parse(bad->body)), "parse_error");
+    }
+    {
+        http_client c(f.http);
+        ASSERT_TRUE(c.send("BLAH\r\n\r\n"));
+        const auto r = c.read();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 400);
+        EXPECT_TRUE(c.closed());
+    }
+    {
+        http_client c(f.http);
+        ASSERT_TRUE(c.send(post(std::string(2000, ' '))));
+        const auto r = c.read();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 413);
+        EXPECT_TRUE(c.closed());
+    }
+    {
+        http_client c(f.http);
+        ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n"));
+        const auto r = c.read();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 431);
+    }
+    line_client tcp(f.server.port());
+    EXPECT_EQ(tcp.call("server.ping")["result"], "pong");
+}
+
+TEST(Http, ABearerTokenIsRequiredWhenOneIsSet) {
+    http_fixture f({"--token", "s3cret"});
+    http_client c(f.http);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})")));
+    auto r = c.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401);
+    EXPECT_NE(r->head.find("WWW-Authenticate: Bearer"), std::string::npos);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer wrong\r\n")));
+    EXPECT_EQ(c.read()->status, 401);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer s3cret\r\n")));
+    r = c.read();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(json::parse(r->body)["result"], "pong");
+}
+
+// Issue 21, low: wrong Bearer tokens count toward the same lockouts as server.auth's, so HTTP is no
+// faster way to guess the token.
+TEST(Http, WrongBearerTokensAreRateLimitedLikeServerAuth) {
+    http_fixture f({"--token", "s3cret"});
+    const auto ping = [](const std::string& token) {
+        return post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer " + token + "\r\n");
+    };
+    {
+        http_client c(f.http);
+        for (int i = 0; i < 3; ++i) {
+            ASSERT_TRUE(c.send(ping("guess")));
+            const auto r = c.read();
+            ASSERT_TRUE(r);
+            EXPECT_EQ(r->status, 401);
+        }
+        EXPECT_TRUE(c.closed(2s)) << "three wrong tokens close the connection";
+    }
+    http_client d(f.http);
+    ASSERT_TRUE(d.send(ping("guess")));
+    EXPECT_EQ(d.read()->status, 401);
+    ASSERT_TRUE(d.send(ping("guess")));  // the fifth from this address
+    auto r = d.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 429);
+    EXPECT_NE(r->head.find("Retry-After: 1"), std::string::npos) << r->head;
+    const auto body = json::parse(r->body);
+    EXPECT_EQ(reason_of(body), "rate_limited");
+    EXPECT_GT(body["error"]["data"]["retry_after"].get<double>(), 0.5);
+    http_client e(f.http);
+    ASSERT_TRUE(e.send(ping("s3cret")));
+    EXPECT_EQ(e.read()->status, 429) << "even the right token waits out the lockout";
+    line_client tcp(f.server.port());
+    EXPECT_EQ(reason_of(tcp.call("server.auth", {{"token", "s3cret"}})), "rate_limited") << "one limiter for TCP and HTTP";
+    std::this_thread::sleep_for(1100ms);
+    ASSERT_TRUE(e.send(ping("s3cret")));
+    r = e.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(json::parse(r->body)["result"], "pong");
+}
+
+TEST(Http, SlowHeadersAreCutOffByTheRequestTimeout) {
+    http_fixture f({"--request-timeout", "1"});
+    http_client c(f.http);
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(c.send("GET / HTTP/1.1\r\n"));
+    std::optional<response> r;
+    for (int i = 0; i < 40 && !r; ++i) {
+        (void)c.send("X");  // one byte at a time never finishes a header
+        r = c.read(100ms);
+    }
+    ASSERT_TRUE(r) << "a request that never ends must be answered and closed";
+    EXPECT_EQ(r->status, 408);
+    EXPECT_GE(std::chrono::steady_clock::now() - start, 900ms);
+}
+
+TEST(Http, WatchIsAnEventStreamOfTheAnswerThenNotifications) {
+    http_fixture f;
+    line_client tcp(f.server.port());
+    ASSERT_TRUE(tcp.result("world.create", {{"world", "s"}, {"paused", true}}).is_object());
+    http_client c(f.http);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":"w","method":"world.watch","params":{"world":"s","query":"Position"}})")));
+    const auto head = c.read_head();
+    ASSERT_TRUE(head);
+    EXPECT_NE(head->find("Content-Type: text/event-stream"), std::string::npos);
+    const auto first = c.event();
+    ASSERT_TRUE(first);
+    EXPECT_EQ((*first)["id"], "w");
+    EXPECT_EQ((*first)["result"]["entities"], json::array());
+    const auto e = tcp.result("world.spawn_entity", {{"world", "s"}, {"components", {{"Position", {{"x", 1}, {"y", 2}}}}}})["entity"];
+    const auto note = c.event();
+    ASSERT_TRUE(note);
+    EXPECT_EQ((*note)["method"], "world.watch");
+    EXPECT_EQ((*note)["params"]["entered"][0]["entity"], e);
+    // The world goes away: a last event, and the stream ends.
+    ASSERT_TRUE(tcp.result("world.destroy", {{"world", "s"}}).is_object());
+    const auto last = c.event();
+    ASSERT_TRUE(last);
+    EXPECT_EQ((*last)["params"]["ended"], true);
+    EXPECT_TRUE(c.closed());
+}
+
+TEST(Http, AnEventStreamReaderThatStopsReadingIsBoundedAndDropped) {
+    http_fixture f({"--max-output-bytes", "262144", "--idle-timeout", "2"});
+    line_client tcp(f.server.port());
+    json batch = json::array();
+    for (int i = 0; i < 3000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    ASSERT_TRUE(tcp.call("world.spawn_entities", {{"entities", batch}}).contains("result"));
+    const long before = f.server.rss_kib();
+    {
+        line_client raw(f.http, "127.0.0.1", /*receive_buffer=*/4096);
+        ASSERT_TRUE(raw.send_raw(post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"query":"Position, Velocity"}})")));
+        std::this_thread::sleep_for(4s);  // 240 ticks of 3000 changes the reader never reads
+        EXPECT_LT(f.server.rss_kib() - before, 48 * 1024 * sanitizer_memory_factor) << "an unread event stream must not grow the server";
+        line_client other(f.server.port());  // (tcp idled out meanwhile: --idle-timeout 2)
+        EXPECT_EQ(other.call("server.ping")["result"], "pong");
+        EXPECT_TRUE(raw.wait_closed(3s)) << "no write progress for --idle-timeout: dropped";
+    }
+}
+
+TEST(Http, AnEventStreamKeepsFlowingAfterALargeWrite) {
+    // A first answer over 256 KiB used to leave a stale write position behind: the stream then
+    // believed gigabytes were owed and sent nothing more.
+    http_fixture f;
+    line_client tcp(f.server.port());
+    ASSERT_TRUE(tcp.result("world.create", {{"world", "big"}, {"paused", true}}).is_object());
+    json batch = json::array();
+    for (int i = 0; i < 6000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}});
+    ASSERT_TRUE(tcp.call("world.spawn_entities", {{"world", "big"}, {"entities", batch}}).contains("result"));
+    http_client c(f.http);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"world":"big","query":"Position"}})")));
+    ASSERT_TRUE(c.read_head());
+    const auto first = c.event();
+    ASSERT_TRUE(first);
+    ASSERT_EQ((*first)["result"]["entities"].size(), 6000U);
+    ASSERT_TRUE(tcp.result("world.spawn_entity", {{"world", "big"}, {"components", {{"Position", json::object()}}}}).is_object());
+    const auto next = c.event();
+    ASSERT_TRUE(next) << "the stream stalled after a large write";
+    EXPECT_EQ((*next)["params"]["entered"].size(), 1U);
+}
+
+TEST(Http, FiveHundredEventStreamsAtOnce) {
+    http_fixture f;
+    line_client tcp(f.server.port());
+    ASSERT_TRUE(tcp.result("world.create", {{"world", "many"}, {"paused", true}}).is_object());
+    std::vector<std::unique_ptr<http_client>> readers;
+    for (int i = 0; i < 500; ++i) {
+        readers.push_back(std::make_unique<http_client>(f.http));
+        ASSERT_TRUE(readers.back()->send(
+            post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"world":"many","query":"Position"}})")));
+    }
+    for (auto& r : readers) {
+        ASSERT_TRUE(r->read_head());
+        ASSERT_TRUE(r->event());
+    }
+    ASSERT_TRUE(tcp.result("world.spawn_entity", {{"world", "many"}, {"components", {{"Position", json::object()}}}}).is_object());
+    std::size_t told = 0;
+    for (auto& r : readers) {
+        const auto e = r->event();
+        if (e && (*e)["params"]["entered"].size() == 1) ++told;
+    }
+    EXPECT_EQ(told, 500U);
+}
+
+}  // namespace
+}  // namespace ecsd::test

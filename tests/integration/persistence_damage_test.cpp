@@ -1,0 +1,315 @@
+// Damaged data files against the real ecsd: each kind of damage is named (file and byte offset),
+// start-up refuses without --repair and says what --repair would lose; with --repair it starts and
+// logs what was lost. world.load on a damaged snapshot answers storage_error.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "helpers.hpp"
+
+extern char** environ;
+
+namespace ecsd::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct run_result {
+    int code = -1;       ///< exit code, -1 when it did not exit by itself within the limit
+    std::string output;  ///< stdout and stderr together
+};
+
+/// @brief Runs ecsd with these arguments until it exits (or `limit`, then SIGKILL); returns its exit
+/// code and everything it printed. For start-ups that must refuse.
+run_result run_ecsd(const std::vector<std::string>& args, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    std::vector<std::string> argv{ecsd_server::binary(), "--port", "0", "--log-level", "warn"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> c_argv;
+    for (auto& a : argv) c_argv.push_back(a.data());
+    c_argv.push_back(nullptr);
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e)
+        if (std::strncmp(*e, "ECSD_", 5) != 0) env.emplace_back(*e);
+    std::vector<char*> c_env;
+    for (auto& e : env) c_env.push_back(e.data());
+    c_env.push_back(nullptr);
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(out[1], STDERR_FILENO);
+        ::execve(c_argv[0], c_argv.data(), c_env.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    run_result r;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    bool killed = false;
+    for (;;) {
+        pollfd p{out[0], POLLIN, 0};
+        if (::poll(&p, 1, 50) > 0) {
+            char buf[4096];
+            const auto n = ::read(out[0], buf, sizeof buf);
+            if (n > 0) {
+                r.output.append(buf, static_cast<std::size_t>(n));
+                continue;
+            }
+            if (n == 0) break;
+        }
+        if (!killed && std::chrono::steady_clock::now() > deadline) {
+            ::kill(pid, SIGKILL);
+            killed = true;
+        }
+    }
+    ::close(out[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!killed && WIFEXITED(status)) r.code = WEXITSTATUS(status);
+    return r;
+}
+
+std::string read_all(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void write_all(const fs::path& p, const std::string& data) {
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << data;
+}
+
+/// @brief Byte offset of the start of line `n` (0-based) of a text.
+std::size_t line_offset(const std::string& text, int n) {
+    std::size_t at = 0;
+    for (int i = 0; i < n; ++i) at = text.find('\n', at) + 1;
+    return at;
+}
+
+class PersistenceDamage : public testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("ecsd_damage_it_" + std::to_string(::getpid()) + "_" +
+                                            testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::vector<std::string> args(std::vector<std::string> more = {}) const {
+        std::vector<std::string> a{"--data-dir", dir_.string(), "--appendfsync", "always", "--autosave", "0"};
+        a.insert(a.end(), more.begin(), more.end());
+        return a;
+    }
+    /// @brief A paused default world with `n` entities (Health.hp = i), journaled only (kill -9):
+    /// the journal holds the pause (record 1) then one spawn per record.
+    std::vector<std::uint64_t> journaled_world(int n) {
+        std::vector<std::uint64_t> ids;
+        ecsd_server server(args());
+        line_client c(server.port());
+        (void)c.result("world.pause");
+        for (int i = 0; i < n; ++i)
+            ids.push_back(c.result("world.spawn_entity", {{"components", {{"Health", {{"hp", i}}}}}})["entity"].get<std::uint64_t>());
+        server.stop(SIGKILL);
+        return ids;
+    }
+    /// @brief A default world with entities saved in its snapshot (SIGTERM saves), journal empty.
+    void saved_world(int n) {
+        ecsd_server server(args());
+        line_client c(server.port());
+        (void)c.result("world.pause");
+        for (int i = 0; i < n; ++i)
+            (void)c.result("world.spawn_entity", {{"components", {{"Position", {{"x", 1000 + i}, {"y", 5}}}}}});
+        EXPECT_EQ(server.stop(SIGTERM).code, 0);
+    }
+    static std::size_t entity_count(line_client& c) { return c.result("world.info")["entities"].get<std::size_t>(); }
+
+    fs::path snapshot() const { return dir_ / "default.snapshot.json"; }
+    fs::path journal() const { return dir_ / "default.journal"; }
+    fs::path dir_;
+};
+
+TEST_F(PersistenceDamage, SnapshotWithAChangedDigitRefusesToStartAndRepairLoadsItAsItIs) {
+    saved_world(3);
+    std::string text = read_all(snapshot());
+    const auto at = text.find("1001");
+    ASSERT_NE(at, std::string::npos) << text;
+    text[at + 3] = '7';  // x 1001 -> 1007: valid JSON, a different world
+    write_all(snapshot(), text);
+    const auto checksum_at = text.rfind(",\"checksum\"");
+
+    const auto refused = run_ecsd(args());
+    EXPECT_NE(refused.code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(snapshot().string()), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("checksum mismatch"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("byte offset " + std::to_string(checksum_at)), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("--repair"), std::string::npos) << refused.output;
+
+    const auto log = dir_ / "repair.log";
+    {
+        server_options o;
+        o.args = args({"--repair"});
+        o.log_path = log.string();
+        ecsd_server server(o);
+        line_client c(server.port());
+        const auto rows = c.result("world.query", {{"query", "Position"}, {"limit", 10}})["entities"];
+        ASSERT_EQ(rows.size(), 3u);
+        bool changed_value_kept = false;
+        for (const auto& r : rows) changed_value_kept |= r["components"]["Position"]["x"] == 1007.0;
+        EXPECT_TRUE(changed_value_kept) << rows.dump();
+    }
+    const auto said = read_all(log);
+    EXPECT_NE(said.find("--repair: loaded as it is"), std::string::npos) << said;
+    EXPECT_TRUE(fs::exists(snapshot().string() + ".damaged"));  // the file as found is kept
+    // The save at exit wrote a good snapshot: the next start needs no --repair.
+    ecsd_server again(args());
+}
+
+TEST_F(PersistenceDamage, SnapshotThatIsNotJsonRefusesAndRepairMovesItAsideAndStartsEmpty) {
+    saved_world(3);
+    const std::string text = read_all(snapshot());
+    write_all(snapshot(), text.substr(0, text.size() / 2));  // cut in half
+    const auto refused = run_ecsd(args());
+    EXPECT_NE(refused.code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(snapshot().string()), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("byte offset"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("would start empty"), std::string::npos) << refused.output;
+
+    const auto log = dir_ / "repair.log";
+    server_options o;
+    o.args = args({"--repair"});
+    o.log_path = log.string();
+    ecsd_server server(o);
+    line_client c(server.port());
+    EXPECT_EQ(entity_count(c), 0u);
+    EXPECT_TRUE(fs::exists(snapshot().string() + ".damaged"));
+    EXPECT_EQ(read_all(snapshot().string() + ".damaged"), text.substr(0, text.size() / 2));  // moved, not deleted
+    EXPECT_NE(read_all(log).find("moved it aside"), std::string::npos) << read_all(log);
+}
+
+TEST_F(PersistenceDamage, JournalWithoutItsSnapshotRefusesToStartAndRepairMovesItAside) {
+    {
+        ecsd_server server(args());
+        line_client c(server.port());
+        (void)c.result("world.create", {{"world", "arena"}, {"paused", true}});
+        for (int i = 0; i < 4; ++i)
+            (void)c.result("world.spawn_entity", {{"world", "arena"}, {"components", {{"Health", json::object()}}}});
+        server.stop(SIGKILL);
+    }
+    const auto arena_journal = dir_ / "arena.journal";
+    ASSERT_GT(fs::file_size(arena_journal), 0u);
+    fs::remove(dir_ / "arena.snapshot.json");
+
+    const auto refused = run_ecsd(args());
+    EXPECT_NE(refused.code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(arena_journal.string()), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("no snapshot"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("byte offset 0"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("--repair"), std::string::npos) << refused.output;
+    EXPECT_TRUE(fs::exists(arena_journal));  // refusing touches nothing
+
+    const auto log = dir_ / "repair.log";
+    server_options o;
+    o.args = args({"--repair"});
+    o.log_path = log.string();
+    ecsd_server server(o);
+    line_client c(server.port());
+    EXPECT_EQ(reason_of(c.call("world.info", {{"world", "arena"}})), "no_such_world");
+    EXPECT_FALSE(fs::exists(arena_journal));
+    EXPECT_TRUE(fs::exists(arena_journal.string() + ".damaged"));
+    EXPECT_NE(read_all(log).find("4 records are lost"), std::string::npos) << read_all(log);
+}
+
+TEST_F(PersistenceDamage, GapInJournalSequenceRefusesAndRepairCutsThere) {
+    (void)journaled_world(5);  // records: 1 pause, 2..6 spawns
+    std::string text = read_all(journal());
+    const auto third = line_offset(text, 3);  // record 4
+    const auto fourth = line_offset(text, 4);  // record 5: follows record 3 once record 4 is gone
+    text.erase(third, fourth - third);
+    write_all(journal(), text);
+
+    const auto refused = run_ecsd(args());
+    EXPECT_NE(refused.code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(journal().string()), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("sequence gap"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("byte offset " + std::to_string(third)), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("the 2 records"), std::string::npos) << refused.output;  // what --repair loses
+
+    const auto log = dir_ / "repair.log";
+    server_options o;
+    o.args = args({"--repair"});
+    o.log_path = log.string();
+    ecsd_server server(o);
+    line_client c(server.port());
+    EXPECT_EQ(entity_count(c), 2u);  // records 2 and 3
+    const auto said = read_all(log);
+    EXPECT_NE(said.find("journal truncated at byte offset " + std::to_string(third) + ", 2 records"), std::string::npos)
+        << said;
+    EXPECT_EQ(read_all(journal().string() + ".damaged"), text);  // the journal as found is kept
+}
+
+TEST_F(PersistenceDamage, CompleteLastRecordWithAFlippedBitRefusesAndRepairDropsIt) {
+    const auto ids = journaled_world(3);  // records: 1 pause, 2..4 spawns
+    std::string text = read_all(journal());
+    const auto last = line_offset(text, 3);
+    ASSERT_EQ(text.back(), '\n');
+    text[last + 30] ^= 0x04;  // the record is complete (newline and all): this is damage, not a torn write
+    write_all(journal(), text);
+
+    const auto refused = run_ecsd(args());
+    EXPECT_NE(refused.code, 0) << refused.output;
+    EXPECT_NE(refused.output.find(journal().string()), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("corrupt journal record"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("byte offset " + std::to_string(last)), std::string::npos) << refused.output;
+
+    const auto log = dir_ / "repair.log";
+    server_options o;
+    o.args = args({"--repair"});
+    o.log_path = log.string();
+    ecsd_server server(o);
+    line_client c(server.port());
+    EXPECT_EQ(entity_count(c), 2u);
+    EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", ids[2]}})), "no_such_entity");
+    EXPECT_NE(read_all(log).find("1 record ("), std::string::npos) << read_all(log);
+}
+
+TEST_F(PersistenceDamage, TornLastRecordIsStillDroppedWithoutRepair) {
+    (void)journaled_world(3);
+    const std::string text = read_all(journal());
+    write_all(journal(), text.substr(0, text.size() - 10));  // no final newline: a crash mid-write
+    ecsd_server server(args());
+    line_client c(server.port());
+    EXPECT_EQ(entity_count(c), 2u);
+}
+
+TEST_F(PersistenceDamage, WorldLoadOfADamagedSnapshotAnswersStorageError) {
+    ecsd_server server(args());
+    line_client c(server.port());
+    (void)c.result("world.pause");
+    (void)c.result("world.spawn_entity", {{"components", {{"Position", {{"x", 4321}}}}}});
+    (void)c.result("world.save");
+    std::string text = read_all(snapshot());
+    const auto at = text.find("4321");
+    ASSERT_NE(at, std::string::npos);
+    text[at] = '5';
+    write_all(snapshot(), text);
+    const auto r = c.call("world.load");
+    EXPECT_EQ(reason_of(r), "storage_error") << r.dump();
+    const std::string message = r["error"]["message"];
+    EXPECT_NE(message.find(snapshot().string()), std::string::npos) << message;
+    EXPECT_NE(message.find("checksum mismatch"), std::string::npos) << message;
+    // The world is left as it was.
+    EXPECT_EQ(c.result("world.query", {{"query", "Position"}})["entities"][0]["components"]["Position"]["x"], 4321.0);
+    (void)c.result("world.save");  // a fresh snapshot, so the destructor's exit is clean
+}
+
+}  // namespace
+}  // namespace ecsd::test

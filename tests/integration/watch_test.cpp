@@ -1,0 +1,331 @@
+// world.watch over a real socket: the initial state plus every notification, applied in order,
+// always equals world.query; slow watchers are coalesced; subscriptions end as documented.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <map>
+#include <set>
+#include <random>
+#include <thread>
+
+#include "helpers.hpp"
+
+namespace ecsd::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// What a watcher knows: entity -> components, built from the answer and the notifications.
+struct watch_state {
+    std::map<std::uint64_t, json> entities;
+    std::uint64_t tick = 0;
+    std::size_t notifications = 0;
+    std::size_t coalesced = 0;
+    std::size_t resyncs = 0;
+
+    void reset(const json& list) {
+        entities.clear();
+        for (const auto& e : list) entities[e["entity"].get<std::uint64_t>()] = e["components"];
+    }
+    /// Applies one notification's params; false when it is not for `sub`.
+    void apply(const json& p) {
+        ++notifications;
+        tick = p["tick"].get<std::uint64_t>();
+        if (p.contains("coalesced")) ++coalesced;
+        if (p.value("resync", false)) {
+            ++resyncs;
+            reset(p["entities"]);
+            return;
+        }
+        for (const auto& e : p["entered"]) entities[e["entity"].get<std::uint64_t>()] = e["components"];
+        for (const auto& e : p["changed"]) {
+            auto& mine = entities.at(e["entity"].get<std::uint64_t>());
+            for (const auto& [k, v] : e["components"].items()) mine[k] = v;
+            if (e.contains("removed"))
+                for (const auto& r : e["removed"]) mine.erase(r.get<std::string>());
+        }
+        for (const auto& e : p["left"]) entities.erase(e["entity"].get<std::uint64_t>());
+    }
+};
+
+/// Reads lines until the response with `id`, applying every notification of `sub` on the way.
+json read_until(line_client& c, std::uint64_t id, watch_state& state, std::uint64_t sub) {
+    for (;;) {
+        const auto line = c.read_json(10s);
+        if (!line.is_object()) return line;
+        if (line.value("method", "") == "world.watch") {
+            if (line["params"]["subscription"] == sub) state.apply(line["params"]);
+            continue;
+        }
+        if (line["id"] == id) return line;
+    }
+}
+
+json query_now(line_client& c, std::uint64_t id, const std::string& world, const json& q, const json& fields,
+               watch_state& state, std::uint64_t sub) {
+    EXPECT_TRUE(c.send_line(request_line(id, "world.query",
+                                         {{"world", world}, {"query", q}, {"fields", fields}, {"limit", 10000}})));
+    return read_until(c, id, state, sub);
+}
+
+void expect_same(const watch_state& state, const json& query_result, int step) {
+    std::map<std::uint64_t, json> want;
+    for (const auto& e : query_result["entities"]) want[e["entity"].get<std::uint64_t>()] = e["components"];
+    ASSERT_EQ(state.entities.size(), want.size()) << "after step " << step;
+    for (const auto& [id, comps] : want) {
+        const auto it = state.entities.find(id);
+        ASSERT_NE(it, state.entities.end()) << "entity " << id << " missing after step " << step;
+        ASSERT_EQ(it->second, comps) << "entity " << id << " after step " << step;
+    }
+}
+
+TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
+    ecsd_server server;
+    line_client driver(server.port());
+    // A small receive buffer splits notifications across reads.
+    line_client watcher(server.port(), "127.0.0.1", /*receive_buffer=*/2048);
+    ASSERT_TRUE(driver.result("world.create", {{"world", "r"}, {"paused", true}}).is_object());
+    const json fields = {"Position", "Velocity", "Health", "Frozen"};
+    const std::string q = "Position, Health|Velocity, !Ghost";
+    ASSERT_TRUE(watcher.send_line(request_line(1, "world.watch", {{"world", "r"}, {"query", q}, {"fields", fields}})));
+    watch_state state;
+    const auto answer = read_until(watcher, 1, state, 0);
+    ASSERT_TRUE(answer.contains("result")) << answer.dump();
+    const auto sub = answer["result"]["subscription"].get<std::uint64_t>();
+    state.reset(answer["result"]["entities"]);
+
+    std::mt19937 rng(12345);
+    std::vector<std::uint64_t> alive;
+    const auto pick = [&]() { return alive[std::uniform_int_distribution<std::size_t>(0, alive.size() - 1)(rng)]; };
+    const auto coin = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+    std::uint64_t next_id = 100;
+    for (int step = 0; step < 300; ++step) {
+        const int op = alive.size() < 5 ? 0 : coin(10);
+        json r;
+        if (op <= 1) {
+            json comps = {{"Position", {{"x", coin(40) - 20}, {"y", coin(40)}}}};
+            if (coin(2)) comps["Velocity"] = {{"x", coin(7) - 3}, {"y", coin(3)}};
+            if (coin(2)) comps["Health"] = {{"hp", 10 + coin(90)}};
+            if (coin(3) == 0) comps["RigidBody"] = json::object();
+            if (coin(3) == 0) comps["Collider"] = {{"radius", 0.5}};
+            if (coin(4) == 0) comps["AI"] = json::object();
+            r = driver.call("world.spawn_entity", {{"world", "r"}, {"components", comps}});
+            if (r.contains("result")) alive.push_back(r["result"]["entity"].get<std::uint64_t>());
+        } else if (op == 2) {
+            const auto e = pick();
+            r = driver.call("world.despawn_entity", {{"world", "r"}, {"entity", e}});
+        } else if (op == 3) {
+            r = driver.call("world.insert_components",
+                            {{"world", "r"}, {"entity", pick()}, {"components", {{coin(2) ? "Ghost" : "Health", json::object()}}}});
+        } else if (op == 4) {
+            r = driver.call("world.remove_components",
+                            {{"world", "r"}, {"entity", pick()}, {"components", {coin(2) ? "Velocity" : "Ghost"}}});
+        } else if (op == 5) {
+            r = driver.call("world.mutate_components",
+                            {{"world", "r"}, {"entity", pick()}, {"component", "Position"}, {"path", "x"}, {"value", coin(50)}});
+        } else if (op == 6) {
+            const char* spells[] = {"freeze", "ghost", "kill_all_monsters"};
+            r = driver.call("world.cast_spell", {{"world", "r"}, {"caster", pick()}, {"spell", spells[coin(3)]}, {"target", pick()}});
+        } else {
+            r = driver.call("world.step", {{"world", "r"}, {"ticks", 1 + coin(3)}});
+        }
+        ASSERT_TRUE(r.is_object()) << "no answer at step " << step;
+        // Keep the driver's list of the living honest (spells and despawns kill).
+        if (step % 10 == 0 || op == 2 || op == 6 || op >= 7) {
+            const auto everyone = driver.result("world.query", {{"world", "r"}, {"query", "*"}, {"limit", 10000}});
+            alive.clear();
+            for (const auto& e : everyone["entities"]) alive.push_back(e["entity"].get<std::uint64_t>());
+        }
+        const auto now = query_now(watcher, next_id++, "r", q, fields, state, sub);
+        ASSERT_TRUE(now.contains("result")) << now.dump();
+        expect_same(state, now["result"], step);
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+    EXPECT_GT(state.notifications, 100U);
+}
+
+/// A watcher of 2000 moving entities reads nothing while the world runs 200 ticks, then catches
+/// up. Returns what it applied, checked against world.query.
+watch_state stall_and_catch_up(const std::string& max_output) {
+    ecsd_server server({"--max-output-bytes", max_output});
+    line_client driver(server.port());
+    line_client watcher(server.port(), "127.0.0.1", /*receive_buffer=*/4096);
+    EXPECT_TRUE(driver.result("world.create", {{"world", "m"}, {"paused", true}}).is_object());
+    json batch = json::array();
+    for (int i = 0; i < 2000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    EXPECT_TRUE(driver.call("world.spawn_entities", {{"world", "m"}, {"entities", batch}}).contains("result"));
+    EXPECT_TRUE(watcher.send_line(request_line(1, "world.watch", {{"world", "m"}, {"query", "Position, Velocity"}})));
+    watch_state state;
+    const auto answer = read_until(watcher, 1, state, 0);
+    const auto sub = answer["result"]["subscription"].get<std::uint64_t>();
+    state.reset(answer["result"]["entities"]);
+    // 200 ticks of 2000 changed entities (~130 KB each) while the watcher reads nothing.
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) EXPECT_TRUE(driver.result("world.step", {{"world", "m"}, {"ticks", 10}}).is_object());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s * sanitizer_time_factor) << "a stalled watcher must not slow the world";
+    EXPECT_EQ(driver.call("server.ping")["result"], "pong");
+    const auto now = query_now(watcher, 2, "m", "Position, Velocity", {"Position", "Velocity"}, state, sub);
+    // It may still be owed its last notification: read until it has caught up with tick 200.
+    for (int i = 0; i < 50 && state.tick < 200; ++i) {
+        const auto line = watcher.read_json(2s);
+        if (line.is_object() && line.value("method", "") == "world.watch") state.apply(line["params"]);
+    }
+    EXPECT_EQ(state.tick, 200U);
+    EXPECT_LT(state.notifications, 200U) << "a watcher that falls behind gets merged notifications, not a backlog";
+    expect_same(state, now["result"], 0);
+    return state;
+}
+
+TEST(Watch, AWatcherThatFallsBehindGetsCoalescedNotificationsAndStaysExact) {
+    const auto state = stall_and_catch_up("1048576");
+    EXPECT_GE(state.coalesced, 1U) << "a watcher that fell behind must get a coalesced notification";
+}
+
+TEST(Watch, AWatcherTooFarBehindToRememberGetsTheWholeStateAgain) {
+    const auto state = stall_and_catch_up("262144");
+    EXPECT_GE(state.resyncs, 1U) << "past the pending bound the subscription must be resynced";
+}
+
+TEST(Watch, NearFollowsAMovingEntityAndEntitiesOutOfRangeLeaveUnmatched) {
+    ecsd_server server;
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.create", {{"world", "n"}, {"paused", true}, {"gravity", {{"x", 0}, {"y", 0}}}}).is_object());
+    const auto hero = c.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 60}, {"y", 0}}}}}})["entity"];
+    const auto rock = c.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Position", {{"x", 2}, {"y", 0}}}}}})["entity"];
+    const auto far = c.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Position", {{"x", 30}, {"y", 0}}}}}})["entity"];
+    const auto w = c.result("world.watch", {{"world", "n"}, {"query", "near(" + hero.dump() + ", 5)"}});
+    std::set<std::uint64_t> seen;
+    for (const auto& e : w["entities"]) seen.insert(e["entity"].get<std::uint64_t>());
+    EXPECT_EQ(seen, (std::set<std::uint64_t>{hero.get<std::uint64_t>(), rock.get<std::uint64_t>()}));
+    // 60 m/s for 30 ticks at 60 Hz: the hero moves 30 m, leaves the rock behind and reaches `far`.
+    watch_state state;
+    state.reset(w["entities"]);
+    ASSERT_TRUE(c.send_line(request_line(50, "world.step", {{"world", "n"}, {"ticks", 30}})));
+    std::size_t left = 0;
+    for (int i = 0; i < 40; ++i) {
+        const auto line = c.read_json(2s);
+        ASSERT_TRUE(line.is_object());
+        if (line.contains("id")) break;  // the step's answer comes after its ticks' notifications
+        state.apply(line["params"]);
+        for (const auto& l : line["params"]["left"]) {
+            EXPECT_EQ(l["entity"], rock);
+            EXPECT_EQ(l["reason"], "unmatched");
+            ++left;
+        }
+    }
+    EXPECT_EQ(left, 1U);
+    EXPECT_EQ(state.entities.count(rock.get<std::uint64_t>()), 0U);
+    EXPECT_EQ(state.entities.count(far.get<std::uint64_t>()), 1U);
+    // The same filter in world.query, as text and as an object.
+    EXPECT_EQ(c.result("world.query", {{"world", "n"}, {"query", "near(30, 0, 1)"}})["total"], 2);
+    EXPECT_EQ(c.result("world.query", {{"world", "n"}, {"query", {{"near", {{"x", 2}, {"y", 0}, {"r", 1}}}}}})["total"], 1);
+    EXPECT_EQ(reason_of(c.call("world.query", {{"world", "n"}, {"query", "near(1, 2)x"}})), "invalid_params");
+    EXPECT_EQ(reason_of(c.call("world.query", {{"world", "n"}, {"query", "near(0, 0, -1)"}})), "invalid_params");
+}
+
+TEST(Watch, UnwatchTwiceWatchBeforeAuthAndTheSubscriptionLimit) {
+    ecsd_server server({"--token", "s3cret", "--max-watches", "2"});
+    line_client c(server.port());
+    EXPECT_EQ(reason_of(c.call("world.watch", {{"query", "Position"}})), "unauthorized");
+    ASSERT_EQ(c.call("server.auth", {{"token", "s3cret"}})["result"]["authenticated"], true);
+    const auto a = c.result("world.watch", {{"query", "Position"}});
+    const auto b = c.result("world.watch", {{"query", "Velocity"}, {"every", 5}});
+    EXPECT_NE(a["subscription"], b["subscription"]);
+    const auto third = c.call("world.watch", {{"query", "Health"}});
+    EXPECT_EQ(reason_of(third), "limit_reached");
+    EXPECT_EQ(third["error"]["data"]["limit"], 2);
+    EXPECT_EQ(c.result("world.unwatch", {{"subscription", a["subscription"]}})["ended"], true);
+    const auto again = c.call("world.unwatch", {{"subscription", a["subscription"]}});
+    EXPECT_EQ(reason_of(again), "no_such_subscription");
+    EXPECT_TRUE(c.result("world.watch", {{"query", "Health"}}).contains("subscription")) << "unwatch frees a place";
+    EXPECT_EQ(reason_of(c.call("world.watch", {{"query", "Nope"}})), "no_such_component");
+    EXPECT_EQ(reason_of(c.call("world.watch", {{"query", "Position"}, {"every", 0}})), "invalid_params");
+}
+
+TEST(Watch, DestroyingTheWorldEndsItsSubscriptions) {
+    ecsd_server server;
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.create", {{"world", "gone"}}).is_object());
+    const auto w = c.result("world.watch", {{"world", "gone"}, {"query", "*"}});
+    ASSERT_TRUE(c.send_line(request_line(9, "world.destroy", {{"world", "gone"}})));
+    bool ended = false;
+    bool answered = false;
+    for (int i = 0; i < 100 && !(ended && answered); ++i) {
+        const auto line = c.read_json(2s);
+        ASSERT_TRUE(line.is_object());
+        if (line.value("id", json()) == 9) answered = true;
+        if (line.value("method", "") == "world.watch" && line["params"].value("ended", false)) {
+            EXPECT_EQ(line["params"]["subscription"], w["subscription"]);
+            EXPECT_EQ(line["params"]["reason"], "world_destroyed");
+            ended = true;
+        }
+    }
+    EXPECT_TRUE(ended);
+    EXPECT_TRUE(answered);
+    EXPECT_EQ(reason_of(c.call("world.unwatch", {{"world", "default"}, {"subscription", w["subscription"]}})),
+              "no_such_subscription");
+    EXPECT_EQ(c.call("server.ping")["result"], "pong");
+}
+
+TEST(Watch, AWatcherThatDisconnectsMidStreamCostsNothingAfterwards) {
+    ecsd_server server;
+    line_client setup(server.port());
+    json batch = json::array();
+    for (int i = 0; i < 1000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    ASSERT_TRUE(setup.call("world.spawn_entities", {{"entities", batch}}).contains("result"));
+    {
+        line_client w(server.port());
+        ASSERT_TRUE(w.result("world.watch", {{"query", "Position, Velocity"}}).contains("subscription"));
+        const auto first = w.read_json(2s);  // the default world ticks at 60 Hz: diffs flow
+        ASSERT_EQ(first.value("method", ""), "world.watch");
+    }  // gone mid-stream
+    std::this_thread::sleep_for(300ms);
+    line_client other(server.port());
+    const auto w2 = other.result("world.watch", {{"query", "Position, Velocity"}});
+    EXPECT_EQ(w2["entities"].size(), 1000U);
+    const auto next = other.read_json(2s);
+    EXPECT_EQ(next["params"]["subscription"], w2["subscription"]);
+    EXPECT_EQ(next["params"]["changed"].size(), 1000U);
+    EXPECT_EQ(setup.result("server.info")["connections"]["open"], 2);
+}
+
+TEST(Watch, BrpPlusWatchMethodsAnswerAgainWithTheSameIdWhenTheEntityChanges) {
+    ecsd_server server;
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.create", {{"world", "b"}, {"paused", true}}).is_object());
+    const auto e = c.result("world.spawn_entity",
+                            {{"world", "b"}, {"components", {{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 6}, {"y", 0}}}}}})["entity"];
+    ASSERT_TRUE(c.send_line(request_line("g", "world.get_components+watch", {{"world", "b"}, {"entity", e}, {"components", {"Position"}}})));
+    const auto first = c.read_json();
+    EXPECT_EQ(first["result"]["components"]["Position"]["x"], 0.0);
+    EXPECT_EQ(first["result"]["removed"], json::array());
+    ASSERT_TRUE(c.send_line(request_line("l", "world.list_components+watch", {{"world", "b"}, {"entity", e}})));
+    EXPECT_EQ(c.read_json()["result"]["added"], json({"Position", "Velocity"}));
+    // A tick moves it: one more answer to "g"; the names did not change: nothing for "l".
+    ASSERT_TRUE(c.send_line(request_line(3, "world.step", {{"world", "b"}})));
+    const auto moved = c.read_json();
+    EXPECT_EQ(moved["id"], "g");
+    EXPECT_GT(moved["result"]["components"]["Position"]["x"].get<double>(), 0.0);
+    EXPECT_EQ(c.read_json()["id"], 3);
+    // Removing Velocity: "l" hears of it; Position is unchanged: "g" does not.
+    ASSERT_TRUE(c.send_line(request_line(4, "world.remove_components", {{"world", "b"}, {"entity", e}, {"components", {"Velocity"}}})));
+    const auto names = c.read_json();
+    EXPECT_EQ(names["id"], "l");
+    EXPECT_EQ(names["result"]["removed"], json({"Velocity"}));
+    EXPECT_EQ(c.read_json()["id"], 4);
+    // Despawned: both streams end with no_such_entity.
+    ASSERT_TRUE(c.send_line(request_line(5, "world.despawn_entity", {{"world", "b"}, {"entity", e}})));
+    std::set<std::string> ended;
+    for (int i = 0; i < 3; ++i) {
+        const auto line = c.read_json();
+        if (line["id"].is_string()) {
+            EXPECT_EQ(reason_of(line), "no_such_entity");
+            ended.insert(line["id"].get<std::string>());
+        }
+    }
+    EXPECT_EQ(ended, (std::set<std::string>{"g", "l"}));
+    EXPECT_EQ(reason_of(c.call("world.get_components+watch", {{"world", "b"}, {"entity", e}})), "no_such_entity");
+}
+
+}  // namespace
+}  // namespace ecsd::test
