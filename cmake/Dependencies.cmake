@@ -19,3 +19,12 @@ add_library(asio::asio ALIAS asio_standalone)
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(READLINE REQUIRED IMPORTED_TARGET readline)
+
+# Debian's http-parser (libhttp-parser-dev) parses the HTTP face's requests; it ships no CMake or
+# pkg-config file.
+find_path(HTTP_PARSER_INCLUDE_DIR http_parser.h REQUIRED)
+find_library(HTTP_PARSER_LIBRARY http_parser REQUIRED)
+add_library(http_parser_lib INTERFACE)
+target_include_directories(http_parser_lib SYSTEM INTERFACE ${HTTP_PARSER_INCLUDE_DIR})
+target_link_libraries(http_parser_lib INTERFACE ${HTTP_PARSER_LIBRARY})
+add_library(http_parser::http_parser ALIAS http_parser_lib)

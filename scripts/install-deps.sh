@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages ecsd builds with. Idempotent: when everything
 # is already there it prints one line and changes nothing.
+#   scripts/install-deps.sh              what building and testing need
+#   scripts/install-deps.sh --build-only what building needs (the Docker image's build stage)
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
   libasio-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libreadline-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libreadline-dev libhttp-parser-dev
 )
+if [ "${1:-}" != --build-only ]; then
+  packages+=(
+    e2fsprogs mount  # the disk-full tests mount a small tmpfs and a loop ext4 (as root)
+    chromium  # the viewer's browser tests (tests/browser, driven by Node with puppeteer-core)
+    python3 python3-pytest  # the Python client's tests (clients/python) and its pytest plugin
+    jq curl  # the docs' examples pipe ecsctl into jq and talk HTTP with curl (tests/docs)
+  )
+  # Node runs the browser suite and the Node client's tests; Debian's nodejs (18) serves when the
+  # machine has no newer one of its own.
+  command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
