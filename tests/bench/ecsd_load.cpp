@@ -1,9 +1,13 @@
 // ecsd_load: a load generator for ecsd in the spirit of redis-benchmark. N connections each keep
 // `pipeline` requests in flight; every response is timed from the write that carried its
-// request. Prints requests/s and latency percentiles, or one JSON object with --json.
+// request. Prints requests/s, latency percentiles and the server's CPU time per request (from
+// server.info's cpu, read as the measured window opens and closes), or one JSON object with --json.
 //
 //   ecsd_load --port 7777 --connections 50 --pipeline 16 --duration 10
-//   ecsd_load --method server.ping --json
+//   ecsd_load --method ping --json
+//
+// --method takes a preset (ping, get, get_missing, mutate, query, spawn; the world's entities are
+// set up first) or any method name with --params.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -12,6 +16,7 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,7 +35,7 @@ struct options {
     std::uint16_t port = 7777;
     int connections = 50;
     int pipeline = 1;
-    std::string method;  // empty: world.get_components when the server has it, else server.ping
+    std::string method;  // a preset or a method name; empty: get when the server has worlds, else ping
     std::string params = "";
     std::string world = "default";
     double duration = 10;
@@ -156,6 +161,69 @@ bool server_has(const asio::ip::tcp::endpoint& ep, const std::string& method) {
     return false;
 }
 
+/// @brief Seconds of CPU the server has used (user + system), or a negative number when it does not say.
+double server_cpu(const asio::ip::tcp::endpoint& ep) {
+    try {
+        const auto info = call_once(ep, "server.info", nullptr);
+        const auto& cpu = info.at("result").at("cpu");
+        return cpu.at("user_s").get<double>() + cpu.at("system_s").get<double>();
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+/// @brief What one preset sends: its method and params, after creating what they name.
+struct workload {
+    std::string method;
+    json params;
+    bool errors_expected = false;  // get_missing: every answer is an error, by design
+};
+
+json spawn_params(const std::string& world) {
+    return {{"world", world},
+            {"components", {{"Position", {{"x", 1.0}, {"y", 2.0}}},
+                            {"Velocity", {{"x", 0.5}, {"y", 0.0}}},
+                            {"Health", {{"hp", 100}, {"max", 100}}}}}};
+}
+
+json spawn_one(const asio::ip::tcp::endpoint& ep, const std::string& world) {
+    const auto spawned = call_once(ep, "world.spawn_entity", spawn_params(world));
+    if (!spawned.contains("result")) throw std::runtime_error("world.spawn_entity failed: " + spawned.dump());
+    return spawned["result"]["entity"];
+}
+
+/// @brief Resolves --method: a preset's method and params (creating the entities it needs), or the
+/// method as given with --params.
+workload make_workload(const asio::ip::tcp::endpoint& ep, const options& o) {
+    std::string m = o.method;
+    if (m.empty()) m = server_has(ep, "world.get_components") ? "get" : "ping";
+    const std::string& w = o.world;
+    if (m == "ping") return {"server.ping", json(), false};
+    if (m == "get") return {"world.get_components", {{"world", w}, {"entity", spawn_one(ep, w)}}, false};
+    if (m == "get_missing") {
+        // A well-formed id that names no entity: one that was spawned and then despawned.
+        const auto e = spawn_one(ep, w);
+        const auto gone = call_once(ep, "world.despawn_entity", {{"world", w}, {"entity", e}});
+        if (!gone.contains("result")) throw std::runtime_error("world.despawn_entity failed: " + gone.dump());
+        return {"world.get_components", {{"world", w}, {"entity", e}}, true};
+    }
+    if (m == "mutate") {
+        return {"world.mutate_components",
+                {{"world", w}, {"entity", spawn_one(ep, w)}, {"component", "Position"}, {"path", "x"}, {"value", 3.5}},
+                false};
+    }
+    if (m == "query") {
+        // A page of 100 entities with 3 components each: spawn enough to fill it.
+        const json q{{"world", w}, {"query", "Position, Velocity, Health"}, {"limit", 100}};
+        const auto have = call_once(ep, "world.query", q);
+        const auto n = have.contains("result") ? have["result"]["entities"].size() : std::size_t{0};
+        for (auto i = n; i < 100; ++i) (void)spawn_one(ep, w);
+        return {"world.query", q, false};
+    }
+    if (m == "spawn") return {"world.spawn_entity", spawn_params(w), false};
+    return {m, o.params.empty() ? json() : json::parse(o.params), false};
+}
+
 std::uint32_t percentile(std::vector<std::uint32_t>& v, double p) {
     if (v.empty()) return 0;
     const auto k = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1));
@@ -173,9 +241,11 @@ int main(int argc, char** argv) {
     app.add_option("-c,--connections", o.connections, "parallel connections")->capture_default_str()->check(CLI::Range(1, 10000));
     app.add_option("-P,--pipeline", o.pipeline, "requests in flight per connection")->capture_default_str()->check(CLI::Range(1, 4096));
     app.add_option("-m,--method", o.method,
-                   "method to call; default world.get_components on a spawned entity when the server has it, "
-                   "else server.ping");
-    app.add_option("--params", o.params, "params object (JSON) for --method");
+                   "a preset: ping, get (world.get_components of a spawned entity), get_missing (of a "
+                   "despawned one: every answer an error), mutate (world.mutate_components), query (a "
+                   "world.query page of 100 entities with 3 components), spawn; or any method name with "
+                   "--params. Default: get when the server has world methods, else ping");
+    app.add_option("--params", o.params, "params object (JSON) for a method named by --method");
     app.add_option("--world", o.world, "world for world.* methods")->capture_default_str();
     app.add_option("-d,--duration", o.duration, "seconds measured")->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--warmup", o.warmup, "seconds run before measuring")->capture_default_str()->check(CLI::NonNegativeNumber);
@@ -187,28 +257,16 @@ int main(int argc, char** argv) {
     asio::ip::tcp::resolver resolver(resolver_io);
     const auto ep = *resolver.resolve(o.host, std::to_string(o.port)).begin();
 
-    json params = o.params.empty() ? json() : json::parse(o.params);
-    std::string method = o.method;
+    workload work;
     try {
-        if (method.empty()) method = server_has(ep, "world.get_components") ? "world.get_components" : "server.ping";
-        if (method == "world.get_components" && o.params.empty()) {
-            const auto spawned = call_once(ep, "world.spawn_entity",
-                                           {{"world", o.world},
-                                            {"components", {{"Position", {{"x", 1.0}, {"y", 2.0}}},
-                                                            {"Velocity", {{"x", 0.5}, {"y", 0.0}}},
-                                                            {"Health", {{"hp", 100}, {"max", 100}}}}}});
-            if (!spawned.contains("result")) {
-                std::fprintf(stderr, "ecsd_load: world.spawn_entity failed: %s\n", spawned.dump().c_str());
-                return 1;
-            }
-            params = {{"world", o.world}, {"entity", spawned["result"]["entity"]}};
-        }
+        work = make_workload(ep, o);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "ecsd_load: setup against %s:%u failed: %s\n", o.host.c_str(), o.port, e.what());
         return 1;
     }
+    const std::string& method = work.method;
     json request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}};
-    if (!params.is_null()) request["params"] = params;
+    if (!work.params.is_null()) request["params"] = work.params;
     const std::string line = request.dump();
 
     std::atomic<bool> stopping{false};
@@ -233,8 +291,12 @@ int main(int argc, char** argv) {
     for (auto& io : ios) {
         threads.emplace_back([&io, measure_to] { io->run_until(measure_to); });
     }
+    // The server's CPU over the measured window, read on a connection of its own.
+    std::this_thread::sleep_until(measure_from);
+    const double cpu_from = server_cpu(ep);
     for (auto& th : threads) th.join();
     stopping = true;
+    const double cpu_to = cpu_from < 0 ? -1 : server_cpu(ep);
 
     tally all;
     for (auto& t : tallies) {
@@ -247,6 +309,9 @@ int main(int argc, char** argv) {
     const auto p99 = percentile(all.latencies_us, 99);
     const auto p999 = percentile(all.latencies_us, 99.9);
     const auto max = all.latencies_us.empty() ? 0U : *std::max_element(all.latencies_us.begin(), all.latencies_us.end());
+    // Negative when the server does not report its CPU (an older ecsd).
+    const double cpu_us =
+        cpu_to < 0 || all.responses == 0 ? -1 : (cpu_to - cpu_from) * 1e6 / static_cast<double>(all.responses);
     if (o.as_json) {
         std::printf("%s\n", json{{"host", o.host},
                                  {"port", o.port},
@@ -258,7 +323,8 @@ int main(int argc, char** argv) {
                                  {"requests", all.responses},
                                  {"errors", all.errors},
                                  {"requests_per_s", rps},
-                                 {"latency_us", {{"p50", p50}, {"p99", p99}, {"p99_9", p999}, {"max", max}}}}
+                                 {"latency_us", {{"p50", p50}, {"p99", p99}, {"p99_9", p999}, {"max", max}}},
+                                 {"server_cpu_us_per_request", cpu_us}}
                                 .dump()
                                 .c_str());
     } else {
@@ -268,7 +334,8 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(all.errors));
         std::printf("  latency p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", p50 / 1000.0, p99 / 1000.0,
                     p999 / 1000.0, max / 1000.0);
+        if (cpu_us >= 0) std::printf("  server CPU %.2f us per request\n", cpu_us);
     }
     std::fflush(stdout);
-    std::_Exit(all.errors == 0 ? 0 : 2);  // skip tearing down connections still in flight
+    std::_Exit(all.errors == 0 || work.errors_expected ? 0 : 2);  // skip tearing down connections still in flight
 }

@@ -1,5 +1,6 @@
 // rpc.discover, server.ping, server.info, server.slowlog, server.monitor, server.auth: methods
 // about the server itself. They are not world-bound, so they run on the calling connection's strand.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -43,6 +44,14 @@ json memory_of(const server_services& s) {
     return {{"rss_bytes", pages * ::sysconf(_SC_PAGESIZE)}, {"worlds", std::move(worlds)}};
 }
 
+/// @brief CPU time the process has used (every thread), as load tools divide it per request.
+json cpu_of() {
+    ::rusage ru{};
+    if (::getrusage(RUSAGE_SELF, &ru) != 0) return {{"user_s", 0.0}, {"system_s", 0.0}};
+    const auto seconds = [](const ::timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return {{"user_s", seconds(ru.ru_utime)}, {"system_s", seconds(ru.ru_stime)}};
+}
+
 json slowlog(method_context& ctx) {
     auto& log = ctx.services.slowlog;
     auto out = log.to_json(ctx.params.value("count", std::size_t{10}));
@@ -72,6 +81,7 @@ json info(method_context& ctx) {
             {"bytes", {{"in", s.bytes_in.load()}, {"out", s.bytes_out.load()}}},
             {"methods", s.stats ? s.stats->to_json(s.methods) : json::object()},
             {"memory", memory_of(s)},
+            {"cpu", cpu_of()},
             {"worlds", s.worlds.names()},
             {"limits",
              {{"max_line_bytes", c.max_line_bytes},
@@ -131,6 +141,7 @@ json info_schema() {
               {"bytes", object_schema({{"in", count}, {"out", count}})},
               {"methods", {{"type", "object"}, {"description", "per method called so far: calls, errors, total_ms, p50_us, p99_us, max_us"}}},
               {"memory", {{"type", "object"}, {"description", "rss_bytes, and per world: entities, registry_bytes, tick (as of its last tick)"}}},
+              {"cpu", object_schema({{"user_s", {{"type", "number"}}}, {"system_s", {{"type", "number"}}}})},
               {"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}},
               {"limits", {{"type", "object"}}},
               {"auth_required", {{"type", "boolean"}}},
