@@ -3,6 +3,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "helpers.hpp"
@@ -51,6 +53,46 @@ TEST(Limits, IdleConnectionsTimeOutBusyOnesStay) {
     EXPECT_TRUE(idle.wait_closed(2s));
     EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
     EXPECT_EQ(busy.call("server.ping")["result"], "pong");  // 800 ms old but never idle 300 ms
+}
+
+}  // namespace
+}  // namespace ecsd::test
+
+namespace ecsd::test {
+namespace {
+
+// Issue 14: a flood of bad requests used to cost three times a good one, most of it writing one log
+// line per error. Error lines are capped at 100 a second; the next second says how many were held.
+TEST(Limits, ErrorLinesAreCappedPerSecondAndTheRestAreCounted) {
+    const auto log = std::filesystem::temp_directory_path() / ("ecsd_error_log_" + std::to_string(::getpid()) + ".txt");
+    {
+        server_options o;
+        o.log_path = log.string();
+        o.log_level = "info";
+        ecsd_server server(o);
+        line_client c(server.port());
+        std::string burst;
+        constexpr int n = 1000;
+        for (int i = 0; i < n; ++i)
+            burst += request_line(i, "world.get_components", {{"entity", 4294967296 + i}}) + "\n";
+        ASSERT_TRUE(c.send_raw(burst));
+        for (int i = 0; i < n; ++i) ASSERT_EQ(reason_of(c.read_json()), "no_such_entity");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+        EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", 4294967296 + 5000}})), "no_such_entity");
+        EXPECT_EQ(c.result("server.info")["methods"]["world.get_components"]["errors"], n + 1) << "every error is counted";
+    }
+    std::ifstream in(log);
+    std::string line;
+    int error_lines = 0;
+    bool summary = false;
+    while (std::getline(in, line)) {
+        if (line.find("-> no_such_entity") != std::string::npos) ++error_lines;
+        if (line.find("more error lines not logged") != std::string::npos) summary = true;
+    }
+    std::filesystem::remove(log);
+    EXPECT_GE(error_lines, 100);
+    EXPECT_LE(error_lines, 201) << "at most 100 a second (the burst may straddle a second)";
+    EXPECT_TRUE(summary) << "the held-back lines are counted in the log";
 }
 
 }  // namespace
