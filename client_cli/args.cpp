@@ -95,7 +95,8 @@ json parse_entity_ref(std::string_view word) {
                                            (word.front() >= '0' && word.front() <= '9'));
     if (numeric) return parse_entity(word);
     if (word.empty() || word.size() > 64) {
-        throw usage_error("invalid entity '" + std::string(word) + "': expected an id (4294967296) or a Name (hero)");
+        throw usage_error("invalid entity '" + std::string(word) +
+                          "': expected an id (4294967296) or a Name (hero)");
     }
     return std::string(word);  // a Name: the server looks it up
 }

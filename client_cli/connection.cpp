@@ -1,12 +1,11 @@
 #include "connection.hpp"
 
-#include <asio/connect.hpp>
-#include <asio/read_until.hpp>
-#include <asio/write.hpp>
-
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <asio/connect.hpp>
+#include <asio/read_until.hpp>
+#include <asio/write.hpp>
 #include <cerrno>
 
 #include "errors.hpp"

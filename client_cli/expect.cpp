@@ -23,7 +23,9 @@ bool truthy(const json& v) {
     return !v.empty();
 }
 
-std::string shown(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string shown(const json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
 
 }  // namespace
 
@@ -43,7 +45,8 @@ std::optional<std::string> failed_expectation(const std::vector<std::string>& wo
         holds = (a == b) == (op == "==");
     } else if (op == "<" || op == "<=" || op == ">" || op == ">=") {
         if (a.is_number() != b.is_number() || (!a.is_number() && !(a.is_string() && b.is_string()))) {
-            throw usage_error("expect: " + op + " compares two numbers or two texts, not " + shown(a) + " and " + shown(b));
+            throw usage_error("expect: " + op + " compares two numbers or two texts, not " + shown(a) +
+                              " and " + shown(b));
         }
         const bool less = a < b, greater = b < a;
         holds = op == "<" ? less : op == "<=" ? !greater : op == ">" ? greater : !less;

@@ -159,7 +159,9 @@ int run(int argc, char** argv) {
     if (!g.world.empty()) {
         s.world = g.world;
     }
-    s.client.on_reconnect = [&s](const std::string& message) { *s.err << "ecsctl: note: " << message << '\n'; };
+    s.client.on_reconnect = [&s](const std::string& message) {
+        *s.err << "ecsctl: note: " << message << '\n';
+    };
     const bool out_tty = isatty(STDOUT_FILENO) != 0;
     if (g.json || g.output == "json") {
         s.format = output_format::json_lines;

@@ -213,7 +213,8 @@ bool plain_yaml(std::string_view text) {
     }
     for (const char c : text) {
         const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20U || u == 0x7FU || std::string_view("{}[],#&*!|>'\"%@`").find(c) != std::string_view::npos) {
+        if (u < 0x20U || u == 0x7FU ||
+            std::string_view("{}[],#&*!|>'\"%@`").find(c) != std::string_view::npos) {
             return false;
         }
     }
@@ -250,7 +251,8 @@ std::string yaml_scalar(const json& value) {
         return "[]";
     }
     std::string text = compact(value);  // null, true, false and numbers read the same in YAML
-    if (value.is_number_float() && text.find('e') != std::string::npos && text.find('.') == std::string::npos) {
+    if (value.is_number_float() && text.find('e') != std::string::npos &&
+        text.find('.') == std::string::npos) {
         text.insert(text.find('e'), ".0");  // 1e+300 is a string to YAML 1.1; 1.0e+300 a float to both
     }
     return text;
@@ -382,21 +384,22 @@ std::string cell_text(const json& value, int precision) {
 }
 
 std::size_t member_rank(std::string_view key) noexcept {
-    static constexpr auto known = std::to_array<std::string_view>({
-        // identifying: an entity, a system's place in the tick, a name, a world
-        "entity", "order", "name", "world",
-        // a system (world.list_systems)
-        "phase", "enabled", "members", "signature", "runs", "last_ms", "p50_ms", "p99_ms",
-        // a spell, a method, a component type
-        "description", "summary", "kind", "fields", "count",
-        // a world (world.info, world.hash, world.save, world.load)
-        "tick", "tick_hz", "paused", "entities", "max_entities", "component_types", "overruns", "last_tick_ms",
-        "skipped_ticks", "skipped_seconds", "gravity", "bounds", "hash", "path", "bytes", "replayed", "ms",
-        // the server (server.info)
-        "version", "uptime_s", "auth_required", "connections", "requests_total", "worlds", "memory",
-        "limits", "methods", "config",
-        // an entity's components, then what it takes part in
-        "components", "systems"});
+    static constexpr auto known = std::to_array<std::string_view>(
+        {// identifying: an entity, a system's place in the tick, a name, a world
+         "entity", "order", "name", "world",
+         // a system (world.list_systems)
+         "phase", "enabled", "members", "signature", "runs", "last_ms", "p50_ms", "p99_ms",
+         // a spell, a method, a component type
+         "description", "summary", "kind", "fields", "count",
+         // a world (world.info, world.hash, world.save, world.load)
+         "tick", "tick_hz", "paused", "entities", "max_entities", "component_types", "overruns",
+         "last_tick_ms", "skipped_ticks", "skipped_seconds", "gravity", "bounds", "hash", "path", "bytes",
+         "replayed", "ms",
+         // the server (server.info)
+         "version", "uptime_s", "auth_required", "connections", "requests_total", "worlds", "memory",
+         "limits", "methods", "config",
+         // an entity's components, then what it takes part in
+         "components", "systems"});
     const auto it = std::find(known.begin(), known.end(), key);
     return static_cast<std::size_t>(it - known.begin());
 }

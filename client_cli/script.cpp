@@ -33,7 +33,8 @@ block_role role_of(const std::string& text) {
 
 class script_runner {
   public:
-    script_runner(session& s, std::string_view name, bool keep_going) : s_(s), name_(name), keep_going_(keep_going) {}
+    script_runner(session& s, std::string_view name, bool keep_going)
+        : s_(s), name_(name), keep_going_(keep_going) {}
 
     /// @brief Runs lines [begin, end) of `lines`; false when the script must stop (failure or exit).
     bool run(const std::vector<script_line>& lines, std::size_t begin, std::size_t end) {
@@ -62,7 +63,8 @@ class script_runner {
     [[nodiscard]] exit_code first_failure() const noexcept { return first_failure_; }
 
     /// @brief Index of the `}` closing the block opened at `open`, or `end` when there is none.
-    static std::size_t matching_close(const std::vector<script_line>& lines, std::size_t open, std::size_t end) {
+    static std::size_t matching_close(const std::vector<script_line>& lines, std::size_t open,
+                                      std::size_t end) {
         int depth = 0;
         for (std::size_t i = open; i < end; ++i) {
             const auto r = role_of(lines[i].text);
@@ -75,7 +77,8 @@ class script_runner {
   private:
     bool run_block(const std::vector<script_line>& lines, std::size_t open, std::size_t close) {
         std::uint64_t count = 0;
-        const auto code = guarded(s_, where(lines[open]), [&] { count = repeat_count(parse_line(lines[open].text).words, s_.vars); });
+        const auto code = guarded(s_, where(lines[open]),
+                                  [&] { count = repeat_count(parse_line(lines[open].text).words, s_.vars); });
         if (code != exit_code::ok) return note(code);
         for (std::uint64_t i = 0; i < count; ++i) {
             s_.vars["i"] = i;

@@ -40,11 +40,13 @@ std::uint64_t repeat_count(const std::vector<std::string>& words, const variable
     }
     const auto v = json::parse(substitute(words[1], vars), nullptr, /*allow_exceptions=*/false);
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
-        throw usage_error("repeat: the count must be a whole number from 0 to 1000000, got '" + words[1] + "'");
+        throw usage_error("repeat: the count must be a whole number from 0 to 1000000, got '" + words[1] +
+                          "'");
     }
     const auto n = v.get<std::uint64_t>();
     if (n > 1'000'000) {
-        throw usage_error("repeat: the count must be a whole number from 0 to 1000000, got '" + words[1] + "'");
+        throw usage_error("repeat: the count must be a whole number from 0 to 1000000, got '" + words[1] +
+                          "'");
     }
     return n;
 }
@@ -103,8 +105,9 @@ void execute_line(session& s, std::string_view line, bool interactive, line_effe
     if (!parsed.assign_to && parsed.words.front() == "repeat") {
         // Before substitution: the command repeated sees $i change from one run to the next.
         if (parsed.words.size() >= 3 && parsed.words.back() == "{") {
-            throw usage_error("repeat N { ... } spans lines: it works in scripts (-f FILE or stdin); "
-                              "on one line write repeat N COMMAND");
+            throw usage_error(
+                "repeat N { ... } spans lines: it works in scripts (-f FILE or stdin); "
+                "on one line write repeat N COMMAND");
         }
         const auto count = repeat_count(parsed.words, s.vars);
         const std::string rest(words_after(line, 2));
@@ -195,7 +198,8 @@ void execute_line(session& s, std::string_view line, bool interactive, line_effe
     }
     if (command.row->streams) {
         if (parsed.assign_to) {
-            throw usage_error(std::string(command.row->name) + " streams until stopped: it cannot be assigned");
+            throw usage_error(std::string(command.row->name) +
+                              " streams until stopped: it cannot be assigned");
         }
         run_watch(s, *command.row, command.input);
         return;

@@ -55,7 +55,8 @@ void execute_line(session& s, std::string_view line, bool interactive, line_effe
 [[nodiscard]] std::uint64_t repeat_count(const std::vector<std::string>& words, const variables& vars);
 
 /// @brief Runs one script or shell line: `#` comments, `$var = VERB ...`, variable substitution, the
-///        local commands (help, use, vars, echo, expect, repeat, sleep, exit) and any verb. Errors are printed with `where`.
+///        local commands (help, use, vars, echo, expect, repeat, sleep, exit) and any verb. Errors are
+///        printed with `where`.
 /// @param interactive in the shell an assignment echoes the stored value; in a script it prints nothing.
 exit_code run_line(session& s, std::string_view line, std::string_view where, bool interactive,
                    line_effect* effect = nullptr);

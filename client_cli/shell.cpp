@@ -20,8 +20,8 @@ namespace ecsd::cli {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> local_commands = {"help", "use",    "vars",  "echo", "expect",
-                                                          "assert", "repeat", "sleep", "exit", "quit"};
+constexpr std::array<std::string_view, 10> local_commands = {"help",   "use",    "vars",  "echo", "expect",
+                                                             "assert", "repeat", "sleep", "exit", "quit"};
 
 /// @brief Where a component name starts inside query text (`'Position, !Frozen, ?Health, near(...)`);
 ///        `"` and `[` also cover the JSON form (`'{"all":["Pos`).
@@ -49,7 +49,8 @@ char* next_candidate(const char* /*text*/, int state) {
 
 char** attempt_completion(const char* text, int /*start*/, int end) {
     rl_attempted_completion_over = 1;  // never fall back to file names
-    auto found = complete_line(std::string_view(rl_line_buffer, static_cast<std::size_t>(end)), active_source);
+    auto found =
+        complete_line(std::string_view(rl_line_buffer, static_cast<std::size_t>(end)), active_source);
     if (!found.append_space) {
         rl_completion_suppress_append = 1;  // readline resets it before every completion
     }
@@ -145,7 +146,8 @@ std::vector<std::string> server_names(completion_source* source, std::string_vie
 
 /// @brief The option of `v` called `name`, or nullptr.
 const option_spec* option_of(const verb& v, std::string_view name) {
-    const auto it = std::find_if(v.options.begin(), v.options.end(), [&](const option_spec& o) { return o.name == name; });
+    const auto it = std::find_if(v.options.begin(), v.options.end(),
+                                 [&](const option_spec& o) { return o.name == name; });
     return it == v.options.end() ? nullptr : &*it;
 }
 
@@ -173,7 +175,8 @@ const positional_spec* positional_after(const verb& v, std::span<const std::stri
 }
 
 /// @brief Candidates for an argument or option value of kind `kind`, names from the list `list`.
-completion complete_value(word_kind kind, std::string_view list, const word_context& c, completion_source* source) {
+completion complete_value(word_kind kind, std::string_view list, const word_context& c,
+                          completion_source* source) {
     switch (kind) {
         case word_kind::none:
             return {};
@@ -221,7 +224,8 @@ completion complete_verb_word(const verb& v, std::span<const std::string> words,
 completion complete_in(word_context c, completion_source* source) {
     auto& before = c.before;
     // `$x = VERB ...` and `repeat N VERB ...` complete like the VERB.
-    while (before.size() >= 2 && ((before[0].starts_with('$') && before[1] == "=") || before[0] == "repeat")) {
+    while (before.size() >= 2 &&
+           ((before[0].starts_with('$') && before[1] == "=") || before[0] == "repeat")) {
         before.erase(before.begin(), before.begin() + 2);
     }
     const auto& table = verbs();
@@ -259,7 +263,8 @@ completion complete_in(word_context c, completion_source* source) {
 
 completion sorted(completion found) {
     std::sort(found.candidates.begin(), found.candidates.end());
-    found.candidates.erase(std::unique(found.candidates.begin(), found.candidates.end()), found.candidates.end());
+    found.candidates.erase(std::unique(found.candidates.begin(), found.candidates.end()),
+                           found.candidates.end());
     return found;
 }
 
@@ -330,7 +335,8 @@ const std::vector<std::string>& completion_source::names(std::string_view kind) 
     if (!method.empty()) {
         try {
             const auto answer = ask_(method, json::object());
-            found = names_in(kind == "methods" && answer.is_object() ? answer.value("methods", json()) : answer);
+            found =
+                names_in(kind == "methods" && answer.is_object() ? answer.value("methods", json()) : answer);
         } catch (const std::exception&) {
             // No server, or no such method yet: complete nothing rather than interrupt the typing.
         }

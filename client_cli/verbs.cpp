@@ -26,7 +26,8 @@ std::span<const std::string> verb_input::all(std::string_view name) const {
 namespace {
 
 // Shorthands for the table below.
-const positional_spec id_arg{"ID", "entity id, as printed by spawn (e.g. 4294967296), or its Name (e.g. hero)", arity::one};
+const positional_spec id_arg{
+    "ID", "entity id, as printed by spawn (e.g. 4294967296), or its Name (e.g. hero)", arity::one};
 const option_spec limit_opt{"--limit", "return at most N rows", false, "N"};
 const option_spec offset_opt{"--offset", "skip the first N rows", false, "N"};
 
@@ -215,35 +216,36 @@ std::vector<verb> make_verbs() {
                  [](const verb_input&) { return simple("world.list"); },
                  {},
                  ""});
-    v.push_back({"world create",
-                 "world.create",
-                 "create a world",
-                 {{"NAME", "name of the new world", arity::one}},
-                 {{"--tick-hz", "ticks per second", false, "HZ"},
-                  {"--gravity", "gravity as JSON, e.g. '{\"x\":0,\"y\":-9.81}'", false, "JSON"},
-                  {"--bounds", "edges as JSON, e.g. '{\"bottom\":0,\"left\":-50,\"right\":50}' (a ground and walls)",
-                   false, "JSON"},
-                  {"--paused", "create it paused", true, ""}},
-                 {"ecsctl world create arena", "ecsctl world create lab --tick-hz 30 --paused",
-                  "ecsctl world create box --bounds '{\"bottom\":0,\"left\":-20,\"right\":20}'"},
-                 [](const verb_input& in) {
-                     request r{"world.create", {{"world", in.one("NAME").value_or("")}}};
-                     if (auto hz = in.one("--tick-hz")) {
-                         r.params["tick_hz"] = parse_json(*hz, "--tick-hz");
-                     }
-                     if (auto g = in.one("--gravity")) {
-                         r.params["gravity"] = parse_json(*g, "--gravity");
-                     }
-                     if (auto b = in.one("--bounds")) {
-                         r.params["bounds"] = parse_json(*b, "--bounds");
-                     }
-                     if (in.flag("--paused")) {
-                         r.params["paused"] = true;
-                     }
-                     return r;
-                 },
-                 {},
-                 ""});
+    v.push_back(
+        {"world create",
+         "world.create",
+         "create a world",
+         {{"NAME", "name of the new world", arity::one}},
+         {{"--tick-hz", "ticks per second", false, "HZ"},
+          {"--gravity", "gravity as JSON, e.g. '{\"x\":0,\"y\":-9.81}'", false, "JSON"},
+          {"--bounds", "edges as JSON, e.g. '{\"bottom\":0,\"left\":-50,\"right\":50}' (a ground and walls)",
+           false, "JSON"},
+          {"--paused", "create it paused", true, ""}},
+         {"ecsctl world create arena", "ecsctl world create lab --tick-hz 30 --paused",
+          "ecsctl world create box --bounds '{\"bottom\":0,\"left\":-20,\"right\":20}'"},
+         [](const verb_input& in) {
+             request r{"world.create", {{"world", in.one("NAME").value_or("")}}};
+             if (auto hz = in.one("--tick-hz")) {
+                 r.params["tick_hz"] = parse_json(*hz, "--tick-hz");
+             }
+             if (auto g = in.one("--gravity")) {
+                 r.params["gravity"] = parse_json(*g, "--gravity");
+             }
+             if (auto b = in.one("--bounds")) {
+                 r.params["bounds"] = parse_json(*b, "--bounds");
+             }
+             if (in.flag("--paused")) {
+                 r.params["paused"] = true;
+             }
+             return r;
+         },
+         {},
+         ""});
     v.push_back({"world destroy",
                  "world.destroy",
                  "destroy a world and everything in it",
@@ -255,21 +257,22 @@ std::vector<verb> make_verbs() {
                  },
                  {},
                  "worlds"});
-    v.push_back({"world info",
-                 "world.info",
-                 "tick, tick rate, paused, entity count, overruns of a world",
-                 {{"NAME", "world (default: --world, else the server's default)", arity::optional, word_kind::name}},
-                 {},
-                 {"ecsctl world info", "ecsctl world info arena"},
-                 [](const verb_input& in) {
-                     request r = simple("world.info");
-                     if (auto w = in.one("NAME")) {
-                         r.params["world"] = *w;
-                     }
-                     return r;
-                 },
-                 {},
-                 "worlds"});
+    v.push_back(
+        {"world info",
+         "world.info",
+         "tick, tick rate, paused, entity count, overruns of a world",
+         {{"NAME", "world (default: --world, else the server's default)", arity::optional, word_kind::name}},
+         {},
+         {"ecsctl world info", "ecsctl world info arena"},
+         [](const verb_input& in) {
+             request r = simple("world.info");
+             if (auto w = in.one("NAME")) {
+                 r.params["world"] = *w;
+             }
+             return r;
+         },
+         {},
+         "worlds"});
     v.push_back({"pause",
                  "world.pause",
                  "stop the world's ticking (step still works)",
@@ -304,7 +307,8 @@ std::vector<verb> make_verbs() {
                  "server.slowlog",
                  "the slowest recent requests (handler time of at least ecsd's --slowlog-us), newest first",
                  {},
-                 {{"--count", "how many (default 10)", false, "N"}, {"--reset", "empty the log after showing it", true, ""}},
+                 {{"--count", "how many (default 10)", false, "N"},
+                  {"--reset", "empty the log after showing it", true, ""}},
                  {"ecsctl slowlog", "ecsctl slowlog --count 50 --reset"},
                  [](const verb_input& in) {
                      request r{"server.slowlog", json::object()};
@@ -330,17 +334,18 @@ std::vector<verb> make_verbs() {
          "create an entity with components; prints its id",
          {{"COMPONENT", "Name=JSON, or a bare Name for the component's defaults", arity::any,
            word_kind::name_value}},
-         {{"--count", "create N alike entities at once (world.spawn_entities); prints their ids", false,
-           "N"},
-          {"--name", "give it a Name, unique in the world, usable wherever an id is (get hero)", false, "NAME"}},
-         {R"(ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' RigidBody Collider='{"radius":0.5}')",
+         {{"--count", "create N alike entities at once (world.spawn_entities); prints their ids", false, "N"},
+          {"--name", "give it a Name, unique in the world, usable wherever an id is (get hero)", false,
+           "NAME"}},
+         {R"(ecsctl spawn Position='{"x":0,"y":10}' Velocity='{"x":1,"y":0}' )"
+          R"(RigidBody Collider='{"radius":0.5}')",
           R"(ecsctl spawn Position='{"x":3,"y":0}' Health='{"hp":10}' AI)",
-          "ecsctl spawn --name hero Position Health Player",
-          "ecsctl spawn --count 1000 Position Velocity"},
+          "ecsctl spawn --name hero Position Health Player", "ecsctl spawn --count 1000 Position Velocity"},
          [](const verb_input& in) {
              auto components = parse_components(in.all("COMPONENT"));
              if (auto name = in.one("--name")) {
-                 if (in.one("--count")) throw usage_error("--name: names are unique, so it does not go with --count");
+                 if (in.one("--count"))
+                     throw usage_error("--name: names are unique, so it does not go with --count");
                  components["Name"] = {{"name", *name}};
              }
              if (auto n = in.one("--count")) {
@@ -370,31 +375,34 @@ std::vector<verb> make_verbs() {
                  },
                  {},
                  "components"});
-    v.push_back({"describe",
-                 "world.describe_entity",
-                 "one entity for debugging: its components, the systems that work on it, what changed this tick",
-                 {id_arg},
-                 {},
-                 {"ecsctl describe 4294967296", "ecsctl describe 4294967296 --json | jq .systems"},
-                 [](const verb_input& in) {
-                     return request{"world.describe_entity", {{"entity", entity_of(in)}}};
-                 },
-                 {},
-                 "",
-                 description_view});
-    v.push_back({"insert",
+    v.push_back(
+        {"describe",
+         "world.describe_entity",
+         "one entity for debugging: its components, the systems that work on it, what changed this tick",
+         {id_arg},
+         {},
+         {"ecsctl describe 4294967296", "ecsctl describe 4294967296 --json | jq .systems"},
+         [](const verb_input& in) {
+             return request{"world.describe_entity", {{"entity", entity_of(in)}}};
+         },
+         {},
+         "",
+         description_view});
+    v.push_back(
+        {"insert",
+         "world.insert_components",
+         "add components to an entity, or replace them",
+         {id_arg,
+          {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many, word_kind::name_value}},
+         {},
+         {R"(ecsctl insert 4294967296 Velocity='{"x":0,"y":-1}' Frozen)"},
+         [](const verb_input& in) {
+             return request{
                  "world.insert_components",
-                 "add components to an entity, or replace them",
-                 {id_arg, {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many, word_kind::name_value}},
-                 {},
-                 {R"(ecsctl insert 4294967296 Velocity='{"x":0,"y":-1}' Frozen)"},
-                 [](const verb_input& in) {
-                     return request{
-                         "world.insert_components",
-                         {{"entity", entity_of(in)}, {"components", parse_components(in.all("COMPONENT"))}}};
-                 },
-                 {},
-                 "components"});
+                 {{"entity", entity_of(in)}, {"components", parse_components(in.all("COMPONENT"))}}};
+         },
+         {},
+         "components"});
     v.push_back({"mutate",
                  "world.mutate_components",
                  "change one field of one component",
@@ -434,33 +442,35 @@ std::vector<verb> make_verbs() {
                  {"ecsctl despawn 4294967296", "ecsctl despawn 4294967296 4294967297"},
                  [](const verb_input& in) {
                      const auto ids = in.all("ID");
-                     if (ids.size() == 1) return request{"world.despawn_entity", {{"entity", parse_entity_ref(ids[0])}}};
+                     if (ids.size() == 1)
+                         return request{"world.despawn_entity", {{"entity", parse_entity_ref(ids[0])}}};
                      json list = json::array();
                      for (const auto& id : ids) list.push_back(parse_entity_ref(id));
                      return request{"world.despawn_entities", {{"entities", std::move(list)}}};
                  },
                  {},
                  ""});
-    v.push_back({"query",
-                 "world.query",
-                 "find entities by components",
-                 {{"QUERY",
-                   "text form 'Position, Velocity, !Frozen, ?Health' or a JSON object "
-                   "{all, any, none, added, changed, removed}",
-                   arity::one, word_kind::query}},
-                 {{"--fields", "components to return, comma-separated (repeatable); their columns come in this order",
-                   false, "NAMES", word_kind::name_list},
-                  limit_opt,
-                  offset_opt},
-                 {"ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20",
-                  R"(ecsctl query '{"all":["Position"],"none":["Frozen"]}')"},
-                 [](const verb_input& in) {
-                     request r{"world.query", query_params(in)};
-                     paging(in, r.params);
-                     return r;
-                 },
-                 {},
-                 "components"});
+    v.push_back(
+        {"query",
+         "world.query",
+         "find entities by components",
+         {{"QUERY",
+           "text form 'Position, Velocity, !Frozen, ?Health' or a JSON object "
+           "{all, any, none, added, changed, removed}",
+           arity::one, word_kind::query}},
+         {{"--fields", "components to return, comma-separated (repeatable); their columns come in this order",
+           false, "NAMES", word_kind::name_list},
+          limit_opt,
+          offset_opt},
+         {"ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20",
+          R"(ecsctl query '{"all":["Position"],"none":["Frozen"]}')"},
+         [](const verb_input& in) {
+             request r{"world.query", query_params(in)};
+             paging(in, r.params);
+             return r;
+         },
+         {},
+         "components"});
     v.push_back({"watch",
                  "world.watch",
                  "follow a query live: a table updated in place on a terminal, one JSON text per "
@@ -471,7 +481,8 @@ std::vector<verb> make_verbs() {
                    "NAMES", word_kind::name_list},
                   {"--every", "at most one notification every N ticks (default 1)", false, "N"},
                   {"--count", "stop after N notifications (default: until Ctrl-C)", false, "N"}},
-                 {"ecsctl watch 'Position, Velocity'", "ecsctl watch 'Position, !Frozen' --fields Position --every 10",
+                 {"ecsctl watch 'Position, Velocity'",
+                  "ecsctl watch 'Position, !Frozen' --fields Position --every 10",
                   "ecsctl watch Position --count 3 | jq -c .changed",
                   "ecsctl --world arena watch 'Health, AI' --fields Health"},
                  [](const verb_input& in) {
@@ -623,20 +634,21 @@ std::vector<verb> make_verbs() {
                  {},
                  "spells"});
     // --- prefabs ----------------------------------------------------------------------------------------
-    v.push_back({"prefab define",
-                 "world.define_prefab",
-                 "define (or redefine) a prefab",
-                 {{"NAME", "prefab name", arity::one},
-                  {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many, word_kind::name_value}},
-                 {},
-                 {R"(ecsctl prefab define tree Position='{"x":0,"y":0}' Collider='{"radius":1}' Static)"},
-                 [](const verb_input& in) {
-                     return request{"world.define_prefab",
-                                    {{"name", in.one("NAME").value_or("")},
-                                     {"components", parse_components(in.all("COMPONENT"))}}};
-                 },
-                 {},
-                 "components"});
+    v.push_back(
+        {"prefab define",
+         "world.define_prefab",
+         "define (or redefine) a prefab",
+         {{"NAME", "prefab name", arity::one},
+          {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many, word_kind::name_value}},
+         {},
+         {R"(ecsctl prefab define tree Position='{"x":0,"y":0}' Collider='{"radius":1}' Static)"},
+         [](const verb_input& in) {
+             return request{"world.define_prefab",
+                            {{"name", in.one("NAME").value_or("")},
+                             {"components", parse_components(in.all("COMPONENT"))}}};
+         },
+         {},
+         "components"});
     v.push_back(
         {"prefab spawn",
          "world.spawn_prefab",

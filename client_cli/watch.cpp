@@ -166,7 +166,8 @@ std::string compact_value(const json& value) {
         std::string out;
         for (const auto& [key, inner] : value.items()) {
             out += (out.empty() ? "" : " ") + key + "=" +
-                   (inner.is_object() && !inner.empty() ? "{" + compact_value(inner) + "}" : compact_value(inner));
+                   (inner.is_object() && !inner.empty() ? "{" + compact_value(inner) + "}"
+                                                        : compact_value(inner));
         }
         return out;
     }
@@ -180,13 +181,13 @@ std::string compact_value(const json& value) {
     return cell_text(value);
 }
 
-std::string render_watch(const watch_state& state, std::string_view world, const std::vector<std::string>& fields,
-                         screen_size size) {
+std::string render_watch(const watch_state& state, std::string_view world,
+                         const std::vector<std::string>& fields, screen_size size) {
     const auto cols = static_cast<std::size_t>(std::max(size.cols, 10));
     const auto lines = static_cast<std::size_t>(std::max(size.rows - 1, 3));  // never scroll the screen
 
-    std::string header = "world " + std::string(world) + "  tick " + std::to_string(state.tick()) + "  entities " +
-                         std::to_string(state.entities().size()) + "  notifications " +
+    std::string header = "world " + std::string(world) + "  tick " + std::to_string(state.tick()) +
+                         "  entities " + std::to_string(state.entities().size()) + "  notifications " +
                          std::to_string(state.notifications());
     if (state.coalesced() > 0) {
         header += "  coalesced " + std::to_string(state.coalesced());

@@ -40,9 +40,13 @@ static_assert(table_in_enum_order(), "reason table rows must follow enum order")
 
 }  // namespace
 
-std::span<const reason_info> all_reasons() noexcept { return table; }
+std::span<const reason_info> all_reasons() noexcept {
+    return table;
+}
 
-const reason_info& info(reason r) noexcept { return table[static_cast<std::size_t>(r)]; }
+const reason_info& info(reason r) noexcept {
+    return table[static_cast<std::size_t>(r)];
+}
 
 std::optional<reason> reason_from_name(std::string_view wire_name) noexcept {
     for (const auto& row : table) {

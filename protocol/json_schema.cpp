@@ -62,14 +62,15 @@ std::uint8_t type_bit_of(const json& name) {
 
 std::size_t count_of(const json& v, const char* keyword) {
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
-        throw std::invalid_argument(std::string("json_schema: ") + keyword + " must be a non-negative integer");
+        throw std::invalid_argument(std::string("json_schema: ") + keyword +
+                                    " must be a non-negative integer");
     }
     return v.get<std::size_t>();
 }
 
 bool is_annotation(std::string_view key) {
-    return key == "title" || key == "description" || key == "default" || key == "examples" || key == "format" ||
-           key == "$comment" || key == "$schema" || key.starts_with("x-");
+    return key == "title" || key == "description" || key == "default" || key == "examples" ||
+           key == "format" || key == "$comment" || key == "$schema" || key.starts_with("x-");
 }
 
 schema_node compile(const json& s);
@@ -124,7 +125,8 @@ schema_node compile(const json& s) {
             n.min_props = count_of(v, "minProperties");
         } else if (key == "maxProperties") {
             n.max_props = count_of(v, "maxProperties");
-        } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") {
+        } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" ||
+                   key == "exclusiveMaximum") {
             if (!v.is_number()) throw std::invalid_argument("json_schema: " + key + " must be a number");
             (key == "minimum"            ? n.minimum
              : key == "maximum"          ? n.maximum
@@ -148,15 +150,23 @@ schema_node compile(const json& s) {
 
 std::uint8_t type_bits_of(const json& v) noexcept {
     switch (v.type()) {
-        case json::value_t::null: return t_null;
-        case json::value_t::boolean: return t_boolean;
+        case json::value_t::null:
+            return t_null;
+        case json::value_t::boolean:
+            return t_boolean;
         case json::value_t::number_integer:
-        case json::value_t::number_unsigned: return t_integer | t_number;
-        case json::value_t::number_float: return t_number;
-        case json::value_t::string: return t_string;
-        case json::value_t::array: return t_array;
-        case json::value_t::object: return t_object;
-        default: return 0;
+        case json::value_t::number_unsigned:
+            return t_integer | t_number;
+        case json::value_t::number_float:
+            return t_number;
+        case json::value_t::string:
+            return t_string;
+        case json::value_t::array:
+            return t_array;
+        case json::value_t::object:
+            return t_object;
+        default:
+            return 0;
     }
 }
 
@@ -192,7 +202,9 @@ struct path {
     }
 };
 
-std::optional<std::string> fail(const path& at, const std::string& what) { return at.text() + ": " + what; }
+std::optional<std::string> fail(const path& at, const std::string& what) {
+    return at.text() + ": " + what;
+}
 
 std::optional<std::string> check(const schema_node& n, const json& v, const path& at) {
     const std::uint8_t bits = type_bits_of(v);
@@ -208,25 +220,33 @@ std::optional<std::string> check(const schema_node& n, const json& v, const path
     if (v.is_number()) {
         if (n.minimum && v < *n.minimum) return fail(at, "must be >= " + n.minimum->dump());
         if (n.maximum && v > *n.maximum) return fail(at, "must be <= " + n.maximum->dump());
-        if (n.exclusive_minimum && v <= *n.exclusive_minimum) return fail(at, "must be > " + n.exclusive_minimum->dump());
-        if (n.exclusive_maximum && v >= *n.exclusive_maximum) return fail(at, "must be < " + n.exclusive_maximum->dump());
+        if (n.exclusive_minimum && v <= *n.exclusive_minimum)
+            return fail(at, "must be > " + n.exclusive_minimum->dump());
+        if (n.exclusive_maximum && v >= *n.exclusive_maximum)
+            return fail(at, "must be < " + n.exclusive_maximum->dump());
     } else if (v.is_string()) {
         if (n.min_length || n.max_length) {
             const auto len = utf8_length(v.get_ref<const std::string&>());
-            if (n.min_length && len < *n.min_length) return fail(at, "must have at least " + std::to_string(*n.min_length) + " characters");
-            if (n.max_length && len > *n.max_length) return fail(at, "must have at most " + std::to_string(*n.max_length) + " characters");
+            if (n.min_length && len < *n.min_length)
+                return fail(at, "must have at least " + std::to_string(*n.min_length) + " characters");
+            if (n.max_length && len > *n.max_length)
+                return fail(at, "must have at most " + std::to_string(*n.max_length) + " characters");
         }
     } else if (v.is_array()) {
-        if (n.min_items && v.size() < *n.min_items) return fail(at, "must have at least " + std::to_string(*n.min_items) + " items");
-        if (n.max_items && v.size() > *n.max_items) return fail(at, "must have at most " + std::to_string(*n.max_items) + " items");
+        if (n.min_items && v.size() < *n.min_items)
+            return fail(at, "must have at least " + std::to_string(*n.min_items) + " items");
+        if (n.max_items && v.size() > *n.max_items)
+            return fail(at, "must have at most " + std::to_string(*n.max_items) + " items");
         if (n.items) {
             for (std::size_t i = 0; i < v.size(); ++i) {
                 if (auto e = check(*n.items, v[i], path{&at, {}, i, true})) return e;
             }
         }
     } else if (v.is_object()) {
-        if (n.min_props && v.size() < *n.min_props) return fail(at, "must have at least " + std::to_string(*n.min_props) + " members");
-        if (n.max_props && v.size() > *n.max_props) return fail(at, "must have at most " + std::to_string(*n.max_props) + " members");
+        if (n.min_props && v.size() < *n.min_props)
+            return fail(at, "must have at least " + std::to_string(*n.min_props) + " members");
+        if (n.max_props && v.size() > *n.max_props)
+            return fail(at, "must have at most " + std::to_string(*n.max_props) + " members");
         for (const auto& r : n.required) {
             if (!v.contains(r)) return fail(at, "missing required member '" + r + "'");
         }
@@ -281,7 +301,8 @@ std::optional<std::string> check(const schema_node& n, const json& v, const path
 }  // namespace
 }  // namespace internal
 
-json_schema::json_schema() : source_(nlohmann::json::object()), root_(std::make_shared<internal::schema_node>()) {}
+json_schema::json_schema()
+    : source_(nlohmann::json::object()), root_(std::make_shared<internal::schema_node>()) {}
 
 json_schema::json_schema(const nlohmann::json& schema)
     : source_(schema), root_(std::make_shared<internal::schema_node>(internal::compile(schema))) {}

@@ -9,7 +9,9 @@ using nlohmann::json;
 
 // JSON-RPC ids are strings, integers or null: a fraction, or an integer too large for 64 bits
 // (which the parser turns into a double), could not be echoed as sent.
-bool valid_id(const json& id) noexcept { return id.is_string() || id.is_number_integer() || id.is_null(); }
+bool valid_id(const json& id) noexcept {
+    return id.is_string() || id.is_number_integer() || id.is_null();
+}
 
 bad_message bad(json id, reason why, std::string detail, json data = nullptr) {
     return bad_message{std::move(id), why, std::move(detail), std::move(data)};
@@ -23,7 +25,8 @@ message to_message(json&& value) {
     bool has_id = false;
     if (auto it = value.find("id"); it != value.end()) {
         if (!valid_id(*it))
-            return bad(nullptr, reason::invalid_request, "id must be a string, an integer (64 bits at most) or null");
+            return bad(nullptr, reason::invalid_request,
+                       "id must be a string, an integer (64 bits at most) or null");
         id = std::move(*it);
         has_id = true;
     }
@@ -56,11 +59,13 @@ std::string invalid_json_text(std::string_view line) {
         (void)again;
     } catch (const json::parse_error& e) {
         const std::size_t at = e.byte == 0 ? 1 : e.byte;  // 1-based: the byte the parser stopped at
-        if (at > line.size()) return "invalid JSON at byte " + std::to_string(line.size() + 1) + ": unexpected end of input";
+        if (at > line.size())
+            return "invalid JSON at byte " + std::to_string(line.size() + 1) + ": unexpected end of input";
         const auto c = static_cast<unsigned char>(line[at - 1]);
         static constexpr char hex[] = "0123456789abcdef";
-        const std::string shown = (c >= 0x20 && c < 0x7f) ? "'" + std::string(1, static_cast<char>(c)) + "'"
-                                                          : std::string("byte 0x") + hex[c >> 4U] + hex[c & 0xfU];
+        const std::string shown = (c >= 0x20 && c < 0x7f)
+                                      ? "'" + std::string(1, static_cast<char>(c)) + "'"
+                                      : std::string("byte 0x") + hex[c >> 4U] + hex[c & 0xfU];
         return "invalid JSON at byte " + std::to_string(at) + ": unexpected " + shown;
     } catch (const json::out_of_range&) {
         return "invalid JSON: a number too large to represent (beyond 1.8e308)";
@@ -146,7 +151,9 @@ std::string make_response(const json& id, const json& result_or_error, bool is_e
     return out;
 }
 
-std::string make_result(const json& id, const json& result) { return make_response(id, result, false); }
+std::string make_result(const json& id, const json& result) {
+    return make_response(id, result, false);
+}
 
 std::string make_result_text(const json& id, std::string_view result_text) {
     std::string out;

@@ -4,14 +4,16 @@ namespace ecsd::protocol {
 
 std::optional<std::string> world_name_problem(std::string_view name) {
     if (name.empty()) return "a world name cannot be empty";
-    if (name.size() > max_world_name) return "a world name has at most " + std::to_string(max_world_name) + " characters";
+    if (name.size() > max_world_name)
+        return "a world name has at most " + std::to_string(max_world_name) + " characters";
     if (name.front() == '.') return "a world name cannot start with '.'";
     for (const char c : name) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                        c == '.' || c == '-';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                        c == '_' || c == '.' || c == '-';
         if (!ok) {
             const auto u = static_cast<unsigned char>(c);
-            const std::string shown = (u < 0x20 || u >= 0x7f) ? "byte " + std::to_string(u) : "'" + std::string(1, c) + "'";
+            const std::string shown =
+                (u < 0x20 || u >= 0x7f) ? "byte " + std::to_string(u) : "'" + std::string(1, c) + "'";
             return "a world name uses only letters, digits, '_', '.' and '-' (found " + shown + ")";
         }
     }

@@ -70,11 +70,13 @@ auto sorted_field_writers(std::index_sequence<I...>) {
     constexpr auto& fields = component_traits<T>::fields;
     std::array<std::pair<std::string_view, field_writer<T>>, sizeof...(I)> rows{
         std::pair<std::string_view, field_writer<T>>{std::get<I>(fields).name, [](json_text& w, const T& v) {
-            const auto& d = std::get<I>(component_traits<T>::fields);
-            using M = typename std::decay_t<decltype(d)>::value_type;
-            w.key(d.name);
-            w.value(value_codec<M>::write(v.*(d.member)));
-        }}...};
+                                                         const auto& d =
+                                                             std::get<I>(component_traits<T>::fields);
+                                                         using M =
+                                                             typename std::decay_t<decltype(d)>::value_type;
+                                                         w.key(d.name);
+                                                         w.value(value_codec<M>::write(v.*(d.member)));
+                                                     }}...};
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return rows;
 }

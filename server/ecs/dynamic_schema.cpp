@@ -4,12 +4,18 @@ namespace ecsd::ecs {
 
 const char* to_string(field_type t) noexcept {
     switch (t) {
-        case field_type::number: return "number";
-        case field_type::integer: return "integer";
-        case field_type::boolean: return "bool";
-        case field_type::string: return "string";
-        case field_type::entity: return "entity";
-        case field_type::number_array: return "number[]";
+        case field_type::number:
+            return "number";
+        case field_type::integer:
+            return "integer";
+        case field_type::boolean:
+            return "bool";
+        case field_type::string:
+            return "string";
+        case field_type::entity:
+            return "entity";
+        case field_type::number_array:
+            return "number[]";
     }
     return "?";
 }
@@ -34,18 +40,24 @@ field_type infer_type(const std::string& component, const std::string& field, co
     if (v.is_boolean()) return field_type::boolean;
     if (v.is_string()) return field_type::string;
     if (v.is_array()) return field_type::number_array;
-    throw ecs_error(reason::invalid_value, component + "." + field + ": cannot infer a type from " + v.dump() +
-                                               "; use {\"type\": ..., \"default\": ...}");
+    throw ecs_error(reason::invalid_value, component + "." + field + ": cannot infer a type from " +
+                                               v.dump() + "; use {\"type\": ..., \"default\": ...}");
 }
 
 json zero_of(field_type t) {
     switch (t) {
-        case field_type::number: return 0.0;
-        case field_type::integer: return 0;
-        case field_type::boolean: return false;
-        case field_type::string: return "";
-        case field_type::entity: return 0;
-        case field_type::number_array: return json::array();
+        case field_type::number:
+            return 0.0;
+        case field_type::integer:
+            return 0;
+        case field_type::boolean:
+            return false;
+        case field_type::string:
+            return "";
+        case field_type::entity:
+            return 0;
+        case field_type::number_array:
+            return json::array();
     }
     return nullptr;
 }
@@ -65,8 +77,11 @@ dynamic_schema dynamic_schema::parse(std::string name, const json& fields) {
             // default such as {"y":1} is not a field type), not something to drop silently.
             for (const auto& [k, v] : spec.items()) {
                 if (k != "type" && k != "default")
-                    throw ecs_error(reason::invalid_value, s.name_ + "." + key + ": a field is a default value or {type, default}; '" +
-                                                               k + "' is neither (fields hold numbers, integers, booleans, strings, entities or arrays of numbers)");
+                    throw ecs_error(reason::invalid_value,
+                                    s.name_ + "." + key +
+                                        ": a field is a default value or {type, default}; '" + k +
+                                        "' is neither (fields hold numbers, integers, booleans, strings, "
+                                        "entities or arrays of numbers)");
             }
             f.type = parse_type(s.name_, key, spec.value("type", json("number")));
             f.default_value = zero_of(f.type);
@@ -84,11 +99,16 @@ dynamic_schema dynamic_schema::parse(std::string name, const json& fields) {
 json dynamic_schema::validate_field(const field_def& f, const json& v) const {
     const std::string where = name_ + "." + f.name;
     switch (f.type) {
-        case field_type::number: return value_codec<double>::write(value_codec<double>::read(v, where));
-        case field_type::integer: return value_codec<std::int64_t>::write(value_codec<std::int64_t>::read(v, where));
-        case field_type::boolean: return value_codec<bool>::write(value_codec<bool>::read(v, where));
-        case field_type::string: return value_codec<std::string>::write(value_codec<std::string>::read(v, where));
-        case field_type::entity: return value_codec<entity_ref>::write(value_codec<entity_ref>::read(v, where));
+        case field_type::number:
+            return value_codec<double>::write(value_codec<double>::read(v, where));
+        case field_type::integer:
+            return value_codec<std::int64_t>::write(value_codec<std::int64_t>::read(v, where));
+        case field_type::boolean:
+            return value_codec<bool>::write(value_codec<bool>::read(v, where));
+        case field_type::string:
+            return value_codec<std::string>::write(value_codec<std::string>::read(v, where));
+        case field_type::entity:
+            return value_codec<entity_ref>::write(value_codec<entity_ref>::read(v, where));
         case field_type::number_array:
             return value_codec<std::vector<double>>::write(value_codec<std::vector<double>>::read(v, where));
     }
@@ -128,11 +148,19 @@ void dynamic_schema::hash(state_hasher& h, const json& value) const {
     for (const auto& f : fields_) {
         const json& v = value.at(f.name);
         switch (f.type) {
-            case field_type::number: h.add_double(v.get<double>()); break;
+            case field_type::number:
+                h.add_double(v.get<double>());
+                break;
             case field_type::integer:
-            case field_type::entity: h.add_u64(v.get<std::uint64_t>()); break;
-            case field_type::boolean: h.add_u64(v.get<bool>() ? 1 : 0); break;
-            case field_type::string: h.add_string(v.get_ref<const std::string&>()); break;
+            case field_type::entity:
+                h.add_u64(v.get<std::uint64_t>());
+                break;
+            case field_type::boolean:
+                h.add_u64(v.get<bool>() ? 1 : 0);
+                break;
+            case field_type::string:
+                h.add_string(v.get_ref<const std::string&>());
+                break;
             case field_type::number_array:
                 h.add_u64(v.size());
                 for (const auto& x : v) h.add_double(x.get<double>());

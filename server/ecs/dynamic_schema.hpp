@@ -23,7 +23,7 @@ struct field_def {
 
 /// @brief The definition of one run-time component type.
 class dynamic_schema {
-public:
+  public:
     /// @brief Parses `{"x": 0, "hp": {"type": "integer", "default": 10}}`. A bare default
     /// infers number, bool, string or number[]; integer and entity need the long form.
     static dynamic_schema parse(std::string name, const json& fields);
@@ -39,7 +39,7 @@ public:
     void hash(state_hasher& h, const json& value) const;
     [[nodiscard]] json to_json() const;
 
-private:
+  private:
     [[nodiscard]] json validate_field(const field_def& f, const json& v) const;
 
     std::string name_;

@@ -18,11 +18,12 @@
 namespace ecsd::ecs {
 
 class entity_table {
-public:
+  public:
     static constexpr unsigned generation_shift = inline_bits + 1;
     static constexpr std::uint32_t alive_bit = std::uint32_t{1} << inline_bits;
     static constexpr std::uint32_t inline_mask = alive_bit - 1;
-    static_assert(generation_shift + generation_bits == 32, "generation, alive bit and inline bits fill one word");
+    static_assert(generation_shift + generation_bits == 32,
+                  "generation, alive bit and inline bits fill one word");
 
     /// @brief A new id: the oldest free slot with its next generation, or a new slot.
     [[nodiscard]] entity_id create() {
@@ -67,7 +68,9 @@ public:
         const std::uint32_t w = head(slot);
         return (w & alive_bit) && (w >> generation_shift) == generation_of(e);
     }
-    [[nodiscard]] bool slot_alive(std::uint32_t slot) const noexcept { return slot < slots_ && (head(slot) & alive_bit); }
+    [[nodiscard]] bool slot_alive(std::uint32_t slot) const noexcept {
+        return slot < slots_ && (head(slot) & alive_bit);
+    }
     /// @brief True when the id was handed out once and has since died.
     [[nodiscard]] bool stale(entity_id e) const noexcept {
         const std::uint32_t slot = index_of(e);
@@ -75,9 +78,13 @@ public:
         const std::uint32_t g = generation(slot);
         return generation_of(e) < g || (g == max_generation && generation_of(e) == g);
     }
-    [[nodiscard]] std::uint32_t generation(std::uint32_t slot) const noexcept { return head(slot) >> generation_shift; }
+    [[nodiscard]] std::uint32_t generation(std::uint32_t slot) const noexcept {
+        return head(slot) >> generation_shift;
+    }
     /// @brief The live id of a slot.
-    [[nodiscard]] entity_id id_of(std::uint32_t slot) const noexcept { return make_entity(slot, generation(slot)); }
+    [[nodiscard]] entity_id id_of(std::uint32_t slot) const noexcept {
+        return make_entity(slot, generation(slot));
+    }
 
     // --- signatures ----------------------------------------------------------
     void set_bit(std::uint32_t slot, component_id c) noexcept {
@@ -140,7 +147,8 @@ public:
 
     /// @brief Widens every record to cover `types` component ids (one more word per 32 types).
     void ensure_types(std::size_t types) {
-        const std::size_t extra = types > inline_bits ? (types - inline_bits + overflow_word_bits - 1) / overflow_word_bits : 0;
+        const std::size_t extra =
+            types > inline_bits ? (types - inline_bits + overflow_word_bits - 1) / overflow_word_bits : 0;
         if (extra + 1 <= stride_) return;
         const std::size_t wider = extra + 1;
         decltype(words_) grown;
@@ -192,11 +200,13 @@ public:
         ++alive_;
     }
 
-private:
+  private:
     [[nodiscard]] std::uint32_t& head(std::uint32_t slot) noexcept { return words_[slot * stride_]; }
     [[nodiscard]] std::uint32_t head(std::uint32_t slot) const noexcept { return words_[slot * stride_]; }
     // One past the head word; only read when stride_ > 1 (ensure_types covers every registered id).
-    [[nodiscard]] std::uint32_t* overflow(std::uint32_t slot) noexcept { return words_.data() + slot * stride_ + 1; }
+    [[nodiscard]] std::uint32_t* overflow(std::uint32_t slot) noexcept {
+        return words_.data() + slot * stride_ + 1;
+    }
     [[nodiscard]] const std::uint32_t* overflow(std::uint32_t slot) const noexcept {
         return words_.data() + slot * stride_ + 1;
     }

@@ -24,12 +24,12 @@ inline constexpr const char* limit_reached = "limit_reached";
 
 /// @brief A request the core refuses; nothing was changed when it is thrown.
 class ecs_error : public std::runtime_error {
-public:
+  public:
     ecs_error(const char* why, const std::string& message) : std::runtime_error(message), reason_(why) {}
     /// @brief One of the strings in ecsd::ecs::reason.
     [[nodiscard]] const char* reason() const noexcept { return reason_; }
 
-private:
+  private:
     const char* reason_;
 };
 

@@ -48,7 +48,9 @@ struct huge_page_allocator {
     template <typename U>
     huge_page_allocator(const huge_page_allocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
 
-    [[nodiscard]] T* allocate(std::size_t n) { return static_cast<T*>(internal::allocate_block(n * sizeof(T))); }
+    [[nodiscard]] T* allocate(std::size_t n) {
+        return static_cast<T*>(internal::allocate_block(n * sizeof(T)));
+    }
     void deallocate(T* p, std::size_t n) noexcept { internal::free_block(p, n * sizeof(T)); }
 
     template <typename U>

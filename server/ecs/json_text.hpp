@@ -4,17 +4,18 @@
 // Scalars go through nlohmann's own serializer, so numbers read exactly as json::dump() writes
 // them; callers write object keys in sorted order, as json::dump() does for std::map objects.
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace ecsd::ecs {
 
 class json_text {
-public:
+  public:
     explicit json_text(std::string& out)
-        : out_(out), serializer_(nlohmann::detail::output_adapter<char>(out), ' ', nlohmann::json::error_handler_t::replace) {}
+        : out_(out),
+          serializer_(nlohmann::detail::output_adapter<char>(out), ' ',
+                      nlohmann::json::error_handler_t::replace) {}
 
     /// @brief Appends text that is already JSON (punctuation, literals).
     void raw(std::string_view text) { out_.append(text); }
@@ -36,7 +37,7 @@ public:
         }
     }
 
-private:
+  private:
     static bool plain(std::string_view s) noexcept {
         for (const char c : s) {
             const auto u = static_cast<unsigned char>(c);

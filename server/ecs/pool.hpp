@@ -22,8 +22,9 @@ enum class storage_kind { typed, tag, dynamic };
 
 /// @brief The type-erased face of a component storage.
 class pool : public sparse_set {
-public:
-    pool(component_id id, std::string name, storage_kind kind) : id_(id), name_(std::move(name)), kind_(kind) {}
+  public:
+    pool(component_id id, std::string name, storage_kind kind)
+        : id_(id), name_(std::move(name)), kind_(kind) {}
 
     [[nodiscard]] component_id id() const noexcept { return id_; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -72,7 +73,7 @@ public:
     /// @brief Owning group of this pool, or -1.
     int owner_group = -1;
 
-protected:
+  protected:
     void push_stamp() {
         if (tracking_) stamps_.push_back(*epoch_);
     }
@@ -90,7 +91,7 @@ protected:
     }
     void on_clear() override { stamps_.clear(); }
 
-private:
+  private:
     component_id id_;
     std::string name_;
     storage_kind kind_;
@@ -102,14 +103,14 @@ private:
 /// @brief A pool with a packed array of values moved in step with the slots.
 template <typename V, typename Alloc>
 class packed_pool : public pool {
-public:
+  public:
     using pool::pool;
 
     [[nodiscard]] std::size_t memory_bytes() const noexcept override {
         return pool::memory_bytes() + data_.capacity() * sizeof(V);
     }
 
-protected:
+  protected:
     /// @brief Appends the slot and its value, stamped as written now.
     V& push(std::uint32_t slot, V value) {
         push_slot(slot);
@@ -119,7 +120,7 @@ protected:
 
     std::vector<V, Alloc> data_;
 
-private:
+  private:
     void on_swap_and_pop(std::uint32_t pos) override {
         if (pos + 1 != data_.size()) data_[pos] = std::move(data_.back());
         data_.pop_back();
@@ -145,7 +146,7 @@ class typed_pool final : public packed_pool<T, huge_page_allocator<T>> {
     using base = packed_pool<T, huge_page_allocator<T>>;
     using base::data_;
 
-public:
+  public:
     typed_pool(component_id id) : base(id, component_traits<T>::name, storage_kind::typed) {}
     using pool::index;
     using pool::mark_written;
@@ -158,7 +159,9 @@ public:
     T& emplace(std::uint32_t slot, T value) { return this->push(slot, std::move(value)); }
 
     void validate(const json& value) const override { (void)typed_from_json<T>(value); }
-    void emplace_json(std::uint32_t slot, const json& value) override { emplace(slot, typed_from_json<T>(value)); }
+    void emplace_json(std::uint32_t slot, const json& value) override {
+        emplace(slot, typed_from_json<T>(value));
+    }
     void assign_json(std::uint32_t slot, const json& value) override {
         const auto pos = index(slot);
         data_[pos] = typed_from_json<T>(value);
@@ -179,13 +182,14 @@ public:
 
 /// @brief A component without data: only the sparse set, no per-entity bytes.
 class tag_pool final : public pool {
-public:
+  public:
     tag_pool(component_id id, std::string name) : pool(id, std::move(name), storage_kind::tag) {}
 
     void emplace(std::uint32_t slot) { push_slot(slot); }
 
     void validate(const json& value) const override {
-        if (!value.is_null() && !(value.is_object() && value.empty()) && !(value.is_boolean() && value.get<bool>()))
+        if (!value.is_null() && !(value.is_object() && value.empty()) &&
+            !(value.is_boolean() && value.get<bool>()))
             throw ecs_error(reason::invalid_value, name() + " is a tag and holds no fields; send {} or null");
     }
     void emplace_json(std::uint32_t slot, const json& value) override {
@@ -194,7 +198,8 @@ public:
     }
     void assign_json(std::uint32_t, const json& value) override { validate(value); }
     void set_field_json(std::uint32_t, std::string_view f, const json&) override {
-        throw ecs_error(reason::invalid_value, name() + " is a tag and has no field '" + std::string(f) + "'");
+        throw ecs_error(reason::invalid_value,
+                        name() + " is a tag and has no field '" + std::string(f) + "'");
     }
     [[nodiscard]] json value_json(std::uint32_t) const override { return json::object(); }
     void write_value(std::uint32_t, json_text& w) const override { w.raw("{}"); }
@@ -204,14 +209,16 @@ public:
 
 /// @brief Storage of a run-time component: validated JSON objects.
 class dynamic_pool final : public packed_pool<json, std::allocator<json>> {
-public:
+  public:
     dynamic_pool(component_id id, dynamic_schema schema)
         : packed_pool(id, schema.name(), storage_kind::dynamic), schema_(std::move(schema)) {}
 
     [[nodiscard]] const dynamic_schema& schema() const noexcept { return schema_; }
 
     void validate(const json& value) const override { (void)schema_.make_value(value); }
-    void emplace_json(std::uint32_t slot, const json& value) override { push(slot, schema_.make_value(value)); }
+    void emplace_json(std::uint32_t slot, const json& value) override {
+        push(slot, schema_.make_value(value));
+    }
     void assign_json(std::uint32_t slot, const json& value) override {
         const auto pos = index(slot);
         data_[pos] = schema_.make_value(value);
@@ -224,10 +231,12 @@ public:
     }
     [[nodiscard]] json value_json(std::uint32_t slot) const override { return data_[index(slot)]; }
     void write_value(std::uint32_t slot, json_text& w) const override { w.value(data_[index(slot)]); }
-    void hash_value(std::uint32_t slot, state_hasher& h) const override { schema_.hash(h, data_[index(slot)]); }
+    void hash_value(std::uint32_t slot, state_hasher& h) const override {
+        schema_.hash(h, data_[index(slot)]);
+    }
     [[nodiscard]] json schema_fields() const override { return schema_.to_json(); }
 
-private:
+  private:
     dynamic_schema schema_;
 };
 

@@ -29,7 +29,8 @@ std::string parse_name(std::string_view s, std::size_t pos) {
     s = trim(s);
     if (s.empty()) fail(pos, "expected a component name");
     for (std::size_t i = 0; i < s.size(); ++i)
-        if (!name_char(s[i], i == 0)) fail(pos, "unexpected '" + std::string(1, s[i]) + "' in '" + std::string(s) + "'");
+        if (!name_char(s[i], i == 0))
+            fail(pos, "unexpected '" + std::string(1, s[i]) + "' in '" + std::string(s) + "'");
     return std::string(s);
 }
 
@@ -86,8 +87,10 @@ std::size_t term_end(std::string_view text, std::size_t start) {
     bool quoted = false;  // a comma inside "..." (a filter's text literal) ends nothing
     for (std::size_t i = start; i < text.size(); ++i) {
         if (quoted) {
-            if (text[i] == '\\') ++i;
-            else if (text[i] == '"') quoted = false;
+            if (text[i] == '\\')
+                ++i;
+            else if (text[i] == '"')
+                quoted = false;
             continue;
         }
         if (text[i] == '"') quoted = true;
@@ -103,7 +106,8 @@ std::size_t operator_at(std::string_view term) {
     for (std::size_t i = 1; i < term.size(); ++i) {
         const char c = term[i];
         if (c == '"') return std::string_view::npos;  // an operator comes before any literal
-        if (c == '=' || c == '<' || c == '>' || (c == '!' && i + 1 < term.size() && term[i + 1] == '=')) return i;
+        if (c == '=' || c == '<' || c == '>' || (c == '!' && i + 1 < term.size() && term[i + 1] == '='))
+            return i;
     }
     return std::string_view::npos;
 }
@@ -120,7 +124,8 @@ value_filter parse_filter(std::string_view term, std::size_t op_at, std::size_t 
     f.component = parse_name(left.substr(0, dot), pos);
     f.field = std::string(left.substr(dot + 1));
     for (std::size_t i = 0; i < f.field.size(); ++i)
-        if (!name_char(f.field[i], i == 0) || f.field[i] == '.') fail(pos, "bad field name '" + f.field + "'");
+        if (!name_char(f.field[i], i == 0) || f.field[i] == '.')
+            fail(pos, "bad field name '" + f.field + "'");
     const std::string_view right = trim(term.substr(op_at + f.op.size()));
     f.value = nlohmann::json::parse(right, nullptr, /*allow_exceptions=*/false);
     if (f.value.is_discarded() || f.value.is_object() || f.value.is_array())
@@ -171,7 +176,8 @@ query_terms parse_query(std::string_view text) {
             q.near = parse_near(rest.substr(1, rest.size() - 2), start);
         } else if (const auto op = operator_at(term); op != std::string_view::npos) {
             auto f = parse_filter(term, op, start);
-            if (std::find(q.all.begin(), q.all.end(), f.component) == q.all.end()) q.all.push_back(f.component);
+            if (std::find(q.all.begin(), q.all.end(), f.component) == q.all.end())
+                q.all.push_back(f.component);
             q.where.push_back(std::move(f));
         } else if (term == "*") {
             q.match_all = true;

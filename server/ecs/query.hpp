@@ -4,12 +4,11 @@
 // same thing. Names are resolved to ids by the registry (registry::resolve).
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ecs/signature.hpp"
 
@@ -36,14 +35,15 @@ struct query_terms {
     std::vector<std::string> all;
     std::vector<std::vector<std::string>> any;  // each group: at least one member present
     std::vector<std::string> none;
-    std::vector<std::string> optional;  // `?Name`: filters nothing, carried when present (flecs's optional terms)
-    std::vector<std::string> added;    // component added in the last tick or since
-    std::vector<std::string> changed;  // component written (or added) in the last tick or since
-    std::vector<std::string> removed;  // component removed in the last tick or since
-    bool died = false;                 // entities destroyed in the last tick or since
-    bool match_all = false;            // "*": every live entity
-    std::optional<near_term> near;     // near(x, y, r) or near(ENTITY, r)
-    std::vector<value_filter> where;   // `Health.hp < 50`: applied by the world, like near
+    std::vector<std::string>
+        optional;  // `?Name`: filters nothing, carried when present (flecs's optional terms)
+    std::vector<std::string> added;     // component added in the last tick or since
+    std::vector<std::string> changed;   // component written (or added) in the last tick or since
+    std::vector<std::string> removed;   // component removed in the last tick or since
+    bool died = false;                  // entities destroyed in the last tick or since
+    bool match_all = false;             // "*": every live entity
+    std::optional<near_term> near;      // near(x, y, r) or near(ENTITY, r)
+    std::vector<value_filter> where;    // `Health.hp < 50`: applied by the world, like near
     std::optional<std::uint64_t> only;  // this one entity (single-entity watches; no text form)
 };
 

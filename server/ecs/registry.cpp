@@ -1,13 +1,14 @@
 #include "ecs/registry.hpp"
 
 #include <stdexcept>
-
 #include <unordered_set>
 
 namespace ecsd::ecs {
 
 namespace {
-std::string id_text(entity_id e) { return std::to_string(e); }
+std::string id_text(entity_id e) {
+    return std::to_string(e);
+}
 }  // namespace
 
 // --- component types -------------------------------------------------------------
@@ -15,9 +16,11 @@ std::string id_text(entity_id e) { return std::to_string(e); }
 component_id registry::next_id(const std::string& name) const {
     if (name.empty() || name.size() > 64)
         throw ecs_error(reason::invalid_value, "component names are 1 to 64 characters");
-    if (by_name_.count(name)) throw ecs_error(reason::component_exists, "component type '" + name + "' already exists");
+    if (by_name_.count(name))
+        throw ecs_error(reason::component_exists, "component type '" + name + "' already exists");
     if (pools_.size() >= max_component_types)
-        throw ecs_error(reason::limit_reached, "at most " + std::to_string(max_component_types) + " component types");
+        throw ecs_error(reason::limit_reached,
+                        "at most " + std::to_string(max_component_types) + " component types");
     return static_cast<component_id>(pools_.size());
 }
 
@@ -131,8 +134,8 @@ void registry::throw_unregistered(const char* type_name) {
 }
 
 void registry::throw_exists(entity_id e, component_id c) const {
-    throw ecs_error(reason::component_exists,
-                    "entity " + id_text(e) + " already has " + pools_[c]->name() + " (use insert to replace it)");
+    throw ecs_error(reason::component_exists, "entity " + id_text(e) + " already has " + pools_[c]->name() +
+                                                  " (use insert to replace it)");
 }
 
 void registry::emplace_json(entity_id e, component_id c, const json& value) {
@@ -177,8 +180,9 @@ void registry::remove(entity_id e, component_id c) {
     check(e);
     const auto slot = index_of(e);
     if (c == null_index || !pools_[c]->contains(slot))
-        throw ecs_error(reason::no_such_component,
-                        "entity " + id_text(e) + " has no " + (c == null_index ? "such component" : pools_[c]->name()));
+        throw ecs_error(
+            reason::no_such_component,
+            "entity " + id_text(e) + " has no " + (c == null_index ? "such component" : pools_[c]->name()));
     if (iterating_ > 0) {
         defer([this, e, c] {
             if (has(e, c)) remove(e, c);
@@ -337,7 +341,7 @@ void registry::for_each_match(const query& q, const std::function<void(entity_id
             bool ok = true;
             for (const auto& s : removed_sets) ok = ok && s.count(e) > 0;
             const bool live = alive(e);
-            if (ok && (!q.died || !live) && (live ? matches(index_of(e), q) : q.all.empty()) ) f(e);
+            if (ok && (!q.died || !live) && (live ? matches(index_of(e), q) : q.all.empty())) f(e);
         }
         return;
     }
@@ -383,7 +387,7 @@ void registry::for_each_match(const query& q, const std::function<void(entity_id
 
 registry::entity_changes registry::changes_of(entity_id e) const {
     entity_changes out;
-    const auto listed = [e](const id_list (&lists)[2]) {
+    const auto listed = [e](const id_list(&lists)[2]) {
         return std::find(lists[0].begin(), lists[0].end(), e) != lists[0].end() ||
                std::find(lists[1].begin(), lists[1].end(), e) != lists[1].end();
     };
@@ -405,12 +409,13 @@ registry::entity_changes registry::changes_of(entity_id e) const {
 void registry::restore_entities(std::size_t slot_count, const std::vector<entity_id>& live,
                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& free_queue,
                                 const std::vector<std::pair<std::uint32_t, std::uint32_t>>& retired) {
-    if (entities_.alive_count() != 0) throw ecs_error(reason::invalid_value, "restore into a registry that has entities");
+    if (entities_.alive_count() != 0)
+        throw ecs_error(reason::invalid_value, "restore into a registry that has entities");
     std::vector<std::uint32_t> generations(slot_count, 0);
     const auto place = [&](std::uint32_t slot, std::uint32_t gen, const char* what) {
         if (slot >= slot_count || gen < 1 || gen > max_generation || generations[slot] != 0)
-            throw ecs_error(reason::invalid_value, std::string("snapshot: bad or repeated ") + what + " slot " +
-                                                       std::to_string(slot));
+            throw ecs_error(reason::invalid_value, std::string("snapshot: bad or repeated ") + what +
+                                                       " slot " + std::to_string(slot));
         generations[slot] = gen;
     };
     for (auto e : live) place(index_of(e), generation_of(e), "entity");
@@ -421,7 +426,9 @@ void registry::restore_entities(std::size_t slot_count, const std::vector<entity
     }
     for (auto [slot, gen] : retired) place(slot, gen, "retired");
     for (std::size_t s = 0; s < slot_count; ++s)
-        if (generations[s] == 0) throw ecs_error(reason::invalid_value, "snapshot: slot " + std::to_string(s) + " is unaccounted for");
+        if (generations[s] == 0)
+            throw ecs_error(reason::invalid_value,
+                            "snapshot: slot " + std::to_string(s) + " is unaccounted for");
     entities_.restore(generations, queue, retired.size());
     for (auto e : live) entities_.revive(index_of(e));
     ++structure_version_;

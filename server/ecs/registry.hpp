@@ -7,13 +7,13 @@
 
 #include <algorithm>
 #include <array>
-#include <tuple>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -38,7 +38,7 @@ template <typename T>
 using storage_for = std::conditional_t<is_tag_v<T>, tag_pool, typed_pool<T>>;
 
 class registry {
-public:
+  public:
     /// @brief Upper bound on component types per registry (no fixed cap of 32 as in a 32-bit mask).
     static constexpr std::size_t max_component_types = 4096;
 
@@ -188,7 +188,9 @@ public:
     // --- member sets (systems) ------------------------------------------------------------
     /// @brief Starts keeping the set of entities matching q (all / any / none) current.
     int watch(const query& q);
-    [[nodiscard]] const entity_set& members(int watch_id) const { return watches_[static_cast<std::size_t>(watch_id)]->members; }
+    [[nodiscard]] const entity_set& members(int watch_id) const {
+        return watches_[static_cast<std::size_t>(watch_id)]->members;
+    }
 
     // --- walks -------------------------------------------------------------------
     /// @brief Calls f(entity_id, T&...) for every entity with all T. A const T is not stamped as
@@ -204,13 +206,13 @@ public:
 
     /// @brief RAII marker of a walk in progress: structural changes made meanwhile are deferred.
     class walk_guard {
-    public:
+      public:
         explicit walk_guard(registry& r) : r_(r) { ++r_.iterating_; }
         ~walk_guard() { --r_.iterating_; }
         walk_guard(const walk_guard&) = delete;
         walk_guard& operator=(const walk_guard&) = delete;
 
-    private:
+      private:
         registry& r_;
     };
     /// @brief Queues a structural change to run at flush().
@@ -253,7 +255,7 @@ public:
     /// @brief Bytes held by entity records and storages (capacity, not size).
     [[nodiscard]] std::size_t memory_bytes() const;
 
-private:
+  private:
     struct watch_entry {
         query q;
         entity_set members;
@@ -303,12 +305,14 @@ void registry::each(F&& f) {
     // An owning group that owns exactly these pools walks two packed arrays.
     if constexpr (sizeof...(T) == 2) {
         const int g0 = pools_[ids[0]]->owner_group;
-        if (g0 >= 0 && g0 == pools_[ids[1]]->owner_group && groups_[static_cast<std::size_t>(g0)].owned.size() == 2) {
+        if (g0 >= 0 && g0 == pools_[ids[1]]->owner_group &&
+            groups_[static_cast<std::size_t>(g0)].owned.size() == 2) {
             const std::uint32_t n = groups_[static_cast<std::size_t>(g0)].size;
             auto ptrs = std::make_tuple(storage<T>().data()...);
             const std::uint32_t* slots = pools_[ids[0]]->slots();
             auto stamp_ptrs = std::array<std::uint32_t*, 2>{
-                (!std::is_const_v<T> && pools_[id_of<T>()]->tracks_writes()) ? pools_[id_of<T>()]->stamps() : nullptr...};
+                (!std::is_const_v<T> && pools_[id_of<T>()]->tracks_writes()) ? pools_[id_of<T>()]->stamps()
+                                                                             : nullptr...};
             const std::uint32_t ep = epoch_;
             if constexpr (std::is_invocable_v<F&, T&...>) {
                 (void)slots;

@@ -18,7 +18,7 @@ inline constexpr component_id inline_bits = 10;
 inline constexpr component_id overflow_word_bits = 32;
 
 class component_mask {
-public:
+  public:
     void set(component_id c) {
         if (c < inline_bits) {
             inline_ |= std::uint32_t{1} << c;
@@ -48,10 +48,11 @@ public:
             if ((inline_ >> c) & 1) f(c);
         for (std::size_t w = 0; w < overflow_.size(); ++w)
             for (unsigned b = 0; b < overflow_word_bits; ++b)
-                if ((overflow_[w] >> b) & 1) f(static_cast<component_id>(inline_bits + w * overflow_word_bits + b));
+                if ((overflow_[w] >> b) & 1)
+                    f(static_cast<component_id>(inline_bits + w * overflow_word_bits + b));
     }
 
-private:
+  private:
     std::uint32_t inline_ = 0;
     std::vector<std::uint32_t> overflow_;
 };

@@ -19,7 +19,7 @@ namespace ecsd::ecs {
 using id_list = std::vector<entity_id, huge_page_allocator<entity_id>>;
 
 class sparse_set {
-public:
+  public:
     static constexpr std::size_t page_size = 4096;  // slots per sparse page (16 KiB)
 
     sparse_set() = default;
@@ -88,7 +88,7 @@ public:
         on_clear();
     }
 
-protected:
+  protected:
     /// @brief Appends the slot; the derived class appends its data right after.
     std::uint32_t push_slot(std::uint32_t slot) {
         const auto pos = static_cast<std::uint32_t>(dense_.size());
@@ -101,8 +101,10 @@ protected:
     virtual void on_reserve(std::size_t /*n*/) {}
     virtual void on_clear() {}
 
-private:
-    std::uint32_t& sparse_ref(std::uint32_t slot) noexcept { return sparse_[slot / page_size][slot % page_size]; }
+  private:
+    std::uint32_t& sparse_ref(std::uint32_t slot) noexcept {
+        return sparse_[slot / page_size][slot % page_size];
+    }
 
     std::uint32_t* ensure_page(std::size_t page) {
         if (page >= sparse_.size()) sparse_.resize(page + 1);
@@ -119,7 +121,7 @@ private:
 
 /// @brief A plain set of slots, e.g. the entities a system watches.
 class entity_set : public sparse_set {
-public:
+  public:
     void insert(std::uint32_t slot) { push_slot(slot); }
 };
 

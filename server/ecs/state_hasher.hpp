@@ -9,7 +9,7 @@
 namespace ecsd::ecs {
 
 class state_hasher {
-public:
+  public:
     void add_u64(std::uint64_t v) noexcept {
         for (int i = 0; i < 8; ++i) {
             h_ ^= (v >> (i * 8)) & 0xFF;
@@ -27,7 +27,7 @@ public:
     }
     [[nodiscard]] std::uint64_t value() const noexcept { return h_; }
 
-private:
+  private:
     static constexpr std::uint64_t prime = 1099511628211ull;
     std::uint64_t h_ = 14695981039346656037ull;
 };

@@ -6,11 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ecs/entity.hpp"
 #include "ecs/error.hpp"
@@ -36,7 +35,8 @@ inline std::string shown_value(const json& got) {
     if (text.size() > 80) {
         text.resize(77);
         while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0U) == 0x80U) text.pop_back();
-        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0U) text.pop_back();  // a cut lead byte
+        if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0U)
+            text.pop_back();  // a cut lead byte
         text += "...";
     }
     return text;
@@ -57,14 +57,17 @@ inline constexpr double max_number = 1e15;
 /// @brief Nonzero while a saved world is being restored on this thread (see restoring_scope).
 inline thread_local int restoring_depth = 0;
 /// @brief True while restoring: values are taken as the world held them, not as a client sends them.
-[[nodiscard]] inline bool restoring() noexcept { return restoring_depth != 0; }
+[[nodiscard]] inline bool restoring() noexcept {
+    return restoring_depth != 0;
+}
 
 inline double read_number(const json& j, std::string_view where) {
     if (!j.is_number()) bad_value(where, "a number", j);
     const double v = j.get<double>();
     // A saved world may hold what an older server let through (or what the systems reached before
     // they clamped): any finite number loads again, so a server never refuses its own state.
-    if (!std::isfinite(v) || (std::fabs(v) > max_number && !restoring())) bad_value(where, "a number between -1e15 and 1e15", j);
+    if (!std::isfinite(v) || (std::fabs(v) > max_number && !restoring()))
+        bad_value(where, "a number between -1e15 and 1e15", j);
     return v;
 }
 
@@ -76,7 +79,8 @@ inline std::int64_t read_integer(const json& j, std::string_view where, double l
             return static_cast<std::int64_t>(u);
         }
         const auto v = j.get<std::int64_t>();
-        if (static_cast<double>(v) < lo || static_cast<double>(v) > hi) bad_value(where, "an integer in range", j);
+        if (static_cast<double>(v) < lo || static_cast<double>(v) > hi)
+            bad_value(where, "an integer in range", j);
         return v;
     }
     if (j.is_number_float()) {  // 3.0 from a client that only has doubles is fine; 1.5 is not
@@ -91,7 +95,7 @@ inline std::int64_t read_integer(const json& j, std::string_view where, double l
 /// restored), not a client's: numbers beyond ±1e15 and values that break a component's rules
 /// (check()) are taken as they were saved. Input from clients never runs inside one.
 class restoring_scope {
-public:
+  public:
     restoring_scope() noexcept { ++internal::restoring_depth; }
     ~restoring_scope() { --internal::restoring_depth; }
     restoring_scope(const restoring_scope&) = delete;
@@ -176,7 +180,8 @@ template <>
 struct value_codec<entity_ref> {
     static constexpr const char* type_name = "entity";
     static entity_ref read(const json& j, std::string_view where) {
-        return entity_ref{static_cast<entity_id>(internal::read_integer(j, where, 0.0, internal::max_exact - 1))};
+        return entity_ref{
+            static_cast<entity_id>(internal::read_integer(j, where, 0.0, internal::max_exact - 1))};
     }
     static json write(entity_ref v) { return v.id; }
     static void hash(state_hasher& h, entity_ref v) { h.add_u64(v.id); }
@@ -187,7 +192,8 @@ struct value_codec<std::vector<E>> {
     static inline const std::string type_name_storage = std::string(value_codec<E>::type_name) + "[]";
     static inline const char* type_name = type_name_storage.c_str();
     static std::vector<E> read(const json& j, std::string_view where) {
-        if (!j.is_array()) internal::bad_value(where, std::string("an array of ") + value_codec<E>::type_name, j);
+        if (!j.is_array())
+            internal::bad_value(where, std::string("an array of ") + value_codec<E>::type_name, j);
         std::vector<E> out;
         out.reserve(j.size());
         for (const auto& item : j) out.push_back(value_codec<E>::read(item, where));

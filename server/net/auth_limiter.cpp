@@ -15,10 +15,12 @@ double auth_limiter::failed(const std::string& address, clock::time_point now) {
     std::lock_guard lock(mutex_);
     if (by_address_.size() >= max_entries && !by_address_.contains(address)) {
         // Forget addresses quiet for ten minutes; if that frees nothing, the oldest one.
-        std::erase_if(by_address_, [&](const auto& kv) { return now - kv.second.last > std::chrono::minutes(10); });
+        std::erase_if(by_address_,
+                      [&](const auto& kv) { return now - kv.second.last > std::chrono::minutes(10); });
         if (by_address_.size() >= max_entries) {
-            const auto oldest = std::min_element(by_address_.begin(), by_address_.end(),
-                                                 [](const auto& a, const auto& b) { return a.second.last < b.second.last; });
+            const auto oldest =
+                std::min_element(by_address_.begin(), by_address_.end(),
+                                 [](const auto& a, const auto& b) { return a.second.last < b.second.last; });
             by_address_.erase(oldest);
         }
     }

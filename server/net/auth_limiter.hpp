@@ -13,7 +13,7 @@ namespace ecsd::net {
 
 /// @brief Failed server.auth attempts per address.
 class auth_limiter {
-public:
+  public:
     using clock = std::chrono::steady_clock;
     /// @brief Wrong tokens an address may send before it is locked out.
     static constexpr int free_failures = 5;
@@ -21,7 +21,9 @@ public:
     static constexpr int connection_failures = 3;
 
     /// @brief The address part of a peer "1.2.3.4:5678" (or "::1:5678"): what lockouts count by.
-    [[nodiscard]] static std::string address_of(const std::string& peer) { return peer.substr(0, peer.rfind(':')); }
+    [[nodiscard]] static std::string address_of(const std::string& peer) {
+        return peer.substr(0, peer.rfind(':'));
+    }
 
     /// @brief Seconds until `address` may try again, or nullopt when it may try now.
     [[nodiscard]] std::optional<double> locked(const std::string& address, clock::time_point now);
@@ -30,10 +32,10 @@ public:
     /// @brief A correct token: the address starts afresh.
     void succeeded(const std::string& address);
 
-private:
+  private:
     struct entry {
-        int failures = 0;      // since the last lockout ended
-        int lockouts = 0;      // how many times it was locked out: the next lasts 2^lockouts s
+        int failures = 0;  // since the last lockout ended
+        int lockouts = 0;  // how many times it was locked out: the next lasts 2^lockouts s
         clock::time_point until{};
         clock::time_point last{};
     };

@@ -1,8 +1,7 @@
 #include "config.hpp"
 
-#include <thread>
-
 #include <CLI/CLI.hpp>
+#include <thread>
 
 #include "ecsd/protocol/version.hpp"
 
@@ -39,58 +38,76 @@ std::vector<setting> make_settings() {
     std::vector<setting> t;
     t.push_back(row("host", "ECSD_HOST", "address to listen on", &server_config::host));
     t.push_back(row("port", "ECSD_PORT", "TCP port; 0 picks a free one and prints it", &server_config::port));
-    t.push_back(row("http-port", "ECSD_HTTP_PORT", "HTTP port for JSON-RPC over HTTP and the viewer page; 0: off",
+    t.push_back(row("http-port", "ECSD_HTTP_PORT",
+                    "HTTP port for JSON-RPC over HTTP and the viewer page; 0: off",
                     &server_config::http_port));
-    t.push_back(row("log-level", "ECSD_LOG_LEVEL", "trace, debug, info, warn, error, critical or off",
-                    &server_config::log_level, [](CLI::Option& o) {
-                        o.check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-                    }));
-    t.push_back(row("max-line-bytes", "ECSD_MAX_LINE_BYTES", "longest request line; longer ones close the connection",
-                    &server_config::max_line_bytes, positive));
-    t.push_back(row("preauth-line-bytes", "ECSD_PREAUTH_LINE_BYTES", "longest line before server.auth (token set)",
-                    &server_config::preauth_line_bytes, positive));
+    t.push_back(
+        row("log-level", "ECSD_LOG_LEVEL", "trace, debug, info, warn, error, critical or off",
+            &server_config::log_level, [](CLI::Option& o) {
+                o.check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+            }));
+    t.push_back(row("max-line-bytes", "ECSD_MAX_LINE_BYTES",
+                    "longest request line; longer ones close the connection", &server_config::max_line_bytes,
+                    positive));
+    t.push_back(row("preauth-line-bytes", "ECSD_PREAUTH_LINE_BYTES",
+                    "longest line before server.auth (token set)", &server_config::preauth_line_bytes,
+                    positive));
     t.push_back(row("max-connections", "ECSD_MAX_CONNECTIONS", "connections served at once",
                     &server_config::max_connections, positive));
-    t.push_back(row("idle-timeout", "ECSD_IDLE_TIMEOUT", "seconds without traffic before a connection closes; 0: never",
+    t.push_back(row("idle-timeout", "ECSD_IDLE_TIMEOUT",
+                    "seconds without traffic before a connection closes; 0: never",
                     &server_config::idle_timeout, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
-    t.push_back(row("max-output-bytes", "ECSD_MAX_OUTPUT_BYTES",
-                    "response bytes held per connection; past it the server computes nothing more for it until "
-                    "the client reads",
-                    &server_config::max_output_bytes, positive));
+    t.push_back(
+        row("max-output-bytes", "ECSD_MAX_OUTPUT_BYTES",
+            "response bytes held per connection; past it the server computes nothing more for it until "
+            "the client reads",
+            &server_config::max_output_bytes, positive));
     t.push_back(row("max-watches", "ECSD_MAX_WATCHES", "world.watch subscriptions per connection",
                     &server_config::max_watches, positive));
     t.push_back(row("request-timeout", "ECSD_REQUEST_TIMEOUT",
                     "seconds a request line may take from its first byte to its newline; 0: no deadline",
-                    &server_config::request_timeout, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
-    t.push_back(row("max-batch", "ECSD_MAX_BATCH", "most requests in one batch", &server_config::max_batch, positive));
-    t.push_back(row("max-pipeline", "ECSD_MAX_PIPELINE", "requests in flight per connection before reading pauses",
-                    &server_config::max_pipeline, positive));
-    t.push_back(row("max-worlds", "ECSD_MAX_WORLDS", "most worlds at once", &server_config::max_worlds, positive));
-    t.push_back(row("token", "ECSD_TOKEN", "require server.auth with this token first", &server_config::token, {},
+                    &server_config::request_timeout,
+                    [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
+    t.push_back(row("max-batch", "ECSD_MAX_BATCH", "most requests in one batch", &server_config::max_batch,
+                    positive));
+    t.push_back(row("max-pipeline", "ECSD_MAX_PIPELINE",
+                    "requests in flight per connection before reading pauses", &server_config::max_pipeline,
+                    positive));
+    t.push_back(
+        row("max-worlds", "ECSD_MAX_WORLDS", "most worlds at once", &server_config::max_worlds, positive));
+    t.push_back(row("token", "ECSD_TOKEN", "require server.auth with this token first", &server_config::token,
+                    {},
                     /*secret=*/true));
-    t.push_back(row("threads", "ECSD_THREADS", "threads running connections and worlds", &server_config::threads,
-                    [](CLI::Option& o) { o.check(CLI::Range(1U, 256U)); }));
-    t.push_back(row("data-dir", "ECSD_DATA_DIR", "folder for snapshots and journals; empty: nothing is written",
+    t.push_back(row("threads", "ECSD_THREADS", "threads running connections and worlds",
+                    &server_config::threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 256U)); }));
+    t.push_back(row("data-dir", "ECSD_DATA_DIR",
+                    "folder for snapshots and journals; empty: nothing is written",
                     &server_config::data_dir));
-    t.push_back(row("autosave", "ECSD_AUTOSAVE", "seconds between snapshots of each world; 0: only world.save and exit",
+    t.push_back(row("autosave", "ECSD_AUTOSAVE",
+                    "seconds between snapshots of each world; 0: only world.save and exit",
                     &server_config::autosave, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
     t.push_back(row("appendfsync", "ECSD_APPENDFSYNC", "journal fsync: always, everysec or never",
-                    &server_config::appendfsync,
-                    [](CLI::Option& o) { o.check(CLI::IsMember({"always", "everysec", "never"})); }));
-    t.push_back(row("read-only", "ECSD_READ_ONLY", "refuse mutating and admin methods", &server_config::read_only));
-    t.push_back(row("repair", "ECSD_REPAIR",
-                    "start even if files in --data-dir are damaged: cut a damaged journal at the damage and move "
-                    "damaged files aside (as FILE.damaged), logging what is lost; without it ecsd refuses to start",
-                    &server_config::repair));
-    t.push_back(row("slowlog-us", "ECSD_SLOWLOG_US",
-                    "requests whose handler takes at least this many microseconds go to server.slowlog; 0: all",
-                    &server_config::slowlog_us));
+                    &server_config::appendfsync, [](CLI::Option& o) {
+                        o.check(CLI::IsMember({"always", "everysec", "never"}));
+                    }));
+    t.push_back(
+        row("read-only", "ECSD_READ_ONLY", "refuse mutating and admin methods", &server_config::read_only));
+    t.push_back(
+        row("repair", "ECSD_REPAIR",
+            "start even if files in --data-dir are damaged: cut a damaged journal at the damage and move "
+            "damaged files aside (as FILE.damaged), logging what is lost; without it ecsd refuses to start",
+            &server_config::repair));
+    t.push_back(
+        row("slowlog-us", "ECSD_SLOWLOG_US",
+            "requests whose handler takes at least this many microseconds go to server.slowlog; 0: all",
+            &server_config::slowlog_us));
     t.push_back(row("slowlog-len", "ECSD_SLOWLOG_LEN", "entries server.slowlog keeps (the newest); 0: none",
                     &server_config::slowlog_len));
-    t.push_back(row("demo", "ECSD_DEMO",
-                    "a new default world gets a ground, walls and a small moving scene (scripts/run.sh sets it); "
-                    "a saved default world loads as it was",
-                    &server_config::demo));
+    t.push_back(
+        row("demo", "ECSD_DEMO",
+            "a new default world gets a ground, walls and a small moving scene (scripts/run.sh sets it); "
+            "a saved default world loads as it was",
+            &server_config::demo));
     return t;
 }
 

@@ -5,12 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace CLI {
 class App;
@@ -28,22 +27,24 @@ struct server_config {
     std::size_t preauth_line_bytes = 4096;  ///< line cap before server.auth when a token is set
     std::size_t max_connections = 1024;
     double idle_timeout = 300.0;  ///< seconds without traffic before a connection is closed; 0: never
-    std::size_t max_output_bytes = 16 * 1024 * 1024;  ///< response bytes held per connection before it computes no more
-    std::size_t max_watches = 64;  ///< world.watch subscriptions per connection
+    std::size_t max_output_bytes =
+        16 * 1024 * 1024;           ///< response bytes held per connection before it computes no more
+    std::size_t max_watches = 64;   ///< world.watch subscriptions per connection
     double request_timeout = 10.0;  ///< seconds a request line may take to arrive once begun; 0: no deadline
     std::size_t max_batch = 1024;
     std::size_t max_pipeline = 4096;  ///< requests in flight per connection before reading pauses
     std::size_t max_worlds = 64;
     std::string token;  ///< empty: no authentication
     unsigned threads = 2;
-    std::string data_dir;  ///< where worlds are saved; empty: nothing is written
+    std::string data_dir;    ///< where worlds are saved; empty: nothing is written
     double autosave = 10.0;  ///< seconds between snapshots of each world; 0: only on save and exit
     std::string appendfsync = "everysec";  ///< journal fsync policy: always / everysec / never
     bool read_only = false;
     std::uint64_t slowlog_us = 10'000;  ///< requests at least this slow go to server.slowlog
     std::size_t slowlog_len = 128;      ///< entries server.slowlog keeps (0: none)
-    bool demo = false;  ///< a new default world gets the demo scene (world/demo.hpp)
-    bool repair = false;  ///< at start-up, cut damaged journals and move damaged files aside instead of refusing
+    bool demo = false;                  ///< a new default world gets the demo scene (world/demo.hpp)
+    bool repair =
+        false;  ///< at start-up, cut damaged journals and move damaged files aside instead of refusing
 };
 
 /// @brief One row of the settings table.

@@ -1,14 +1,14 @@
 #include "connection.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
 #include "connection_manager.hpp"
 #include "hosted_world.hpp"
-#include "watch.hpp"
 #include "services.hpp"
+#include "watch.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -21,7 +21,8 @@ constexpr std::size_t keep_buffer_bytes = 256 * 1024;
 constexpr double slice_seconds = job_runner::slice_seconds;
 
 std::chrono::steady_clock::duration to_duration(double seconds) {
-    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(seconds));
 }
 
 std::int64_t steady_ns(std::chrono::steady_clock::time_point t) {
@@ -53,8 +54,10 @@ std::size_t approx_size(const nlohmann::json& j) {
             for (const auto& value : j) n += 1 + approx_size(value);
             return n;
         }
-        case nlohmann::json::value_t::string: return j.get_ref<const std::string&>().size() + 2;
-        default: return 8;
+        case nlohmann::json::value_t::string:
+            return j.get_ref<const std::string&>().size() + 2;
+        default:
+            return 8;
     }
 }
 
@@ -90,7 +93,8 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
       services_(services),
       dispatch_(dispatch),
       manager_(manager),
-      framer_(services.config.token.empty() ? services.config.max_line_bytes : services.config.preauth_line_bytes) {
+      framer_(services.config.token.empty() ? services.config.max_line_bytes
+                                            : services.config.preauth_line_bytes) {
     session_.id = id;
     session_.peer = peer_of(socket_);
     session_.authenticated = services.config.token.empty();
@@ -104,9 +108,10 @@ void connection::start() {
         asio::error_code ignored;
         self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
         self->last_activity_ = self->opened_ = std::chrono::steady_clock::now();
-        self->session_.watches = watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
-            if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump(); });
-        });
+        self->session_.watches =
+            watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
+                if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump(); });
+            });
         self->stalled_since_.store(steady_ns(self->opened_), std::memory_order_relaxed);
         self->arm_idle_timer();
         self->do_read();
@@ -125,10 +130,15 @@ void connection::evict() {
     stalled_since_.store(0, std::memory_order_relaxed);  // never picked twice
     asio::dispatch(strand_, [self = shared_from_this()] {
         if (self->stopped_ || self->draining_) return;
-        spdlog::warn("conn {}: stalled mid-request at the connection limit, closing it to make room", self->session_.id);
-        self->push_slot(slot{protocol::make_error(nullptr, protocol::reason::timeout,
-                                                  "closed to make room for another client: request not finished", {}),
-                             {}, 0, false, 0});
+        spdlog::warn("conn {}: stalled mid-request at the connection limit, closing it to make room",
+                     self->session_.id);
+        self->push_slot(
+            slot{protocol::make_error(nullptr, protocol::reason::timeout,
+                                      "closed to make room for another client: request not finished", {}),
+                 {},
+                 0,
+                 false,
+                 0});
         self->begin_drain("evicted at the connection limit");
     });
 }
@@ -139,7 +149,8 @@ std::size_t connection::buffered_bytes() const noexcept {
 
 bool connection::has_room() const noexcept {
     const auto& cfg = services_.config;
-    return buffered_bytes() < cfg.max_output_bytes && slots_.size() < cfg.max_pipeline && jobs_.size() < cfg.max_pipeline;
+    return buffered_bytes() < cfg.max_output_bytes && slots_.size() < cfg.max_pipeline &&
+           jobs_.size() < cfg.max_pipeline;
 }
 
 void connection::do_read() {
@@ -147,10 +158,9 @@ void connection::do_read() {
     if (!has_room()) return;  // resumed by pump() once the client has read or jobs are done
     reading_ = true;
     auto space = framer_.prepare(read_chunk);
-    socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                            [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
-                                self->on_read(ec, n);
-                            });
+    socket_.async_read_some(
+        asio::buffer(space.data(), space.size()),
+        [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_read(ec, n); });
 }
 
 void connection::on_read(const asio::error_code& ec, std::size_t n) {
@@ -212,7 +222,10 @@ void connection::process_lines() {
             push_slot(slot{protocol::make_error(nullptr, protocol::reason::too_large,
                                                 "line longer than " + std::to_string(limit) + " bytes",
                                                 {{"limit", limit}}),
-                           {}, 0, false, 0});
+                           {},
+                           0,
+                           false,
+                           0});
             begin_drain("line too large");
             return;
         }
@@ -292,7 +305,9 @@ void connection::handle_line(std::string_view line) {
         } else if (mine.bytes >= limit) {
             // The batch answer leaves as one line: past the bound its elements are not run.
             auto& req = std::get<protocol::request>(m);
-            if (!req.notification) part = protocol::make_error(req.id, protocol::reason::too_large, batch_too_large(limit), {{"limit", limit}});
+            if (!req.notification)
+                part = protocol::make_error(req.id, protocol::reason::too_large, batch_too_large(limit),
+                                            {{"limit", limit}});
         } else {
             auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
             if (p.job) {
@@ -374,7 +389,9 @@ void connection::run_batch(std::shared_ptr<connection> self, std::unique_ptr<job
     };
     const auto repost = [&] {
         publish();
-        asio::post(strand, [self, batch = std::move(batch)]() mutable { run_batch(std::move(self), std::move(batch)); });
+        asio::post(strand, [self, batch = std::move(batch)]() mutable {
+            run_batch(std::move(self), std::move(batch));
+        });
     };
     while (batch->results.size() < batch->jobs.size()) {
         if (self->closed_.load(std::memory_order_relaxed)) break;
@@ -386,8 +403,11 @@ void connection::run_batch(std::shared_ptr<connection> self, std::unique_ptr<job
                 if (e.first == pj.seq) batch_bytes = &e.second;
             }
             if (batch_bytes != nullptr && *batch_bytes >= limit) {
-                batch->results.push_back(job_result{
-                    protocol::error_object(protocol::reason::too_large, batch_too_large(limit), {{"limit", limit}}), true, {}});
+                batch->results.push_back(
+                    job_result{protocol::error_object(protocol::reason::too_large, batch_too_large(limit),
+                                                      {{"limit", limit}}),
+                               true,
+                               {}});
                 continue;
             }
         }
@@ -407,14 +427,17 @@ void connection::run_batch(std::shared_ptr<connection> self, std::unique_ptr<job
         if (batch_bytes) *batch_bytes += size;
         batch->results.push_back(std::move(r));
         if (batch->results.size() < batch->jobs.size() &&
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >= slice_seconds) {
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
+                slice_seconds) {
             repost();
             return;
         }
     }
     publish();
     auto& home = self->strand_;
-    asio::post(home, [self = std::move(self), batch = std::move(batch)]() mutable { self->on_jobs_done(std::move(batch)); });
+    asio::post(home, [self = std::move(self), batch = std::move(batch)]() mutable {
+        self->on_jobs_done(std::move(batch));
+    });
 }
 
 void connection::on_jobs_done(std::unique_ptr<job_batch> batch) {
@@ -423,7 +446,8 @@ void connection::on_jobs_done(std::unique_ptr<job_batch> batch) {
     const std::size_t done = batch->results.size();
     for (std::size_t k = 0; k < done; ++k) {
         auto& pj = batch->jobs[k];
-        const bool opened = !batch->results[k].is_error && has(pj.job.method->flags, method_flags::opens_stream);
+        const bool opened =
+            !batch->results[k].is_error && has(pj.job.method->flags, method_flags::opens_stream);
         if (opened) session_.watches->bind_next(pj.job.id.dump());
         if (opened && !pj.has_slot) session_.watches->start_next();  // nothing to wait for
         if (!pj.has_slot) continue;
@@ -431,7 +455,8 @@ void connection::on_jobs_done(std::unique_ptr<job_batch> batch) {
         complete(pj.seq, pj.part, dispatcher::finish(pj.job, batch->results[k]));
     }
     // Jobs the budget stopped go back to the front, in order, to run once the client has read.
-    jobs_.insert(jobs_.begin(), std::make_move_iterator(batch->jobs.begin() + static_cast<std::ptrdiff_t>(done)),
+    jobs_.insert(jobs_.begin(),
+                 std::make_move_iterator(batch->jobs.begin() + static_cast<std::ptrdiff_t>(done)),
                  std::make_move_iterator(batch->jobs.end()));
     batch->jobs.clear();
     batch->results.clear();
@@ -495,8 +520,9 @@ void connection::do_write() {
 }
 
 void connection::write_some() {
-    socket_.async_write_some(asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
-                             [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_write(ec, n); });
+    socket_.async_write_some(
+        asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
+        [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_write(ec, n); });
 }
 
 void connection::on_write(const asio::error_code& ec, std::size_t n) {
@@ -526,7 +552,8 @@ void connection::on_write(const asio::error_code& ec, std::size_t n) {
 void connection::arm_idle_timer() {
     using clock = std::chrono::steady_clock;
     auto deadline = clock::time_point::max();
-    if (services_.config.idle_timeout > 0) deadline = last_activity_ + to_duration(services_.config.idle_timeout);
+    if (services_.config.idle_timeout > 0)
+        deadline = last_activity_ + to_duration(services_.config.idle_timeout);
     if (services_.config.request_timeout > 0 && partial_)
         deadline = std::min(deadline, partial_since_ + to_duration(services_.config.request_timeout));
     timer_deadline_ = deadline;
@@ -550,7 +577,10 @@ void connection::on_idle(const asio::error_code& ec) {
         push_slot(slot{protocol::make_error(nullptr, protocol::reason::timeout,
                                             "request line not finished within " + format_seconds(rt) + " s",
                                             {{"limit_s", rt}}),
-                       {}, 0, false, 0});
+                       {},
+                       0,
+                       false,
+                       0});
         begin_drain("request timeout");
         if (!stopped_ && !lingering_) arm_idle_timer();
         return;
@@ -560,7 +590,8 @@ void connection::on_idle(const asio::error_code& ec) {
     const double idle = services_.config.idle_timeout;
     if (idle > 0 && now - last_activity_ >= to_duration(idle)) {
         const bool stalled_write = write_in_flight_;
-        spdlog::info("conn {}: {} for {}s, closing", session_.id, stalled_write ? "no write progress" : "idle", idle);
+        spdlog::info("conn {}: {} for {}s, closing", session_.id,
+                     stalled_write ? "no write progress" : "idle", idle);
         close(stalled_write ? "slow reader" : "idle timeout");
         return;
     }

@@ -14,6 +14,7 @@
 // elements past the bound are answered too_large without running. World jobs run in slices of a
 // few milliseconds so ticks and other connections go on; a connection that is gone stops them.
 
+#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -24,11 +25,9 @@
 #include <string_view>
 #include <vector>
 
-#include <asio.hpp>
-
 #include "dispatcher.hpp"
-#include "job_runner.hpp"
 #include "ecsd/protocol/framer.hpp"
+#include "job_runner.hpp"
 #include "session.hpp"
 
 namespace ecsd::net {
@@ -38,7 +37,7 @@ struct server_services;
 
 /// @brief A client connection.
 class connection : public std::enable_shared_from_this<connection> {
-public:
+  public:
     /// @brief Wraps an accepted socket whose executor is a strand of its own.
     connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
                connection_manager& manager, std::uint64_t id);
@@ -62,16 +61,18 @@ public:
     /// @brief Steady-clock nanoseconds since the current unfinished request line began, or since
     /// the connection opened if it has never sent a complete line; 0 when it is not stalled on
     /// input. Read by the connection manager from other threads.
-    [[nodiscard]] std::int64_t stalled_since() const noexcept { return stalled_since_.load(std::memory_order_relaxed); }
+    [[nodiscard]] std::int64_t stalled_since() const noexcept {
+        return stalled_since_.load(std::memory_order_relaxed);
+    }
 
-private:
+  private:
     // A response position in request order. A batch fills one part per element.
     struct slot {
         std::string text;  // the finished line without newline; empty: nothing to send
         std::vector<std::string> parts;
         std::uint32_t pending = 0;
         bool batch = false;
-        std::size_t bytes = 0;  // bytes held in text and parts (counted in held_bytes_)
+        std::size_t bytes = 0;           // bytes held in text and parts (counted in held_bytes_)
         std::uint32_t watch_starts = 0;  // world.watch answers in it: their notifications may follow
     };
     struct pending_job {
@@ -88,8 +89,8 @@ private:
         std::size_t budget = 0;           // answer bytes this batch may produce before it stops
         std::size_t spent = 0;
         bool head_may_run = false;  // the first job may run even with no budget (nothing ahead of it)
-        job_runner runner;  // the job in progress (a long world.step runs in slices)
-        bool mutated = false;            // a job changed the world since the last publish
+        job_runner runner;          // the job in progress (a long world.step runs in slices)
+        bool mutated = false;       // a job changed the world since the last publish
         std::vector<std::pair<std::uint64_t, std::size_t>> batch_bytes;  // JSON-RPC batch slot -> bytes
     };
 
@@ -103,7 +104,7 @@ private:
     [[nodiscard]] bool has_room() const noexcept;
     void note_input_state(bool completed_a_line);
 
-    void take_notifications();  // world.watch notifications -> out_, while there is room
+    void take_notifications();   // world.watch notifications -> out_, while there is room
     void finish_batch(slot& s);  // all elements answered: join them into the one line
     void submit_jobs();
     static void run_batch(std::shared_ptr<connection> self, std::unique_ptr<job_batch> batch);
@@ -133,28 +134,30 @@ private:
     protocol::parse_limits parse_limits_;
 
     std::deque<slot> slots_;
-    std::uint64_t first_seq_ = 0;  // sequence number of slots_.front()
-    std::size_t held_bytes_ = 0;   // answer bytes waiting in slots_
+    std::uint64_t first_seq_ = 0;   // sequence number of slots_.front()
+    std::size_t held_bytes_ = 0;    // answer bytes waiting in slots_
     std::deque<pending_job> jobs_;  // parsed world jobs not yet run, in request order
     std::vector<std::unique_ptr<job_batch>> spare_batches_;  // recycled job_batch objects
-    bool batch_in_flight_ = false;  // one job_batch at a time: answers stay bounded and in order
+    bool batch_in_flight_ = false;     // one job_batch at a time: answers stay bounded and in order
     std::atomic<bool> closed_{false};  // read by run_batch on world strands: stop computing
 
-    std::string out_;      // ready responses not yet handed to the socket
-    std::string writing_;  // the buffer of the write in flight
+    std::string out_;            // ready responses not yet handed to the socket
+    std::string writing_;        // the buffer of the write in flight
     std::size_t write_pos_ = 0;  // bytes of writing_ already written
     bool write_in_flight_ = false;
     bool reading_ = false;
-    bool draining_ = false;  // no more reads: answer what is in flight, then close
+    bool draining_ = false;   // no more reads: answer what is in flight, then close
     bool lingering_ = false;  // FIN sent, discarding input until the client closes
     bool stopped_ = false;
     std::string close_reason_ = "closed";
     std::chrono::steady_clock::time_point last_activity_;  // bytes read or written
-    std::chrono::steady_clock::time_point partial_since_;  // the unfinished line began (or the connection opened)
+    std::chrono::steady_clock::time_point
+        partial_since_;      // the unfinished line began (or the connection opened)
     bool partial_ = false;   // an unfinished line (or nothing yet) is waiting for bytes
     bool any_line_ = false;  // a complete line has arrived
     std::chrono::steady_clock::time_point opened_;
-    std::chrono::steady_clock::time_point timer_deadline_ = std::chrono::steady_clock::time_point::max();  // max: unarmed
+    std::chrono::steady_clock::time_point timer_deadline_ =
+        std::chrono::steady_clock::time_point::max();  // max: unarmed
     std::atomic<std::int64_t> stalled_since_{0};
     std::uint64_t requests_ = 0;
 };

@@ -14,7 +14,7 @@ class connection;
 
 /// @brief The set of open connections.
 class connection_manager {
-public:
+  public:
     /// @brief Adds and starts a connection.
     void start(const std::shared_ptr<connection>& c);
     /// @brief Forgets a closed connection.
@@ -28,7 +28,7 @@ public:
     /// @brief Open connections.
     [[nodiscard]] std::size_t size() const;
 
-private:
+  private:
     mutable std::mutex mutex_;
     std::unordered_set<std::shared_ptr<connection>> connections_;
 };

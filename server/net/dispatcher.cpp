@@ -34,17 +34,21 @@ std::string error_text(const json& id, reason why, std::string_view detail, cons
 /// makes the server spend most of its time writing the log (an error cost 3x a success at 100k/s)
 /// and can fill the disk the log goes to. Counts may be off by a few under races; nothing breaks.
 class error_log_gate {
-public:
+  public:
     static constexpr std::uint32_t per_second = 100;
 
     bool admit() {
-        const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+        const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
         auto second = second_.load(std::memory_order_relaxed);
         if (now != second && second_.compare_exchange_strong(second, now, std::memory_order_relaxed)) {
             used_.store(0, std::memory_order_relaxed);
             if (const auto held = held_.exchange(0, std::memory_order_relaxed); held > 0) {
-                spdlog::info("{} more error lines not logged (at most {} a second); server.info's methods count every error",
-                             held, per_second);
+                spdlog::info(
+                    "{} more error lines not logged (at most {} a second); server.info's methods count every "
+                    "error",
+                    held, per_second);
             }
         }
         if (used_.fetch_add(1, std::memory_order_relaxed) < per_second) return true;
@@ -52,7 +56,7 @@ public:
         return false;
     }
 
-private:
+  private:
     std::atomic<std::int64_t> second_{-1};
     std::atomic<std::uint32_t> used_{0};
     std::atomic<std::uint64_t> held_{0};
@@ -73,11 +77,14 @@ void log_error(std::uint64_t connection, std::string_view method, const job_resu
 
 void dispatcher::note_done(const method_entry& method, const json& params, std::uint64_t ns, bool error,
                            std::uint64_t connection) const {
-    if (services_.stats) services_.stats->record(static_cast<std::size_t>(&method - services_.methods.methods().data()), ns, error);
+    if (services_.stats)
+        services_.stats->record(static_cast<std::size_t>(&method - services_.methods.methods().data()), ns,
+                                error);
     if (services_.slowlog.wants(ns)) services_.slowlog.add(ns, method.name, params, connection);
 }
 
-job_result dispatcher::invoke(const method_entry& method, method_context& ctx, std::uint64_t connection) const {
+job_result dispatcher::invoke(const method_entry& method, method_context& ctx,
+                              std::uint64_t connection) const {
     job_result r;
     try {
         r.value = method.handler(ctx);
@@ -88,8 +95,8 @@ job_result dispatcher::invoke(const method_entry& method, method_context& ctx, s
     } catch (const ecs::ecs_error& e) {
         r = {protocol::error_object(e.reason(), e.what()), true, {}};
         if (!protocol::reason_from_name(e.reason())) {
-            spdlog::warn("conn {}: {} threw reason '{}' which is not in the reason table", connection, method.name,
-                         e.reason());
+            spdlog::warn("conn {}: {} threw reason '{}' which is not in the reason table", connection,
+                         method.name, e.reason());
         }
     } catch (const persist::storage_error& e) {
         // A snapshot or journal that cannot be written (world.save, world.create on a full disk).
@@ -98,9 +105,11 @@ job_result dispatcher::invoke(const method_entry& method, method_context& ctx, s
         // Handlers read validated params, so a JSON type error is a value the schema let through.
         // The library's text stays in the log; the client reads plain words (ids: 3xx type, 4xx range).
         spdlog::info("conn {}: {}: {}", connection, method.name, e.what());
-        r = error_result(reason::invalid_params, e.id >= 300 && e.id < 400   ? "params: a value has the wrong type"
-                                                 : e.id >= 400 && e.id < 500 ? "params: a member is missing or a number is out of range"
-                                                                             : "params: a value cannot be read");
+        r = error_result(reason::invalid_params,
+                         e.id >= 300 && e.id < 400 ? "params: a value has the wrong type"
+                         : e.id >= 400 && e.id < 500
+                             ? "params: a member is missing or a number is out of range"
+                             : "params: a value cannot be read");
     } catch (const std::exception& e) {
         spdlog::error("conn {}: {} failed: {}", connection, method.name, e.what());
         r = error_result(reason::internal, "internal error");
@@ -127,14 +136,18 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
     if (!caller.authenticated && !may_run_unauthenticated) {
         return refuse(reason::unauthorized, "call server.auth first");
     }
-    if (method == nullptr) return refuse(reason::method_not_found, "no method '" + req.method + "'", {{"method", req.method}});
+    if (method == nullptr)
+        return refuse(reason::method_not_found, "no method '" + req.method + "'", {{"method", req.method}});
     if (spdlog::should_log(spdlog::level::debug)) {  // every request, at debug level (tokens hidden)
         const bool secret = req.method == "server.auth";
         spdlog::debug("conn {}: {} {}", caller.id, req.method,
-                      secret ? std::string("(token hidden)") : req.params.dump(-1, ' ', false, json::error_handler_t::replace));
+                      secret ? std::string("(token hidden)")
+                             : req.params.dump(-1, ' ', false, json::error_handler_t::replace));
     }
-    if (services_.monitors.active()) services_.monitors.publish(caller.id, caller.peer, req.method, req.params);
-    if (services_.config.read_only && (has(method->flags, method_flags::mutating) || has(method->flags, method_flags::admin))) {
+    if (services_.monitors.active())
+        services_.monitors.publish(caller.id, caller.peer, req.method, req.params);
+    if (services_.config.read_only &&
+        (has(method->flags, method_flags::mutating) || has(method->flags, method_flags::admin))) {
         return refuse(reason::unauthorized, "the server is read-only");
     }
     if (req.params.is_null()) req.params = json::object();
@@ -144,7 +157,8 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         if (auto problem = protocol::world_name_problem(w->get_ref<const std::string&>()))
             return refuse(reason::invalid_params, "params.world: " + *problem);
     }
-    if (auto problem = method->compiled_params.validate(req.params)) return refuse(reason::invalid_params, *problem);
+    if (auto problem = method->compiled_params.validate(req.params))
+        return refuse(reason::invalid_params, *problem);
 
     if (has(method->flags, method_flags::world_bound)) {
         auto it = req.params.find("world");
@@ -152,16 +166,19 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         auto world = services_.worlds.find(name);
         if (!world) return refuse(reason::no_such_world, "no world '" + name + "'", {{"world", name}});
         prepared p;
-        p.job = world_job{std::move(world), method, std::move(req.id), std::move(req.params), req.notification, caller.id,
-                          &caller};
+        p.job =
+            world_job{std::move(world), method, std::move(req.id), std::move(req.params), req.notification,
+                      caller.id,        &caller};
         return p;
     }
 
     method_context ctx{req.params, services_, nullptr, &caller, {}};
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = invoke(*method, ctx, caller.id);
-    note_done(*method, req.params, static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0) / std::chrono::nanoseconds(1)),
-              r.is_error, caller.id);
+    note_done(
+        *method, req.params,
+        static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0) / std::chrono::nanoseconds(1)),
+        r.is_error, caller.id);
     if (!r.text.empty()) return answer(protocol::make_result_text(req.id, r.text));
     return answer(protocol::make_response(req.id, r.value, r.is_error));
 }
@@ -177,7 +194,8 @@ job_result dispatcher::run(world_job& job) {
         try {
             mark = log->record_request(job.world->world().tick(), job.method->name, job.params);
         } catch (const persist::storage_error& e) {
-            auto r = error_result(reason::storage_error, std::string("not applied: cannot write the journal: ") + e.what(),
+            auto r = error_result(reason::storage_error,
+                                  std::string("not applied: cannot write the journal: ") + e.what(),
                                   {{"world", job.world->name()}, {"detail", e.what()}});
             log_error(job.connection, job.method->name, r);
             return r;
@@ -189,8 +207,8 @@ job_result dispatcher::run(world_job& job) {
             log->undo(mark);
         } catch (const std::exception& e) {
             // The record of a failed request stays: start-up names it (--repair cuts the journal there).
-            spdlog::error("conn {}: {} failed and its journal record could not be cut off: {}", job.connection,
-                          job.method->name, e.what());
+            spdlog::error("conn {}: {} failed and its journal record could not be cut off: {}",
+                          job.connection, job.method->name, e.what());
         }
     }
     return result;

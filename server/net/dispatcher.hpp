@@ -6,10 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/jsonrpc.hpp"
 #include "method_table.hpp"
@@ -46,7 +45,7 @@ struct prepared {
 
 /// @brief Validates and routes requests for every connection; stateless, so shared by all.
 class dispatcher {
-public:
+  public:
     /// @brief A dispatcher over the services' method table and worlds.
     explicit dispatcher(server_services& services) noexcept : services_(services) {}
 
@@ -64,7 +63,7 @@ public:
     void note_done(const method_entry& method, const nlohmann::json& params, std::uint64_t ns, bool error,
                    std::uint64_t connection) const;
 
-private:
+  private:
     job_result invoke(const method_entry& method, method_context& ctx, std::uint64_t connection) const;
 
     server_services& services_;

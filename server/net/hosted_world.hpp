@@ -3,14 +3,13 @@
 // drives its fixed-rate tick. Everything that touches the World runs on the strand, so ticks
 // and requests never overlap and the network never locks the world.
 
+#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-
-#include <asio.hpp>
 
 #include "watch.hpp"
 
@@ -24,7 +23,7 @@ namespace ecsd::net {
 class world_log;
 
 class hosted_world : public std::enable_shared_from_this<hosted_world> {
-public:
+  public:
     using strand_type = asio::strand<asio::io_context::executor_type>;
 
     /// @brief Hosts `world` under `name`; the timer starts with start(). A null world (unit
@@ -77,7 +76,7 @@ public:
     /// @brief On the strand: swaps in a world read back from disk (world.load).
     void replace_world(std::shared_ptr<world::World> world);
 
-private:
+  private:
     /// @brief Points the world's after_tick at the watches and the figures.
     void hook_ticks();
     void note_figures(const world::World& w) noexcept;

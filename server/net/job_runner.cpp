@@ -9,7 +9,8 @@ namespace ecsd::net {
 
 std::optional<job_result> job_runner::next(dispatcher& d, world_job& job) {
     const auto elapsed_ns = [](std::chrono::steady_clock::time_point t0) {
-        return static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0) / std::chrono::nanoseconds(1));
+        return static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0) /
+                                          std::chrono::nanoseconds(1));
     };
     if (!has(job.method->flags, method_flags::in_slices)) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -39,7 +40,8 @@ std::optional<job_result> job_runner::next(dispatcher& d, world_job& job) {
         return r;
     }
     // Aim the next slice at the slice time; grow at most 4x a time.
-    const double fit = took > 0 ? static_cast<double>(n) * slice_seconds / took : 4.0 * static_cast<double>(n);
+    const double fit =
+        took > 0 ? static_cast<double>(n) * slice_seconds / took : 4.0 * static_cast<double>(n);
     slice_ticks_ = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(fit), 1, 4 * n);
     return std::nullopt;
 }

@@ -12,13 +12,13 @@ namespace ecsd::net {
 /// call next() on the world's strand until it returns the result, posting again in between so
 /// ticks and other requests run. Notes every change to the world's watchers.
 class job_runner {
-public:
+  public:
     /// @brief How long one slice aims to take.
     static constexpr double slice_seconds = 0.004;
     /// @brief The result, or nullopt when slices remain.
     std::optional<job_result> next(dispatcher& d, world_job& job);
 
-private:
+  private:
     std::uint64_t ticks_left_ = 0;
     std::uint64_t ticks_asked_ = 0;
     std::uint64_t slice_ticks_ = 0;

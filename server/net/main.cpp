@@ -1,8 +1,8 @@
 // ecsd: parse the settings, set up logging, serve until SIGINT/SIGTERM.
+#include <spdlog/spdlog.h>
+
 #include <exception>
 #include <variant>
-
-#include <spdlog/spdlog.h>
 
 #include "config.hpp"
 #include "logging.hpp"

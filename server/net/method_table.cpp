@@ -19,13 +19,16 @@ std::vector<std::string> flag_names(method_flags flags) {
 }
 
 world::World& method_context::world() const {
-    if (hosted == nullptr) throw std::logic_error("method_context::world() called by a method that is not world_bound");
+    if (hosted == nullptr)
+        throw std::logic_error("method_context::world() called by a method that is not world_bound");
     return hosted->world();
 }
 
 void method_table::add(method_info info) {
-    if (info.name.empty() || !info.handler) throw std::invalid_argument("method_table: a method needs a name and a handler");
-    if (index_.contains(info.name)) throw std::invalid_argument("method_table: duplicate method " + info.name);
+    if (info.name.empty() || !info.handler)
+        throw std::invalid_argument("method_table: a method needs a name and a handler");
+    if (index_.contains(info.name))
+        throw std::invalid_argument("method_table: duplicate method " + info.name);
     if (has(info.flags, method_flags::read_only) &&
         (has(info.flags, method_flags::mutating) || has(info.flags, method_flags::admin))) {
         throw std::invalid_argument("method_table: " + info.name + " is read_only and mutating/admin");
@@ -63,7 +66,8 @@ const method_entry* method_table::find(std::string_view name) const noexcept {
 }
 
 nlohmann::json object_schema(nlohmann::json properties, std::vector<std::string> required) {
-    nlohmann::json s{{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+    nlohmann::json s{
+        {"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
     if (!required.empty()) s["required"] = std::move(required);
     return s;
 }

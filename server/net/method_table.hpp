@@ -45,11 +45,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/json_schema.hpp"
 
@@ -91,10 +90,10 @@ enum class method_flags : std::uint32_t {
 
 /// @brief What a handler receives.
 struct method_context {
-    const nlohmann::json& params;            ///< validated params object
-    server_services& services;               ///< server-wide state (thread-safe parts only)
-    hosted_world* hosted = nullptr;          ///< world_bound methods: the resolved world
-    session* caller = nullptr;               ///< the calling connection (world_bound: only caller->watches)
+    const nlohmann::json& params;    ///< validated params object
+    server_services& services;       ///< server-wide state (thread-safe parts only)
+    hosted_world* hosted = nullptr;  ///< world_bound methods: the resolved world
+    session* caller = nullptr;       ///< the calling connection (world_bound: only caller->watches)
     /// @brief A hot handler may write its result here as JSON text (ecs::json_text) instead of
     /// returning it; when this is not empty the returned json is ignored. The dispatcher takes it
     /// only from a handler that returned, so a throw midway leaves no half-written result.
@@ -125,7 +124,7 @@ struct method_entry : method_info {
 
 /// @brief All methods, by name.
 class method_table {
-public:
+  public:
     /// @brief Adds a row; throws std::invalid_argument on a duplicate name, a bad schema, a
     /// missing handler or contradictory flags (read_only together with mutating or admin).
     void add(method_info info);
@@ -134,7 +133,7 @@ public:
     /// @brief Every row, in the order added.
     [[nodiscard]] const std::vector<method_entry>& methods() const noexcept { return rows_; }
 
-private:
+  private:
     std::vector<method_entry> rows_;
     std::map<std::string, std::size_t, std::less<>> index_;
 };

@@ -36,7 +36,8 @@ void request_stats::record(std::size_t method, std::uint64_t ns, bool error) noe
     }
 }
 
-double request_stats::quantile_us(const std::array<std::uint64_t, 256>& buckets, std::uint64_t count, double q) {
+double request_stats::quantile_us(const std::array<std::uint64_t, 256>& buckets, std::uint64_t count,
+                                  double q) {
     if (count == 0) return 0;
     const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(count - 1)) + 1;
     std::uint64_t seen = 0;
@@ -61,14 +62,18 @@ json request_stats::to_json(const method_table& table) const {
         if (calls == 0) continue;
         std::array<std::uint64_t, 256> buckets{};
         std::uint64_t counted = 0;
-        for (std::size_t b = 0; b < buckets.size(); ++b) counted += buckets[b] = r.buckets[b].load(std::memory_order_relaxed);
-        const auto round = [](double v) { return static_cast<double>(static_cast<std::int64_t>(v * 1000 + 0.5)) / 1000; };
-        out[methods[i].name] = {{"calls", calls},
-                                {"errors", r.errors.load(std::memory_order_relaxed)},
-                                {"total_ms", round(static_cast<double>(r.total_ns.load(std::memory_order_relaxed)) / 1e6)},
-                                {"p50_us", round(quantile_us(buckets, counted, 0.50))},
-                                {"p99_us", round(quantile_us(buckets, counted, 0.99))},
-                                {"max_us", round(static_cast<double>(r.max_ns.load(std::memory_order_relaxed)) / 1e3)}};
+        for (std::size_t b = 0; b < buckets.size(); ++b)
+            counted += buckets[b] = r.buckets[b].load(std::memory_order_relaxed);
+        const auto round = [](double v) {
+            return static_cast<double>(static_cast<std::int64_t>(v * 1000 + 0.5)) / 1000;
+        };
+        out[methods[i].name] = {
+            {"calls", calls},
+            {"errors", r.errors.load(std::memory_order_relaxed)},
+            {"total_ms", round(static_cast<double>(r.total_ns.load(std::memory_order_relaxed)) / 1e6)},
+            {"p50_us", round(quantile_us(buckets, counted, 0.50))},
+            {"p99_us", round(quantile_us(buckets, counted, 0.99))},
+            {"max_us", round(static_cast<double>(r.max_ns.load(std::memory_order_relaxed)) / 1e3)}};
     }
     return out;
 }
@@ -78,9 +83,11 @@ json request_stats::to_json(const method_table& table) const {
 void slow_log::add(std::uint64_t ns, std::string_view method, const json& params, std::uint64_t connection) {
     std::string shown = params.dump(-1, ' ', false, json::error_handler_t::replace);
     if (shown.size() > 256) shown = shown.substr(0, 253) + "...";
-    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     std::lock_guard lock(mutex_);
-    entries_.push_front({next_id_++, now, static_cast<double>(ns) / 1e3, std::string(method), std::move(shown), connection});
+    entries_.push_front(
+        {next_id_++, now, static_cast<double>(ns) / 1e3, std::string(method), std::move(shown), connection});
     if (entries_.size() > max_len_) entries_.pop_back();
 }
 
@@ -126,13 +133,20 @@ bool monitor_hub::remove(std::uint64_t connection) {
     return sinks_.size() != before;
 }
 
-void monitor_hub::publish(std::uint64_t connection, std::string_view peer, std::string_view method, const json& params) {
+void monitor_hub::publish(std::uint64_t connection, std::string_view peer, std::string_view method,
+                          const json& params) {
     json shown = params;
     if (method == "server.auth" && shown.is_object() && shown.contains("token")) shown["token"] = "(hidden)";
-    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     json line{{"jsonrpc", "2.0"},
               {"method", "server.monitor"},
-              {"params", {{"time", now}, {"connection", connection}, {"peer", peer}, {"method", method}, {"params", std::move(shown)}}}};
+              {"params",
+               {{"time", now},
+                {"connection", connection},
+                {"peer", peer},
+                {"method", method},
+                {"params", std::move(shown)}}}};
     const std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     std::lock_guard lock(mutex_);
     std::erase_if(sinks_, [&](const auto& s) {

@@ -10,12 +10,11 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ecsd::net {
 
@@ -24,7 +23,7 @@ class watch_sink;
 
 /// @brief Calls, errors and a latency histogram per method (handler time, as Redis's commandstats).
 class request_stats {
-public:
+  public:
     explicit request_stats(std::size_t methods);
 
     /// @brief Counts one call of method number `method` (its row in the table) that took `ns`.
@@ -34,11 +33,12 @@ public:
     [[nodiscard]] nlohmann::json to_json(const method_table& table) const;
 
     /// @brief The latency at quantile `q` (0..1) of a histogram, in microseconds (bucket midpoint).
-    [[nodiscard]] static double quantile_us(const std::array<std::uint64_t, 256>& buckets, std::uint64_t count, double q);
+    [[nodiscard]] static double quantile_us(const std::array<std::uint64_t, 256>& buckets,
+                                            std::uint64_t count, double q);
     /// @brief The histogram bucket of a duration: four per power of two, so within ±12%.
     [[nodiscard]] static std::size_t bucket_of(std::uint64_t ns) noexcept;
 
-private:
+  private:
     struct row {
         std::atomic<std::uint64_t> calls{0};
         std::atomic<std::uint64_t> errors{0};
@@ -52,18 +52,20 @@ private:
 /// @brief The slowest recent requests (Redis's SLOWLOG): those whose handler took at least the
 /// threshold, newest first, at most `max_len` of them.
 class slow_log {
-public:
-    slow_log(std::uint64_t threshold_us, std::size_t max_len) : threshold_ns_(threshold_us * 1000), max_len_(max_len) {}
+  public:
+    slow_log(std::uint64_t threshold_us, std::size_t max_len)
+        : threshold_ns_(threshold_us * 1000), max_len_(max_len) {}
 
     /// @brief True when a request of `ns` belongs in the log (checked before building an entry).
     [[nodiscard]] bool wants(std::uint64_t ns) const noexcept { return max_len_ > 0 && ns >= threshold_ns_; }
     /// @brief Adds a request; `params` is shown at most 256 characters long.
-    void add(std::uint64_t ns, std::string_view method, const nlohmann::json& params, std::uint64_t connection);
+    void add(std::uint64_t ns, std::string_view method, const nlohmann::json& params,
+             std::uint64_t connection);
     /// @brief {entries: [{id, time, duration_us, method, params, connection}], len, threshold_us, max_len}.
     [[nodiscard]] nlohmann::json to_json(std::size_t count) const;
     void reset();
 
-private:
+  private:
     struct entry {
         std::uint64_t id;
         double time;  // Unix seconds
@@ -81,16 +83,17 @@ private:
 
 /// @brief Connections that asked for server.monitor, and the feed of requests they receive.
 class monitor_hub {
-public:
+  public:
     [[nodiscard]] bool active() const noexcept { return count_.load(std::memory_order_relaxed) > 0; }
     /// @brief Connection `connection` receives, through its sink, every later request of the others.
     void add(std::uint64_t connection, const std::shared_ptr<watch_sink>& sink);
     /// @brief Stops the feed to `connection`; false when it had none.
     bool remove(std::uint64_t connection);
     /// @brief One request, as the monitors see it (server.auth's token is hidden).
-    void publish(std::uint64_t connection, std::string_view peer, std::string_view method, const nlohmann::json& params);
+    void publish(std::uint64_t connection, std::string_view peer, std::string_view method,
+                 const nlohmann::json& params);
 
-private:
+  private:
     mutable std::mutex mutex_;
     std::vector<std::pair<std::uint64_t, std::weak_ptr<watch_sink>>> sinks_;
     std::atomic<std::size_t> count_{0};

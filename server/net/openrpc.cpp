@@ -30,7 +30,8 @@ nlohmann::json make_openrpc(const method_table& table) {
     }
     json errors = json::object();
     for (const auto& r : protocol::all_reasons()) {
-        errors[std::string(r.name)] = {{"code", r.code}, {"message", r.message}, {"data", {{"reason", r.name}}}};
+        errors[std::string(r.name)] = {
+            {"code", r.code}, {"message", r.message}, {"data", {{"reason", r.name}}}};
     }
     return {{"openrpc", "1.2.6"},
             {"info",

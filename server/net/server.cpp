@@ -1,19 +1,19 @@
 #include "server.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
 #include "connection.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
 #include "ecsd/protocol/version.hpp"
-#include "methods/methods.hpp"
-#include "openrpc.hpp"
 #include "hosted_world.hpp"
 #include "http/http_server.hpp"
+#include "methods/methods.hpp"
+#include "openrpc.hpp"
 #include "persist/atomic_file.hpp"
 #include "world/demo.hpp"
 #include "world/world.hpp"
@@ -53,19 +53,24 @@ server::server(server_config config)
     acceptor_.listen(asio::socket_base::max_listen_connections);
 
     const auto bound = acceptor_.local_endpoint();
-    spdlog::info("ecsd {} listening on {}:{} ({} threads, token {})", protocol::version, bound.address().to_string(),
-                 bound.port(), config_.threads, config_.token.empty() ? "off" : "on");
+    spdlog::info("ecsd {} listening on {}:{} ({} threads, token {})", protocol::version,
+                 bound.address().to_string(), bound.port(), config_.threads,
+                 config_.token.empty() ? "off" : "on");
     // Tests and scripts read this line to learn the port chosen by --port 0.
-    std::printf("listening on %s:%u\n", bound.address().to_string().c_str(), static_cast<unsigned>(bound.port()));
+    std::printf("listening on %s:%u\n", bound.address().to_string().c_str(),
+                static_cast<unsigned>(bound.port()));
     if (config_.http_port != 0) {
         try {
-            http_ = std::make_unique<http_server>(io_, services_, dispatcher_, config_.host, config_.http_port);
-            const auto shown = bound.address().is_unspecified() ? std::string("localhost") : bound.address().to_string();
+            http_ =
+                std::make_unique<http_server>(io_, services_, dispatcher_, config_.host, config_.http_port);
+            const auto shown =
+                bound.address().is_unspecified() ? std::string("localhost") : bound.address().to_string();
             spdlog::info("HTTP (JSON-RPC, SSE and the viewer) on {}:{}", config_.host, http_->port());
             std::printf("viewer at http://%s:%u/\n", shown.c_str(), static_cast<unsigned>(http_->port()));
         } catch (const std::system_error& e) {
-            spdlog::error("cannot listen for HTTP on {}:{}: {}; the HTTP face is off (--http-port 0 says so quietly)",
-                          config_.host, config_.http_port, e.code().message());
+            spdlog::error(
+                "cannot listen for HTTP on {}:{}: {}; the HTTP face is off (--http-port 0 says so quietly)",
+                config_.host, config_.http_port, e.code().message());
         }
     }
     std::fflush(stdout);
@@ -79,7 +84,9 @@ server::server(server_config config)
     do_accept();
 }
 
-std::uint16_t server::http_port() const noexcept { return http_ ? http_->port() : 0; }
+std::uint16_t server::http_port() const noexcept {
+    return http_ ? http_->port() : 0;
+}
 
 void server::load_worlds() {
     if (config_.data_dir.empty()) {
@@ -96,9 +103,10 @@ void server::load_worlds() {
             auto loaded = load_world(dir, name, io_, services_, config_.repair);
             if (!loaded.hosted) continue;  // --repair moved an unreadable snapshot aside
             attach_log(*loaded.hosted, services_, loaded.seq, /*save_now=*/false);
-            spdlog::info("world '{}': loaded from {} at tick {} ({} entities, {} journal records replayed{})", name,
-                         dir.string(), loaded.hosted->world().tick(), loaded.hosted->world().registry().size(),
-                         loaded.replayed, loaded.torn_tail ? ", torn tail dropped" : "");
+            spdlog::info("world '{}': loaded from {} at tick {} ({} entities, {} journal records replayed{})",
+                         name, dir.string(), loaded.hosted->world().tick(),
+                         loaded.hosted->world().registry().size(), loaded.replayed,
+                         loaded.torn_tail ? ", torn tail dropped" : "");
             worlds_.add_hosted(std::move(loaded.hosted));
         }
         spdlog::info("persisting to {} (autosave every {} s, appendfsync {})", dir.string(), config_.autosave,
@@ -139,7 +147,8 @@ void server::await_hangup() {
 }
 
 void server::do_accept() {
-    acceptor_.async_accept(asio::make_strand(io_), [this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+    acceptor_.async_accept(asio::make_strand(io_), [this](const asio::error_code& ec,
+                                                          asio::ip::tcp::socket socket) {
         if (!acceptor_.is_open()) return;
         if (ec) {
             // Typically EMFILE: retry shortly instead of spinning on a failing accept.
@@ -159,8 +168,8 @@ void server::do_accept() {
         if (connections_.size() >= config_.max_connections && !connections_.evict_stalled(stalled_before)) {
             refuse(std::move(socket));
         } else {
-            connections_.start(std::make_shared<connection>(std::move(socket), services_, dispatcher_, connections_,
-                                                            ++next_id_));
+            connections_.start(std::make_shared<connection>(std::move(socket), services_, dispatcher_,
+                                                            connections_, ++next_id_));
         }
         do_accept();
     });
@@ -168,9 +177,10 @@ void server::do_accept() {
 
 void server::refuse(asio::ip::tcp::socket socket) {
     spdlog::warn("refusing a connection: {} connections open", config_.max_connections);
-    const std::string line = protocol::make_error(nullptr, protocol::reason::limit_reached, "too many connections",
-                                                  {{"limit", config_.max_connections}}) +
-                             "\n";
+    const std::string line =
+        protocol::make_error(nullptr, protocol::reason::limit_reached, "too many connections",
+                             {{"limit", config_.max_connections}}) +
+        "\n";
     // A fresh socket's send buffer is empty: this short blocking write cannot stall.
     asio::error_code ignored;
     asio::write(socket, asio::buffer(line), ignored);

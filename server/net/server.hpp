@@ -2,18 +2,17 @@
 // The daemon: one io_context run by --threads threads, an acceptor, the worlds, and a
 // signal_set that turns SIGINT/SIGTERM into a graceful stop (Asio's http/server `server`).
 
+#include <asio.hpp>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 
-#include <asio.hpp>
-
 #include "config.hpp"
 #include "connection_manager.hpp"
-#include "http/http_server.hpp"
 #include "dispatcher.hpp"
+#include "http/http_server.hpp"
 #include "method_table.hpp"
 #include "services.hpp"
 #include "world_directory.hpp"
@@ -22,7 +21,7 @@ namespace ecsd::net {
 
 /// @brief The whole server.
 class server {
-public:
+  public:
     /// @brief Registers the methods, creates the "default" world and binds the listening socket
     /// (throws on failure).
     explicit server(server_config config);
@@ -35,12 +34,13 @@ public:
     /// @brief The HTTP port, or 0 when the HTTP face is off.
     [[nodiscard]] std::uint16_t http_port() const noexcept;
 
-    /// @brief Serves until SIGINT/SIGTERM (or stop()), then drains connections; returns within 2 s of the signal.
+    /// @brief Serves until SIGINT/SIGTERM (or stop()), then drains connections; returns within 2 s of the
+    /// signal.
     void run();
     /// @brief Starts the graceful stop, as a signal would. Safe from any thread.
     void stop();
 
-private:
+  private:
     void load_worlds();
     void save_all_worlds();
     void do_accept();

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "auth_limiter.hpp"
@@ -33,8 +32,8 @@ struct server_services {
     std::atomic<std::uint64_t> requests_total{0};
     std::atomic<std::uint64_t> bytes_in{0};   ///< read from clients (TCP and HTTP)
     std::atomic<std::uint64_t> bytes_out{0};  ///< written to clients
-    auth_limiter auth_guard;  ///< wrong tokens per address
-    std::unique_ptr<request_stats> stats;  ///< per method; made once the table is complete
+    auth_limiter auth_guard;                  ///< wrong tokens per address
+    std::unique_ptr<request_stats> stats;     ///< per method; made once the table is complete
     slow_log slowlog;
     monitor_hub monitors;
 };

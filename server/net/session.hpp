@@ -13,13 +13,13 @@ class watch_sink;
 
 /// @brief Per-connection state shared between the connection and the dispatcher.
 struct session {
-    std::uint64_t id = 0;        ///< connection number, for logs
-    std::string peer;            ///< "address:port" of the client
-    bool authenticated = false;  ///< true once server.auth succeeded, or when no token is set
+    std::uint64_t id = 0;                 ///< connection number, for logs
+    std::string peer;                     ///< "address:port" of the client
+    bool authenticated = false;           ///< true once server.auth succeeded, or when no token is set
     std::shared_ptr<watch_sink> watches;  ///< where world.watch notifications for this connection go
-    int auth_failures = 0;       ///< wrong tokens sent on this connection
-    bool close_requested = false;  ///< a handler asks the connection to close after this answer
-    bool lines = true;             ///< a line connection (TCP), where notifications can arrive any time
+    int auth_failures = 0;                ///< wrong tokens sent on this connection
+    bool close_requested = false;         ///< a handler asks the connection to close after this answer
+    bool lines = true;  ///< a line connection (TCP), where notifications can arrive any time
 };
 
 }  // namespace ecsd::net

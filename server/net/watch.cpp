@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "ecs/error.hpp"
 #include "config.hpp"
+#include "ecs/error.hpp"
 #include "ecs/json_text.hpp"
 #include "ecsd/protocol/errors.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
@@ -62,7 +62,8 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
         const item next{sub, diff, {}};
         // An empty queue always takes the next diff, however large (one diff of a large view can
         // pass the bound by itself): falling behind is for clients that do not read, not for big views.
-        const bool mine_queued = std::any_of(queue_.begin(), queue_.end(), [&](const item& q) { return q.sub == sub; });
+        const bool mine_queued =
+            std::any_of(queue_.begin(), queue_.end(), [&](const item& q) { return q.sub == sub; });
         if (!mine_queued || queue_bytes_ + next.size() <= limits_.queue_bytes) {
             queue_bytes_ += next.size();
             queue_.push_back(next);
@@ -122,7 +123,8 @@ void watch_sink::merge(subscription& s, const world::watch_diff& d) {
                 }
                 for (const auto& r : e.removed) {
                     p.components.erase(r);
-                    if (p.what == kind::changed && std::find(p.removed.begin(), p.removed.end(), r) == p.removed.end())
+                    if (p.what == kind::changed &&
+                        std::find(p.removed.begin(), p.removed.end(), r) == p.removed.end())
                         p.removed.push_back(r);
                 }
                 break;
@@ -161,7 +163,8 @@ bool watch_sink::deliver_state(std::uint64_t sub, std::uint64_t tick, const std:
     s.pending.clear();
     s.pending_bytes = 0;
     s.coalesced = 0;
-    item next{sub, nullptr, "\"tick\":" + std::to_string(tick) + ",\"resync\":true,\"entities\":" + entities_json};
+    item next{sub, nullptr,
+              "\"tick\":" + std::to_string(tick) + ",\"resync\":true,\"entities\":" + entities_json};
     queue_bytes_ += next.size();
     queue_.push_back(std::move(next));
     wake_locked();
@@ -181,7 +184,9 @@ void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view rea
     // Its last word; taken once the subscription has started, then forgotten.
     it->second.m = mode::current;
     it->second.pending.clear();
-    item last{sub, nullptr, "\"tick\":" + std::to_string(tick) + ",\"ended\":true,\"reason\":\"" + std::string(reason) + "\""};
+    item last{
+        sub, nullptr,
+        "\"tick\":" + std::to_string(tick) + ",\"ended\":true,\"reason\":\"" + std::string(reason) + "\""};
     queue_bytes_ += last.size();
     queue_.push_back(std::move(last));
     it->second.world.reset();
@@ -249,9 +254,10 @@ bool watch_sink::render_brp(std::string& out, const subscription& s, const watch
 }
 
 void watch_sink::render_brp_end(std::string& out, const subscription& s, std::string_view why) {
-    const auto r = why.find("despawned") != std::string_view::npos || why.find("matches") != std::string_view::npos
-                       ? protocol::reason::no_such_entity
-                       : protocol::reason::no_such_world;
+    const auto r =
+        why.find("despawned") != std::string_view::npos || why.find("matches") != std::string_view::npos
+            ? protocol::reason::no_such_entity
+            : protocol::reason::no_such_world;
     out += protocol::make_error(nlohmann::json::parse(s.id_json), r, "watch ended: " + std::string(why));
     out += '\n';
 }
@@ -271,8 +277,8 @@ void watch_sink::render(std::string& out, std::uint64_t sub, std::string_view bo
 }
 
 std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg, std::function<void()> wake) {
-    auto sink = std::make_shared<watch_sink>(
-        watch_limits{cfg.max_watches, std::max<std::size_t>(cfg.max_output_bytes / 4, 64 * 1024), cfg.max_output_bytes});
+    auto sink = std::make_shared<watch_sink>(watch_limits{
+        cfg.max_watches, std::max<std::size_t>(cfg.max_output_bytes / 4, 64 * 1024), cfg.max_output_bytes});
     sink->set_wake(std::move(wake));
     return sink;
 }
@@ -295,7 +301,8 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
     if (closed_) return;
     const std::size_t start = out.size();
     if (lines_dropped_ > 0) {
-        out += R"({"jsonrpc":"2.0","method":"server.monitor","params":{"dropped":)" + std::to_string(lines_dropped_) + "}}\n";
+        out += R"({"jsonrpc":"2.0","method":"server.monitor","params":{"dropped":)" +
+               std::to_string(lines_dropped_) + "}}\n";
         lines_dropped_ = 0;
     }
     while (!lines_.empty() && out.size() - start < room) {
@@ -317,7 +324,8 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
         if (sub.f == format::notifications) {
             render(out, q->sub, q->diff ? std::string_view(q->diff->body) : std::string_view(q->params));
         } else if (q->diff) {
-            for (const auto& ref : q->diff->refs) ended = !render_brp(out, sub, q->diff->expand(ref)) || ended;
+            for (const auto& ref : q->diff->refs)
+                ended = !render_brp(out, sub, q->diff->expand(ref)) || ended;
         } else if (ended) {
             render_brp_end(out, sub, "the world went away");
         }
@@ -340,7 +348,8 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
             s.coalesced = 0;
         } else if (s.m == mode::behind) {
             // One notification from the state the client has to now.
-            std::string body = "\"tick\":" + std::to_string(s.tick) + ",\"coalesced\":" + std::to_string(s.coalesced);
+            std::string body =
+                "\"tick\":" + std::to_string(s.tick) + ",\"coalesced\":" + std::to_string(s.coalesced);
             const auto list = [&](const char* name, kind k) {
                 body += ",\"";
                 body += name;
@@ -400,14 +409,15 @@ std::size_t watch_sink::size() const {
 
 namespace {
 [[noreturn]] void throw_limit(const watch_sink& sink) {
-    throw protocol::rpc_error(protocol::reason::limit_reached,
-                              "at most " + std::to_string(sink.size()) + " watches per connection (--max-watches)",
-                              {{"limit", sink.size()}});
+    throw protocol::rpc_error(
+        protocol::reason::limit_reached,
+        "at most " + std::to_string(sink.size()) + " watches per connection (--max-watches)",
+        {{"limit", sink.size()}});
 }
 }  // namespace
 
-watch_hub::group& watch_hub::place(std::unique_ptr<world::watch_view> view, subscriber s, const world::World& w,
-                                   std::string& state) {
+watch_hub::group& watch_hub::place(std::unique_ptr<world::watch_view> view, subscriber s,
+                                   const world::World& w, std::string& state) {
     view->rebase(w, state);
     for (auto& g : groups_) {
         if (g->view->key() == view->key() && g->base_version == version_) {
@@ -437,10 +447,12 @@ std::string watch_hub::subscribe(const world::World& w, const std::shared_ptr<wa
 
 std::string watch_hub::subscribe_entity(const world::World& w, const std::shared_ptr<watch_sink>& sink,
                                         std::weak_ptr<hosted_world> self, world::entity_id e,
-                                        const std::optional<std::vector<std::string>>& components, bool names_only) {
+                                        const std::optional<std::vector<std::string>>& components,
+                                        bool names_only) {
     w.registry().check(e);
     auto view = std::make_unique<world::watch_view>(w, e, components, names_only);
-    const auto id = sink->add(std::move(self), names_only ? watch_sink::format::brp_names : watch_sink::format::brp_components);
+    const auto id = sink->add(
+        std::move(self), names_only ? watch_sink::format::brp_names : watch_sink::format::brp_components);
     if (!id) throw_limit(*sink);
     std::string state;
     place(std::move(view), {sink, *id}, w, state);
@@ -452,7 +464,9 @@ std::string watch_hub::subscribe_entity(const world::World& w, const std::shared
         result = {{"added", nlohmann::json::array()}, {"removed", nlohmann::json::array()}};
         for (const auto& [name, value] : comps.items()) result["added"].push_back(name);
     } else {
-        result = {{"components", comps}, {"errors", nlohmann::json::object()}, {"removed", nlohmann::json::array()}};
+        result = {{"components", comps},
+                  {"errors", nlohmann::json::object()},
+                  {"removed", nlohmann::json::array()}};
     }
     return result.dump();
 }
@@ -460,7 +474,9 @@ std::string watch_hub::subscribe_entity(const world::World& w, const std::shared
 bool watch_hub::unsubscribe(const watch_sink* sink, std::uint64_t sub) {
     for (auto g = groups_.begin(); g != groups_.end(); ++g) {
         auto& subs = (*g)->subs;
-        const auto it = std::find_if(subs.begin(), subs.end(), [&](const subscriber& s) { return s.sink.get() == sink && s.id == sub; });
+        const auto it = std::find_if(subs.begin(), subs.end(), [&](const subscriber& s) {
+            return s.sink.get() == sink && s.id == sub;
+        });
         if (it == subs.end()) continue;
         subs.erase(it);
         if (subs.empty()) groups_.erase(g);
@@ -472,7 +488,8 @@ bool watch_hub::unsubscribe(const watch_sink* sink, std::uint64_t sub) {
 void watch_hub::resync(const world::World& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub) {
     for (auto& g : groups_) {
         auto& subs = g->subs;
-        const auto it = std::find_if(subs.begin(), subs.end(), [&](const subscriber& s) { return s.sink == sink && s.id == sub; });
+        const auto it = std::find_if(subs.begin(), subs.end(),
+                                     [&](const subscriber& s) { return s.sink == sink && s.id == sub; });
         if (it == subs.end()) continue;
         // A view of its own, based now; it rejoins its twin at the next diff.
         auto view = std::make_unique<world::watch_view>(*g->view);
@@ -515,7 +532,9 @@ void watch_hub::publish(const world::World& w, bool all) {
     }
 }
 
-void watch_hub::world_replaced(const world::World& w) { end_all(w.tick(), "world_reloaded"); }
+void watch_hub::world_replaced(const world::World& w) {
+    end_all(w.tick(), "world_reloaded");
+}
 
 void watch_hub::end_all(std::uint64_t tick, std::string_view reason) {
     for (auto& g : groups_)

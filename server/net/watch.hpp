@@ -20,12 +20,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "world/watch_view.hpp"
 
@@ -35,20 +34,21 @@ class hosted_world;
 
 /// @brief Bounds of one connection's watches (from the server's settings).
 struct watch_limits {
-    std::size_t max_subscriptions = 64;        ///< --max-watches
-    std::size_t queue_bytes = 4 << 20;         ///< notifications waiting for the connection's output
-    std::size_t pending_bytes = 16 << 20;      ///< one subscriber's coalesced diff before a resync
+    std::size_t max_subscriptions = 64;    ///< --max-watches
+    std::size_t queue_bytes = 4 << 20;     ///< notifications waiting for the connection's output
+    std::size_t pending_bytes = 16 << 20;  ///< one subscriber's coalesced diff before a resync
 };
 
 struct server_config;
 
 /// @brief One connection's subscriptions and the notifications waiting for it. Thread-safe.
 class watch_sink : public std::enable_shared_from_this<watch_sink> {
-public:
+  public:
     explicit watch_sink(watch_limits limits) : limits_(limits) {}
     /// @brief A connection's sink with the server's bounds; `wake` posts to the connection's
     /// strand (it is called with the sink's lock held, so it must only post).
-    [[nodiscard]] static std::shared_ptr<watch_sink> for_connection(const server_config& cfg, std::function<void()> wake);
+    [[nodiscard]] static std::shared_ptr<watch_sink> for_connection(const server_config& cfg,
+                                                                    std::function<void()> wake);
 
     /// @brief How the connection is woken when notifications arrive (posts to its strand).
     void set_wake(std::function<void()> wake);
@@ -62,7 +62,8 @@ public:
 
     // --- world strands ---
     /// @brief A new subscription, or nullopt at the limit or once closed.
-    [[nodiscard]] std::optional<std::uint64_t> add(std::weak_ptr<hosted_world> world, format f = format::notifications);
+    [[nodiscard]] std::optional<std::uint64_t> add(std::weak_ptr<hosted_world> world,
+                                                   format f = format::notifications);
     /// @brief A diff for a subscription; false when it or the connection is gone (drop it).
     bool deliver(std::uint64_t sub, const std::shared_ptr<const world::watch_diff>& diff);
     /// @brief The whole state again (`entities_json` is the array); the subscription is current.
@@ -92,7 +93,7 @@ public:
     /// @brief Subscriptions open.
     [[nodiscard]] std::size_t size() const;
 
-private:
+  private:
     struct pending_entry {
         world::watch_entry::kind what = world::watch_entry::kind::changed;
         bool died = false;
@@ -104,7 +105,7 @@ private:
     struct subscription {
         std::weak_ptr<hosted_world> world;
         format f = format::notifications;
-        std::string id_json;  // the subscribing request's id (BRP streams)
+        std::string id_json;        // the subscribing request's id (BRP streams)
         std::uint64_t created = 0;  // creation order: started once started_ reaches it
         mode m = mode::current;
         std::map<world::entity_id, pending_entry> pending;
@@ -115,9 +116,11 @@ private:
     struct item {
         std::uint64_t sub;
         std::shared_ptr<const world::watch_diff> diff;  // a diff, or
-        std::string params;                              // a state or end notification's params body
+        std::string params;                             // a state or end notification's params body
         // What it holds in memory (a diff's per-entity entries included, not only its text).
-        [[nodiscard]] std::size_t size() const noexcept { return diff ? diff->bytes() + 96 : params.size() + 96; }
+        [[nodiscard]] std::size_t size() const noexcept {
+            return diff ? diff->bytes() + 96 : params.size() + 96;
+        }
     };
 
     void merge(subscription& s, const world::watch_diff& d);
@@ -148,7 +151,7 @@ private:
 
 /// @brief A world's subscriptions, grouped by view. Used only on the world's strand.
 class watch_hub {
-public:
+  public:
     /// @brief world.watch: validates, registers, and returns the answer as JSON text
     /// `{"subscription":S,"tick":T,"entities":[...]}`. Throws on bad input or at the limit.
     std::string subscribe(const world::World& w, const std::shared_ptr<watch_sink>& sink,
@@ -175,7 +178,7 @@ public:
     void end_all(std::uint64_t tick, std::string_view reason);
     [[nodiscard]] bool empty() const noexcept { return groups_.empty(); }
 
-private:
+  private:
     struct subscriber {
         std::shared_ptr<watch_sink> sink;
         std::uint64_t id;
@@ -186,7 +189,8 @@ private:
         std::uint64_t base_version = 0;
     };
     void publish(const world::World& w, bool all);
-    group& place(std::unique_ptr<world::watch_view> view, subscriber s, const world::World& w, std::string& state);
+    group& place(std::unique_ptr<world::watch_view> view, subscriber s, const world::World& w,
+                 std::string& state);
 
     std::vector<std::unique_ptr<group>> groups_;
     std::uint64_t version_ = 0;  // bumped by every tick and every change made by a request

@@ -19,7 +19,8 @@ void world_directory::add_hosted(std::shared_ptr<hosted_world> hosted) {
                                       {{"world", hosted->name()}});
         }
         if (worlds_.size() >= max_worlds_) {
-            throw protocol::rpc_error(protocol::reason::limit_reached, "at most " + std::to_string(max_worlds_) + " worlds",
+            throw protocol::rpc_error(protocol::reason::limit_reached,
+                                      "at most " + std::to_string(max_worlds_) + " worlds",
                                       {{"limit", max_worlds_}});
         }
         worlds_.emplace(hosted->name(), hosted);

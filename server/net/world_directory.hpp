@@ -2,6 +2,7 @@
 // The named worlds of one server. Lookups come from every connection strand, so the map is
 // guarded by a mutex held only for the lookup itself; the worlds are touched on their strands.
 
+#include <asio.hpp>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -11,8 +12,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <asio.hpp>
 
 namespace ecsd::world {
 class World;
@@ -24,9 +23,10 @@ class hosted_world;
 
 /// @brief Thread-safe map of world names to hosted worlds.
 class world_directory {
-public:
+  public:
     /// @brief An empty directory; worlds get strands on `io`.
-    world_directory(asio::io_context& io, std::size_t max_worlds) noexcept : io_(io), max_worlds_(max_worlds) {}
+    world_directory(asio::io_context& io, std::size_t max_worlds) noexcept
+        : io_(io), max_worlds_(max_worlds) {}
 
     /// @brief Adds and starts a world. Throws protocol::rpc_error world_exists or limit_reached.
     std::shared_ptr<hosted_world> add(std::string name, std::shared_ptr<world::World> world);
@@ -48,7 +48,7 @@ public:
     /// @brief Stops every world's timer (server shutdown).
     void stop_all();
 
-private:
+  private:
     asio::io_context& io_;
     std::size_t max_worlds_;
     mutable std::mutex mutex_;

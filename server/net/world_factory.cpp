@@ -18,7 +18,8 @@ std::shared_ptr<world::World> make_world(const std::string& name, const nlohmann
             settings.gravity_y = g->value("y", settings.gravity_y);
         }
     }
-    if (auto b = params.find("bounds"); b != params.end()) settings.bounds = world::WorldBounds::from_json(*b);
+    if (auto b = params.find("bounds"); b != params.end())
+        settings.bounds = world::WorldBounds::from_json(*b);
     return std::make_shared<world::World>(std::move(settings));  // throws ecs_error on bad settings
 }
 

@@ -2,9 +2,8 @@
 // Builds a World from the settings a client (world.create) or start-up (the "default" world) asks for.
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace ecsd::world {
 class World;

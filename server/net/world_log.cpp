@@ -1,11 +1,11 @@
 #include "world_log.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "ecs/value_codec.hpp"
 #include "ecsd/protocol/names.hpp"
@@ -35,7 +35,8 @@ const std::string& approved(const std::string& world) {
 }  // namespace
 
 fs::path world_log::snapshot_path(const fs::path& dir, const std::string& world) {
-    std::string name = approved(world);  // appended, not operator+: gcc 12 -O3 warns falsely (-Wrestrict) on that
+    std::string name =
+        approved(world);  // appended, not operator+: gcc 12 -O3 warns falsely (-Wrestrict) on that
     name += snapshot_suffix;
     return dir / name;
 }
@@ -43,7 +44,8 @@ fs::path world_log::journal_path(const fs::path& dir, const std::string& world) 
     return dir / (approved(world) + ".journal");
 }
 
-world_log::world_log(const fs::path& dir, const std::string& world, persist::fsync_policy policy, std::uint64_t seq)
+world_log::world_log(const fs::path& dir, const std::string& world, persist::fsync_policy policy,
+                     std::uint64_t seq)
     : dir_(dir), world_(world), journal_(journal_path(dir, world), policy), seq_(seq) {}
 
 void world_log::append(const json& record) {
@@ -51,12 +53,15 @@ void world_log::append(const json& record) {
         journal_.append(record);  // on failure nothing stays written (persist/journal.hpp)
     } catch (const persist::storage_error& e) {
         if (!failing_)
-            spdlog::error("world '{}': journal write failed: {}; mutating requests are refused (storage_error) and "
-                          "not applied until it can be written again", world_, e.what());
+            spdlog::error(
+                "world '{}': journal write failed: {}; mutating requests are refused (storage_error) and "
+                "not applied until it can be written again",
+                world_, e.what());
         failing_ = true;
         throw;
     }
-    if (failing_) spdlog::warn("world '{}': journal writes work again ({})", world_, journal_.path().string());
+    if (failing_)
+        spdlog::warn("world '{}': journal writes work again ({})", world_, journal_.path().string());
     failing_ = false;
 }
 
@@ -83,8 +88,10 @@ save_report world_log::save(const world::World& w) {
     const auto path = snapshot_path(dir_, world_);
     persist::write_file_atomically(path, text);
     journal_.truncate();  // a crash before this line: replay skips records with seq <= the snapshot's
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    spdlog::info("world '{}': saved tick {} to {} ({} bytes, {:.1f} ms)", world_, w.tick(), path.string(), text.size(), ms);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    spdlog::info("world '{}': saved tick {} to {} ({} bytes, {:.1f} ms)", world_, w.tick(), path.string(),
+                 text.size(), ms);
     return {path.string(), text.size(), w.tick(), ms};
 }
 
@@ -99,7 +106,8 @@ void world_log::remove_files() {
 void attach_log(hosted_world& hosted, const server_services& services, std::uint64_t seq, bool save_now) {
     const auto& cfg = services.config;
     if (cfg.data_dir.empty()) return;
-    auto log = std::make_unique<world_log>(cfg.data_dir, hosted.name(), persist::parse_fsync_policy(cfg.appendfsync), seq);
+    auto log = std::make_unique<world_log>(cfg.data_dir, hosted.name(),
+                                           persist::parse_fsync_policy(cfg.appendfsync), seq);
     if (save_now) {
         try {
             log->save(hosted.world());
@@ -119,7 +127,8 @@ std::vector<std::string> saved_world_names(const fs::path& dir) {
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir)) {
         const auto file = entry.path().filename().string();
-        if (file.size() <= snapshot_suffix.size() || !file.ends_with(snapshot_suffix) || file.front() == '.') continue;
+        if (file.size() <= snapshot_suffix.size() || !file.ends_with(snapshot_suffix) || file.front() == '.')
+            continue;
         auto name = file.substr(0, file.size() - snapshot_suffix.size());
         if (auto problem = protocol::world_name_problem(name)) {
             spdlog::warn("{}: not loaded: {}", (dir / file).string(), *problem);
@@ -148,7 +157,8 @@ std::string hex8(std::uint32_t v) {
 }
 
 std::string loss_of(const std::string& name) {
-    return name == "default" ? "the world 'default' would start empty" : "the world '" + name + "' would be gone";
+    return name == "default" ? "the world 'default' would start empty"
+                             : "the world '" + name + "' would be gone";
 }
 
 /// @brief The snapshot of `name`, checked: the world it holds, or null when --repair moved it aside.
@@ -169,35 +179,42 @@ std::shared_ptr<world::World> read_snapshot(const fs::path& dir, const std::stri
     }
     std::shared_ptr<world::World> loaded;
     if (problem.empty()) {
-        persist::check_snapshot_header(doc, snap_path.string());  // not a snapshot, or too new: never repaired
+        persist::check_snapshot_header(doc,
+                                       snap_path.string());  // not a snapshot, or too new: never repaired
         try {
             loaded = persist::from_snapshot(doc, snap_path.string());
         } catch (const persist::persist_error& e) {
             problem = e.what();
-            if (problem.starts_with(snap_path.string() + ": ")) problem.erase(0, snap_path.string().size() + 2);
+            if (problem.starts_with(snap_path.string() + ": "))
+                problem.erase(0, snap_path.string().size() + 2);
         }
     }
     std::string damage;
     if (seal.status == persist::snapshot_seal::state::mismatch)
         damage = "snapshot checksum mismatch: the checksum at byte offset " + std::to_string(seal.offset) +
-                 " says crc32 " + hex8(seal.stored) + " but bytes 0.." + std::to_string(seal.offset) + " give " +
-                 hex8(seal.computed) + " (the file was changed or damaged after it was written)";
+                 " says crc32 " + hex8(seal.stored) + " but bytes 0.." + std::to_string(seal.offset) +
+                 " give " + hex8(seal.computed) + " (the file was changed or damaged after it was written)";
     if (!problem.empty()) damage += (damage.empty() ? "" : "; ") + problem;
     if (damage.empty()) {
         if (seal.status == persist::snapshot_seal::state::missing)
-            spdlog::warn("{}: snapshot has no checksum (written by an older ecsd, or by hand): loaded unverified; the "
-                         "next save adds one", snap_path.string());
+            spdlog::warn(
+                "{}: snapshot has no checksum (written by an older ecsd, or by hand): loaded unverified; the "
+                "next save adds one",
+                snap_path.string());
         journal_seq = persist::snapshot_journal_seq(doc);
         return loaded;
     }
     const auto damaged = snap_path.string() + ".damaged";
     if (loaded) {  // only the checksum is wrong: the document itself still loads
         if (!repair)
-            throw persist::persist_error(snap_path.string() + ": " + damage +
-                                         ". Refusing to start. Start ecsd with --repair to load it as it is (whatever "
-                                         "values were changed stay in the world; a copy is kept as " + damaged + ")");
+            throw persist::persist_error(
+                snap_path.string() + ": " + damage +
+                ". Refusing to start. Start ecsd with --repair to load it as it is (whatever "
+                "values were changed stay in the world; a copy is kept as " +
+                damaged + ")");
         const auto copy = persist::keep_aside(snap_path, /*copy=*/true);
-        const auto note = snap_path.string() + ": " + damage + "; --repair: loaded as it is, values that were changed " +
+        const auto note = snap_path.string() + ": " + damage +
+                          "; --repair: loaded as it is, values that were changed " +
                           "stay in the world; the file as found is kept as " + copy.string();
         spdlog::warn("{}", note);
         repairs.push_back(note);
@@ -207,20 +224,22 @@ std::shared_ptr<world::World> read_snapshot(const fs::path& dir, const std::stri
     std::error_code ec;
     const bool has_journal = fs::exists(journal_file, ec);
     if (!repair)
-        throw persist::persist_error(snap_path.string() + ": " + damage + ". Refusing to start. Start ecsd with " +
-                                     "--repair to move it" + (has_journal ? " and " + journal_file.string() : "") +
-                                     " aside (as FILE.damaged): " + loss_of(name) + ", with every entity in it");
+        throw persist::persist_error(
+            snap_path.string() + ": " + damage + ". Refusing to start. Start ecsd with " +
+            "--repair to move it" + (has_journal ? " and " + journal_file.string() : "") +
+            " aside (as FILE.damaged): " + loss_of(name) + ", with every entity in it");
     const auto moved = persist::keep_aside(snap_path, /*copy=*/false);
     std::string note = snap_path.string() + ": " + damage + "; --repair: moved it aside as " + moved.string();
-    if (has_journal) note += " and " + journal_file.string() + " as " + persist::keep_aside(journal_file, false).string();
+    if (has_journal)
+        note += " and " + journal_file.string() + " as " + persist::keep_aside(journal_file, false).string();
     note += "; " + loss_of(name) + " (its entities are lost)";
     spdlog::warn("{}", note);
     repairs.push_back(note);
     return nullptr;
 }
 
-loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_context& io, server_services& services,
-                       bool repair, std::vector<std::string>& repairs) {
+loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_context& io,
+                       server_services& services, bool repair, std::vector<std::string>& repairs) {
     loaded_world out;
     std::shared_ptr<world::World> loaded = read_snapshot(dir, name, repair, out.seq, repairs);
     if (!loaded) return out;
@@ -229,8 +248,8 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
     const auto journal_file = world_log::journal_path(dir, name);
     const auto journal = persist::read_journal(journal_file);
     if (journal.torn_tail) {
-        spdlog::warn("{}: dropped a torn last record at byte offset {} (crash mid-write)", journal_file.string(),
-                     journal.valid_bytes);
+        spdlog::warn("{}: dropped a torn last record at byte offset {} (crash mid-write)",
+                     journal_file.string(), journal.valid_bytes);
         persist::truncate_journal(journal_file, journal.valid_bytes);
         out.torn_tail = true;
     }
@@ -244,8 +263,9 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
         const auto first = records.front().at("seq").get<std::uint64_t>();
         const auto last = records.back().at("seq").get<std::uint64_t>();
         if (first > snapshot_seq + 1)
-            throw damage_at(0, "journal sequence gap: the snapshot includes records up to " + std::to_string(snapshot_seq) +
-                                   " but the journal starts at record " + std::to_string(first));
+            throw damage_at(0, "journal sequence gap: the snapshot includes records up to " +
+                                   std::to_string(snapshot_seq) + " but the journal starts at record " +
+                                   std::to_string(first));
         if (last <= snapshot_seq) {  // all in the snapshot (a crash between a save and emptying the journal)
             persist::truncate_journal(journal_file, 0);
             return out;
@@ -274,7 +294,8 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
                 const ecs::restoring_scope as_saved;
                 (void)entry->handler(ctx);
             } catch (const std::exception& e) {
-                throw damage_at(i, "record " + std::to_string(seq) + " (" + method + ") no longer applies: " + e.what());
+                throw damage_at(
+                    i, "record " + std::to_string(seq) + " (" + method + ") no longer applies: " + e.what());
             }
         }
         out.seq = seq;
@@ -285,8 +306,8 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
 
 }  // namespace
 
-loaded_world load_world(const fs::path& dir, const std::string& name, asio::io_context& io, server_services& services,
-                        bool repair) {
+loaded_world load_world(const fs::path& dir, const std::string& name, asio::io_context& io,
+                        server_services& services, bool repair) {
     std::vector<std::string> repairs;
     for (;;) {
         try {
@@ -294,18 +315,22 @@ loaded_world load_world(const fs::path& dir, const std::string& name, asio::io_c
             out.repairs = std::move(repairs);
             return out;
         } catch (const persist::journal_error& e) {
-            const auto lost = std::to_string(e.records_lost) + " record" + (e.records_lost == 1 ? "" : "s") + " (" +
-                              std::to_string(e.bytes_lost) + " bytes)";
+            const auto lost = std::to_string(e.records_lost) + " record" + (e.records_lost == 1 ? "" : "s") +
+                              " (" + std::to_string(e.bytes_lost) + " bytes)";
             if (!repair)
-                throw persist::persist_error(std::string(e.what()) +
-                                             ". Refusing to start. Start ecsd with --repair to cut the journal there: "
-                                             "the " + lost + " from that offset on would be lost (a copy of the whole "
-                                             "journal is kept as " + e.file.string() + ".damaged)");
+                throw persist::persist_error(
+                    std::string(e.what()) +
+                    ". Refusing to start. Start ecsd with --repair to cut the journal there: "
+                    "the " +
+                    lost +
+                    " from that offset on would be lost (a copy of the whole "
+                    "journal is kept as " +
+                    e.file.string() + ".damaged)");
             const auto copy = persist::keep_aside(e.file, /*copy=*/true);
             persist::truncate_journal(e.file, e.offset);
             const auto note = std::string(e.what()) + "; --repair: journal truncated at byte offset " +
-                              std::to_string(e.offset) + ", " + lost + " lost; the journal as found is kept as " +
-                              copy.string();
+                              std::to_string(e.offset) + ", " + lost +
+                              " lost; the journal as found is kept as " + copy.string();
             spdlog::warn("{}", note);
             repairs.push_back(note);
         }
@@ -332,13 +357,16 @@ void check_orphan_journals(const fs::path& dir, bool repair) {
         }
         const std::string text = read_file(path);
         const auto records = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
-        const auto what = path.string() + ": journal of world '" + name + "' with " + std::to_string(records) +
-                          " records (" + std::to_string(bytes) + " bytes from byte offset 0) but no snapshot " +
-                          snap.string() + ": the world cannot be rebuilt from its journal alone";
+        const auto what = path.string() + ": journal of world '" + name + "' with " +
+                          std::to_string(records) + " records (" + std::to_string(bytes) +
+                          " bytes from byte offset 0) but no snapshot " + snap.string() +
+                          ": the world cannot be rebuilt from its journal alone";
         if (!repair)
-            throw persist::persist_error(what + ". Refusing to start. Restore the snapshot, or start ecsd with --repair "
-                                                "to move the journal aside as " + path.string() +
-                                         ".damaged: the world '" + name + "' and those records would be lost");
+            throw persist::persist_error(
+                what +
+                ". Refusing to start. Restore the snapshot, or start ecsd with --repair "
+                "to move the journal aside as " +
+                path.string() + ".damaged: the world '" + name + "' and those records would be lost");
         const auto moved = persist::keep_aside(path, /*copy=*/false);
         spdlog::warn("{}; --repair: moved it aside as {}: the world '{}' and its {} records are lost", what,
                      moved.string(), name, records);

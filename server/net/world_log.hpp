@@ -6,15 +6,14 @@
 //   <data-dir>/<world>.snapshot.json   the last snapshot (persist/snapshot.hpp)
 //   <data-dir>/<world>.journal         requests and ticks since that snapshot
 
+#include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <asio.hpp>
-#include <nlohmann/json.hpp>
 
 #include "persist/journal.hpp"
 
@@ -43,9 +42,10 @@ struct journal_mark {
 };
 
 class world_log {
-public:
+  public:
     /// @brief Opens (creating) the journal of `world` in `dir`; `seq` is the last sequence number used.
-    world_log(const std::filesystem::path& dir, const std::string& world, persist::fsync_policy policy, std::uint64_t seq);
+    world_log(const std::filesystem::path& dir, const std::string& world, persist::fsync_policy policy,
+              std::uint64_t seq);
 
     /// @brief Appends a mutating request before it is applied (write-ahead). Throws
     /// persist::storage_error when it cannot be written: then nothing was written, the sequence
@@ -62,10 +62,12 @@ public:
     /// @brief Deletes the world's files (world.destroy).
     void remove_files();
 
-    [[nodiscard]] static std::filesystem::path snapshot_path(const std::filesystem::path& dir, const std::string& world);
-    [[nodiscard]] static std::filesystem::path journal_path(const std::filesystem::path& dir, const std::string& world);
+    [[nodiscard]] static std::filesystem::path snapshot_path(const std::filesystem::path& dir,
+                                                             const std::string& world);
+    [[nodiscard]] static std::filesystem::path journal_path(const std::filesystem::path& dir,
+                                                            const std::string& world);
 
-private:
+  private:
     std::filesystem::path dir_;
     std::string world_;
     persist::journal_writer journal_;
@@ -79,10 +81,10 @@ private:
 /// the same handlers and the same tick loop. Throws persist::persist_error naming file and offset.
 struct loaded_world {
     std::shared_ptr<hosted_world> hosted;  ///< not started: hand it to world_directory::add
-    std::uint64_t seq = 0;           ///< last journal sequence number applied
-    std::size_t replayed = 0;        ///< journal records applied
-    bool torn_tail = false;          ///< a torn last record was dropped
-    std::vector<std::string> repairs;  ///< what --repair changed and lost, one line each (also logged)
+    std::uint64_t seq = 0;                 ///< last journal sequence number applied
+    std::size_t replayed = 0;              ///< journal records applied
+    bool torn_tail = false;                ///< a torn last record was dropped
+    std::vector<std::string> repairs;      ///< what --repair changed and lost, one line each (also logged)
 };
 /// @brief Damage (a snapshot failing its checksum or not loading, a corrupt journal record, a gap
 /// in sequence numbers, a record that no longer applies) throws persist::persist_error naming the
@@ -90,8 +92,8 @@ struct loaded_world {
 /// instead and reported in `repairs`: the journal is cut at the damage (a copy of the whole file
 /// is kept as FILE.damaged); a snapshot with a bad checksum that still loads is loaded as it is
 /// (a copy kept); one that does not load is moved aside with its journal and `hosted` is null.
-[[nodiscard]] loaded_world load_world(const std::filesystem::path& dir, const std::string& name, asio::io_context& io,
-                                      server_services& services, bool repair = false);
+[[nodiscard]] loaded_world load_world(const std::filesystem::path& dir, const std::string& name,
+                                      asio::io_context& io, server_services& services, bool repair = false);
 
 /// @brief Start-up check for journals whose snapshot is missing (a world that cannot be rebuilt):
 /// throws persist::persist_error naming them, or with `repair` moves them aside as FILE.damaged.

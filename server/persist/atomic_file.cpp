@@ -10,10 +10,12 @@
 namespace ecsd::persist {
 
 namespace {
-[[noreturn]] void throw_errno(const std::string& what) { throw storage_error(errno, what); }
+[[noreturn]] void throw_errno(const std::string& what) {
+    throw storage_error(errno, what);
+}
 
 class fd_guard {
-public:
+  public:
     explicit fd_guard(int fd) : fd_(fd) {}
     ~fd_guard() {
         if (fd_ >= 0) ::close(fd_);
@@ -23,7 +25,7 @@ public:
     [[nodiscard]] int get() const noexcept { return fd_; }
     int release() noexcept { return std::exchange(fd_, -1); }
 
-private:
+  private:
     int fd_;
 };
 }  // namespace
@@ -65,9 +67,12 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view d
 
 std::filesystem::path keep_aside(const std::filesystem::path& path, bool copy) {
     std::filesystem::path target = path.string() + ".damaged";
-    for (int n = 1; std::filesystem::exists(target); ++n) target = path.string() + ".damaged." + std::to_string(n);
-    if (copy) std::filesystem::copy_file(path, target);
-    else std::filesystem::rename(path, target);
+    for (int n = 1; std::filesystem::exists(target); ++n)
+        target = path.string() + ".damaged." + std::to_string(n);
+    if (copy)
+        std::filesystem::copy_file(path, target);
+    else
+        std::filesystem::rename(path, target);
     sync_directory(path.parent_path());
     return target;
 }

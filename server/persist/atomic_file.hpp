@@ -14,7 +14,7 @@ namespace ecsd::persist {
 /// what() names the operation, the file and the errno text ("No space left on device").
 /// Requests that meet it are answered `storage_error`, never `internal`.
 class storage_error : public std::system_error {
-public:
+  public:
     storage_error(int err, const std::string& what) : std::system_error(err, std::generic_category(), what) {}
 };
 

@@ -25,9 +25,12 @@ fsync_policy parse_fsync_policy(std::string_view text) {
 
 const char* to_string(fsync_policy p) noexcept {
     switch (p) {
-        case fsync_policy::always: return "always";
-        case fsync_policy::everysec: return "everysec";
-        case fsync_policy::never: return "never";
+        case fsync_policy::always:
+            return "always";
+        case fsync_policy::everysec:
+            return "everysec";
+        case fsync_policy::never:
+            return "never";
     }
     return "?";
 }
@@ -55,10 +58,13 @@ std::string encode_record(const json& record) {
 }
 
 namespace {
-[[noreturn]] void throw_errno(const std::string& what) { throw storage_error(errno, what); }
+[[noreturn]] void throw_errno(const std::string& what) {
+    throw storage_error(errno, what);
+}
 }  // namespace
 
-journal_writer::journal_writer(std::filesystem::path path, fsync_policy policy) : path_(std::move(path)), policy_(policy) {
+journal_writer::journal_writer(std::filesystem::path path, fsync_policy policy)
+    : path_(std::move(path)), policy_(policy) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) throw_errno("open journal " + path_.string());
     const auto end = ::lseek(fd_, 0, SEEK_END);
@@ -75,7 +81,8 @@ journal_writer::~journal_writer() {
 
 void journal_writer::append(const json& record) {
     if (trim_pending_) {  // an earlier failure could not cut its partial record: do it first
-        if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) throw_errno("truncate journal " + path_.string());
+        if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0)
+            throw_errno("truncate journal " + path_.string());
         trim_pending_ = false;
     }
     const std::string line = encode_record(record);
@@ -134,8 +141,8 @@ void journal_writer::truncate() {
     if (policy_ != fsync_policy::never) sync();
 }
 
-journal_error::journal_error(const std::filesystem::path& file_, std::uint64_t offset_, std::uint64_t records_lost_,
-                             std::uint64_t bytes_lost_, const std::string& what)
+journal_error::journal_error(const std::filesystem::path& file_, std::uint64_t offset_,
+                             std::uint64_t records_lost_, std::uint64_t bytes_lost_, const std::string& what)
     : persist_error(file_.string() + ": " + what + " at byte offset " + std::to_string(offset_)),
       file(file_),
       offset(offset_),
@@ -172,21 +179,25 @@ journal_contents read_journal(const std::filesystem::path& path) {
         if (good) {
             const std::string_view text = line.substr(9);
             unsigned int want = 0;
-            good = std::sscanf(std::string(line.substr(0, 8)).c_str(), "%8x", &want) == 1 && crc32(text) == want;
+            good =
+                std::sscanf(std::string(line.substr(0, 8)).c_str(), "%8x", &want) == 1 && crc32(text) == want;
             if (good) {
                 record = json::parse(text, nullptr, false);
-                good = !record.is_discarded() && record.is_object() && record.contains("seq") && record.contains("tick") &&
-                       record["seq"].is_number_unsigned() && record["tick"].is_number_unsigned();
+                good = !record.is_discarded() && record.is_object() && record.contains("seq") &&
+                       record.contains("tick") && record["seq"].is_number_unsigned() &&
+                       record["tick"].is_number_unsigned();
             }
         }
-        if (!good) throw journal_damage(path, data, offset, "corrupt journal record (checksum or format mismatch)");
+        if (!good)
+            throw journal_damage(path, data, offset, "corrupt journal record (checksum or format mismatch)");
         if (!out.records.empty()) {
             const auto prev = out.records.back()["seq"].get<std::uint64_t>();
             const auto seq = record["seq"].get<std::uint64_t>();
             if (seq != prev + 1)
                 throw journal_damage(path, data, offset,
-                                     "journal sequence gap: record " + std::to_string(seq) + " follows record " +
-                                         std::to_string(prev) + " (expected " + std::to_string(prev + 1) + ")");
+                                     "journal sequence gap: record " + std::to_string(seq) +
+                                         " follows record " + std::to_string(prev) + " (expected " +
+                                         std::to_string(prev + 1) + ")");
         }
         out.records.push_back(std::move(record));
         out.offsets.push_back(offset);

@@ -10,11 +10,10 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "persist/snapshot.hpp"
 
@@ -40,7 +39,7 @@ enum class fsync_policy {
 [[nodiscard]] std::string encode_record(const json& record);
 
 class journal_writer {
-public:
+  public:
     /// @brief Opens (creating) the journal for appending.
     journal_writer(std::filesystem::path path, fsync_policy policy);
     journal_writer(const journal_writer&) = delete;
@@ -60,7 +59,7 @@ public:
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
     [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
 
-private:
+  private:
     void sync();
 
     std::filesystem::path path_;
@@ -76,14 +75,14 @@ private:
 struct journal_contents {
     std::vector<json> records;
     std::vector<std::uint64_t> offsets;  ///< byte offset of each record
-    std::uint64_t valid_bytes = 0;  ///< length of the intact prefix
-    bool torn_tail = false;         ///< the last record was cut short (crash mid-write) and dropped
+    std::uint64_t valid_bytes = 0;       ///< length of the intact prefix
+    bool torn_tail = false;              ///< the last record was cut short (crash mid-write) and dropped
 };
 
 /// @brief Damage in a journal: what() names the file and the byte offset; the rest says what cutting
 /// the journal there (ecsd --repair) loses.
 class journal_error : public persist_error {
-public:
+  public:
     journal_error(const std::filesystem::path& file, std::uint64_t offset, std::uint64_t records_lost,
                   std::uint64_t bytes_lost, const std::string& what);
     std::filesystem::path file;

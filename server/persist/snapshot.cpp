@@ -17,7 +17,8 @@ json snapshot_head(const world::World& w, std::uint64_t journal_seq) {
     json systems = json::object();
     for (const auto& sys : w.systems()) systems[sys.name] = {{"enabled", sys.enabled}};
     json types = json::array();
-    for (const auto& [name, fields] : w.runtime_components()) types.push_back({{"name", name}, {"fields", fields}});
+    for (const auto& [name, fields] : w.runtime_components())
+        types.push_back({{"name", name}, {"fields", fields}});
     json prefabs = json::object();
     for (const auto& [name, comps] : w.prefabs()) prefabs[name] = comps;
 
@@ -46,7 +47,8 @@ json snapshot_head(const world::World& w, std::uint64_t journal_seq) {
             {"systems", std::move(systems)},
             {"component_types", std::move(types)},
             {"prefabs", std::move(prefabs)},
-            {"allocator", {{"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}}}};
+            {"allocator",
+             {{"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}}}};
 }
 
 /// @brief Calls entity(id, components) for each live entity and order(name, ids) for each storage.
@@ -57,7 +59,9 @@ void walk_contents(const world::World& w, E&& entity, O&& order) {
     for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot) {
         if (!table.slot_alive(slot)) continue;
         json comps = json::object();
-        table.for_each_component(slot, [&](ecs::component_id c) { comps[reg.storage(c).name()] = reg.storage(c).value_json(slot); });
+        table.for_each_component(slot, [&](ecs::component_id c) {
+            comps[reg.storage(c).name()] = reg.storage(c).value_json(slot);
+        });
         entity(table.id_of(slot), comps);
     }
     for (ecs::component_id c = 0; c < reg.component_count(); ++c) {
@@ -72,7 +76,10 @@ json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
     json entities = json::array();
     json order = json::object();
     walk_contents(
-        w, [&](entity_id id, json& comps) { entities.push_back({{"id", id}, {"components", std::move(comps)}}); },
+        w,
+        [&](entity_id id, json& comps) {
+            entities.push_back({{"id", id}, {"components", std::move(comps)}});
+        },
         [&](const ecs::pool& p, const ecs::entity_table& table) {
             json ids = json::array();
             for (std::size_t i = 0; i < p.size(); ++i) ids.push_back(table.id_of(p.slot_at(i)));
@@ -117,7 +124,9 @@ std::string snapshot_text(const world::World& w, std::uint64_t journal_seq) {
     return out;
 }
 
-std::uint64_t snapshot_journal_seq(const json& doc) { return doc.value("journal_seq", std::uint64_t{0}); }
+std::uint64_t snapshot_journal_seq(const json& doc) {
+    return doc.value("journal_seq", std::uint64_t{0});
+}
 
 namespace {
 constexpr std::string_view seal_head = ",\"checksum\":\"crc32:";
@@ -139,7 +148,8 @@ snapshot_seal check_snapshot_seal(std::string_view text) {
     while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ')) --end;
     // The file ends with ,"checksum":"crc32:XXXXXXXX"} (8 hex digits, a quote, the closing brace).
     const std::size_t tail = seal_head.size() + 8 + 2;
-    if (end < tail || text.substr(end - 2, 2) != "\"}" || text.substr(end - tail, seal_head.size()) != seal_head)
+    if (end < tail || text.substr(end - 2, 2) != "\"}" ||
+        text.substr(end - tail, seal_head.size()) != seal_head)
         return out;
     const auto hex = std::string(text.substr(end - 10, 8));
     unsigned int stored = 0;
@@ -204,7 +214,8 @@ std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& 
         for (const auto& t : types)
             w->register_component(t.at("name").get<std::string>(), t.value("fields", json::object()));
         for (const auto& [name, comps] : prefabs.items()) w->define_prefab(name, comps);
-        for (const auto& [name, state] : systems.items()) w->set_system_enabled(name, state.value("enabled", true));
+        for (const auto& [name, state] : systems.items())
+            w->set_system_enabled(name, state.value("enabled", true));
 
         auto& reg = w->registry();
         const auto& entities = doc.at("entities");
@@ -214,12 +225,14 @@ std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& 
         for (const auto& e : entities) {
             const auto id = e.at("id").get<entity_id>();
             live.push_back(id);
-            if (!by_id.emplace(id, &e.at("components")).second) fail(source, "entity " + std::to_string(id) + " appears twice");
+            if (!by_id.emplace(id, &e.at("components")).second)
+                fail(source, "entity " + std::to_string(id) + " appears twice");
         }
         const auto& alloc = doc.at("allocator");
         const json free = alloc.value("free", json::array());
         const json retired = alloc.value("retired", json::array());
-        reg.restore_entities(alloc.at("slots").get<std::size_t>(), live, slot_pairs(free), slot_pairs(retired));
+        reg.restore_entities(alloc.at("slots").get<std::size_t>(), live, slot_pairs(free),
+                             slot_pairs(retired));
 
         // Components go in each storage's saved dense order; anything the order does not list
         // (a hand-written snapshot) follows in entity order.
@@ -231,7 +244,8 @@ std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& 
                 const auto id = idj.get<entity_id>();
                 const auto it = by_id.find(id);
                 if (it == by_id.end() || !it->second->contains(name))
-                    fail(source, "dense_order of " + name + " names entity " + std::to_string(id) + " without it");
+                    fail(source,
+                         "dense_order of " + name + " names entity " + std::to_string(id) + " without it");
                 reg.restore_component(c, id, it->second->at(name));
                 ++placed[name];
             }

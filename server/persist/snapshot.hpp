@@ -6,11 +6,10 @@
 // evolves bit-identically to the one that was saved). Format: docs/persistence.md.
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "world/world.hpp"
 
@@ -23,7 +22,7 @@ inline constexpr int snapshot_version = 1;
 
 /// @brief A file that cannot be loaded; what() names the file and the problem.
 class persist_error : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

@@ -16,7 +16,8 @@ namespace ecsd::world {
 
 namespace {
 std::uint32_t bucket_for(std::int64_t cx, std::int64_t cy, std::uint32_t mask) {
-    const auto h = static_cast<std::uint64_t>(cx) * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(cy) * 0xC2B2AE3D27D4EB4Full;
+    const auto h = static_cast<std::uint64_t>(cx) * 0x9E3779B97F4A7C15ull ^
+                   static_cast<std::uint64_t>(cy) * 0xC2B2AE3D27D4EB4Full;
     return static_cast<std::uint32_t>((h ^ (h >> 29)) & mask);
 }
 
@@ -42,8 +43,8 @@ void gather(World& w, collision_state& st, double& max_r) {
         const RigidBody* rb = rbs.contains(slot) ? &rbs.get(slot) : nullptr;
         // A mass too small to invert safely counts as immovable rather than as infinitely light.
         const double inv = (v && rb && rb->mass > 1e-9) ? 1.0 / rb->mass : 0.0;
-        st.unsorted.push_back({e, p.x, p.y, r, c.layer, c.mask, 0, 0, &pos.get(slot), v, inv,
-                               rb ? rb->restitution : 1.0});
+        st.unsorted.push_back(
+            {e, p.x, p.y, r, c.layer, c.mask, 0, 0, &pos.get(slot), v, inv, rb ? rb->restitution : 1.0});
         max_r = std::max(max_r, r);
     });
 }
@@ -110,14 +111,16 @@ void collision_detection_system(World& w) {
             const auto own = bucket_of_cell(a.cx, a.cy);
             for (auto j = i + 1; j < st.bucket_start[own + 1]; ++j) {
                 const auto& b = st.bodies[j];
-                if (b.cx == a.cx && b.cy == a.cy && layers_meet(a, b) && overlap(a, b)) st.pairs.emplace_back(i, j);
+                if (b.cx == a.cx && b.cy == a.cy && layers_meet(a, b) && overlap(a, b))
+                    st.pairs.emplace_back(i, j);
             }
             for (const auto& d : forward) {
                 const std::int64_t cx = a.cx + d[0], cy = a.cy + d[1];
                 const auto k = bucket_of_cell(cx, cy);
                 for (auto j = st.bucket_start[k]; j < st.bucket_start[k + 1]; ++j) {
                     const auto& b = st.bodies[j];
-                    if (b.cx == cx && b.cy == cy && layers_meet(a, b) && overlap(a, b)) st.pairs.emplace_back(i, j);
+                    if (b.cx == cx && b.cy == cy && layers_meet(a, b) && overlap(a, b))
+                        st.pairs.emplace_back(i, j);
                 }
             }
         }
@@ -167,7 +170,8 @@ void collision_response_system(World& w) {
         auto dropped = std::move(st.dropped);
         collision_detection_system(w);
         st.dropped = std::move(dropped);
-    }    std::sort(st.dropped.begin(), st.dropped.end());
+    }
+    std::sort(st.dropped.begin(), st.dropped.end());
     for (auto [i, j] : st.pairs) {
         auto& a = st.bodies[i];
         auto& b = st.bodies[j];

@@ -15,17 +15,18 @@ struct collision_body {
     ecs::entity_id id;
     double x, y, r;
     std::uint32_t layer, mask;
-    std::int64_t cx, cy;     // grid cell
-    Position* pos;           // valid until the next structural change (see version)
-    Velocity* vel;           // null: immovable (no Velocity, e.g. Frozen)
-    double inv_mass;         // 0: immovable
+    std::int64_t cx, cy;  // grid cell
+    Position* pos;        // valid until the next structural change (see version)
+    Velocity* vel;        // null: immovable (no Velocity, e.g. Frozen)
+    double inv_mass;      // 0: immovable
     double restitution;
 };
 
 struct collision_state {
-    std::vector<collision_body> bodies;  // sorted by grid bucket
+    std::vector<collision_body> bodies;                          // sorted by grid bucket
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // indices into bodies
-    std::vector<std::pair<ecs::entity_id, ecs::entity_id>> dropped;  // removed by the ghost filter (lower id first)
+    std::vector<std::pair<ecs::entity_id, ecs::entity_id>>
+        dropped;                             // removed by the ghost filter (lower id first)
     std::uint64_t tick = ~std::uint64_t{0};  // the tick the pairs belong to
     std::uint64_t version = 0;               // registry structure version the body pointers belong to
     // scratch, reused across ticks

@@ -8,7 +8,9 @@ namespace {
 constexpr double half_width = 20;
 constexpr double height = 24;
 
-json at(double x, double y) { return {{"Position", {{"x", x}, {"y", y}}}}; }
+json at(double x, double y) {
+    return {{"Position", {{"x", x}, {"y", y}}}};
+}
 json moving(double x, double y, double vx, double vy) {
     return {{"Position", {{"x", x}, {"y", y}}}, {"Velocity", {{"x", vx}, {"y", vy}}}};
 }
@@ -29,9 +31,9 @@ void populate_demo(World& w) {
                              {"Velocity", {{"x", 4}, {"y", 3}}},
                              {"Collider", {{"radius", 0.3}}},
                              {"Appearance", {{"name", "wisp"}}}});
-    w.define_prefab("tree", {{"Position", json::object()},
-                             {"Collider", {{"radius", 0.8}}},
-                             {"Appearance", {{"name", "tree"}}}});
+    w.define_prefab(
+        "tree",
+        {{"Position", json::object()}, {"Collider", {{"radius", 0.8}}}, {"Appearance", {{"name", "tree"}}}});
 
     // Trees stand on the ground; the player stands among them.
     for (const double x : {-15.0, -7.0, 6.0, 14.0}) w.spawn_prefab("tree", 1, at(x, 0.8));

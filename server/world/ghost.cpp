@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "world/collision.hpp"
-
 #include "world/systems.hpp"
 #include "world/world.hpp"
 

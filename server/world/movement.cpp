@@ -11,7 +11,9 @@ namespace {
 // Whatever the simulation reaches must load again: positions and velocities stay within the
 // ±1e15 every number field accepts (a body flung at 1e15 m/s would pass it in one tick).
 constexpr double limit = ecs::internal::max_number;
-inline double bounded(double v) noexcept { return std::clamp(v, -limit, limit); }
+inline double bounded(double v) noexcept {
+    return std::clamp(v, -limit, limit);
+}
 }  // namespace
 
 void keep_in_range(Position& p) noexcept {
@@ -52,7 +54,8 @@ void movement_system(World& w) {
 namespace {
 /// @brief Puts a coordinate that crossed an edge back on it and bounces its speed off the edge.
 /// `inward` is +1 for a lower edge (left, bottom) and -1 for an upper one.
-inline void keep_inside(double& p, double& v, double edge, double inward, double restitution, double rest_speed) {
+inline void keep_inside(double& p, double& v, double edge, double inward, double restitution,
+                        double rest_speed) {
     p = edge;
     if (v * inward >= 0) return;  // already moving back in
     v = -v * restitution;
@@ -72,7 +75,8 @@ void bounds_system(World& w) {
     reg.each<Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
         const auto slot = ecs::index_of(e);
         const double r = colliders.contains(slot) ? std::max(0.0, colliders.get(slot).radius) : 0.0;
-        const double bounce = bodies.contains(slot) ? bodies.get(slot).restitution : 1.0;  // as collision response
+        const double bounce =
+            bodies.contains(slot) ? bodies.get(slot).restitution : 1.0;  // as collision response
         if (b.left && p.x - r < *b.left) keep_inside(p.x, v.x, *b.left + r, +1, bounce, rest_x);
         if (b.right && p.x + r > *b.right) keep_inside(p.x, v.x, *b.right - r, -1, bounce, rest_x);
         if (b.bottom && p.y - r < *b.bottom) keep_inside(p.y, v.y, *b.bottom + r, +1, bounce, rest_y);
@@ -89,6 +93,8 @@ void lifetime_system(World& w) {
     });
 }
 
-void cleanup_system(World& w) { w.registry().end_tick(); }
+void cleanup_system(World& w) {
+    w.registry().end_tick();
+}
 
 }  // namespace ecsd::world

@@ -10,9 +10,13 @@
 namespace ecsd::world {
 
 namespace {
-entity_id target_of(entity_id caster, const MagicInput& in) { return in.target.id ? in.target.id : caster; }
+entity_id target_of(entity_id caster, const MagicInput& in) {
+    return in.target.id ? in.target.id : caster;
+}
 
-void require_alive(World& w, entity_id e) { w.registry().check(e); }
+void require_alive(World& w, entity_id e) {
+    w.registry().check(e);
+}
 
 /// @brief Destroys every entity with Health and AI.
 void kill_all_monsters(World& w, entity_id, const MagicInput&) {

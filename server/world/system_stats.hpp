@@ -9,7 +9,7 @@
 namespace ecsd::world {
 
 class system_stats {
-public:
+  public:
     void record(double ms) noexcept {
         last_ms_ = ms;
         samples_[runs_ % samples_.size()] = ms;
@@ -29,7 +29,7 @@ public:
         return copy[k];
     }
 
-private:
+  private:
     std::array<double, 256> samples_{};
     double last_ms_ = 0;
     std::uint64_t runs_ = 0;

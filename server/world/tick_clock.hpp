@@ -10,7 +10,7 @@
 namespace ecsd::world {
 
 class tick_clock {
-public:
+  public:
     using clock = std::chrono::steady_clock;
     static constexpr int max_catch_up = 4;
 
@@ -36,8 +36,9 @@ public:
     /// @brief How many ticks to run at `now` (at most max_catch_up); skips and counts the rest.
     [[nodiscard]] int due(clock::time_point now) noexcept {
         if (now < next_deadline()) return 0;
-        const auto behind = static_cast<std::uint64_t>(
-                                std::chrono::duration<double>(now - next_deadline()).count() * hz_) + 1;
+        const auto behind =
+            static_cast<std::uint64_t>(std::chrono::duration<double>(now - next_deadline()).count() * hz_) +
+            1;
         if (behind > static_cast<std::uint64_t>(max_catch_up)) {
             const std::uint64_t skip = behind - max_catch_up;
             skipped_ += skip;
@@ -52,7 +53,7 @@ public:
     [[nodiscard]] std::uint64_t skipped_ticks() const noexcept { return skipped_; }
     void set_skipped(std::uint64_t n) noexcept { skipped_ = n; }
 
-private:
+  private:
     double hz_ = 60;
     clock::duration period_{};
     clock::time_point origin_{};

@@ -8,8 +8,9 @@
 namespace ecsd::world {
 namespace {
 
-std::uint64_t hash_text(std::string_view s) noexcept { return std::hash<std::string_view>{}(s); }
-
+std::uint64_t hash_text(std::string_view s) noexcept {
+    return std::hash<std::string_view>{}(s);
+}
 
 void append_quoted(std::string& out, std::string_view name) {
     std::string text;
@@ -24,7 +25,8 @@ watch_entry watch_diff::expand(const watch_ref& r) const {
     watch_entry e{r.entity, r.what, r.died, {}, {}};
     if (r.what == watch_entry::kind::left) return e;
     const auto j = json::parse(std::string_view(body).substr(r.begin, r.end - r.begin));
-    for (const auto& [name, value] : j.at("components").items()) e.components.emplace_back(name, value.dump());
+    for (const auto& [name, value] : j.at("components").items())
+        e.components.emplace_back(name, value.dump());
     if (const auto it = j.find("removed"); it != j.end())
         for (const auto& n : *it) e.removed.push_back(n.get<std::string>());
     return e;
@@ -58,8 +60,8 @@ void write_entry(const watch_entry& e, std::string& out) {
     out += '}';
 }
 
-watch_view::watch_view(const World& w, const json& query, const std::optional<std::vector<std::string>>& fields,
-                       std::uint64_t every)
+watch_view::watch_view(const World& w, const json& query,
+                       const std::optional<std::vector<std::string>>& fields, std::uint64_t every)
     : terms_(w.parse_terms(query)), resolved_(w.registry().resolve(terms_)), every_(every == 0 ? 1 : every) {
     const auto& reg = w.registry();
     std::vector<std::string> names;
@@ -131,7 +133,8 @@ void watch_view::rebase(const World& w, std::string& out) {
     const auto& reg = w.registry();
     if (!fields_ && all_rows_.size() != reg.component_count()) {
         all_rows_.clear();
-        for (ecs::component_id c = 0; c < reg.component_count(); ++c) all_rows_.emplace_back(reg.storage(c).name(), c);
+        for (ecs::component_id c = 0; c < reg.component_count(); ++c)
+            all_rows_.emplace_back(reg.storage(c).name(), c);
         std::sort(all_rows_.begin(), all_rows_.end());
     }
     base_.clear();
@@ -171,7 +174,8 @@ std::shared_ptr<const watch_diff> watch_view::diff(const World& w) {
     const auto& reg = w.registry();
     if (!fields_ && all_rows_.size() != reg.component_count()) {
         all_rows_.clear();
-        for (ecs::component_id c = 0; c < reg.component_count(); ++c) all_rows_.emplace_back(reg.storage(c).name(), c);
+        for (ecs::component_id c = 0; c < reg.component_count(); ++c)
+            all_rows_.emplace_back(reg.storage(c).name(), c);
         std::sort(all_rows_.begin(), all_rows_.end());
     }
     ++round_;
@@ -219,7 +223,8 @@ std::shared_ptr<const watch_diff> watch_view::diff(const World& w) {
         const auto slot = ecs::index_of(e);
         for (const auto* r : rows) {
             const auto c = r->second;
-            const auto old = std::find_if(st.fields.begin(), st.fields.end(), [&](const field_hash& f) { return f.c == c; });
+            const auto old = std::find_if(st.fields.begin(), st.fields.end(),
+                                          [&](const field_hash& f) { return f.c == c; });
             const ecs::pool& p = reg.storage(c);
             // Not written since the last diff: the subscribers already have this value.
             if (old != st.fields.end() && p.tracks_writes() && p.stamp_at(p.index(slot)) < floor_) {
@@ -234,7 +239,8 @@ std::shared_ptr<const watch_diff> watch_view::diff(const World& w) {
         changed += '}';
         bool removed = false;
         for (const auto& f : st.fields) {
-            if (std::any_of(next.begin(), next.end(), [&](const field_hash& n) { return n.c == f.c; })) continue;
+            if (std::any_of(next.begin(), next.end(), [&](const field_hash& n) { return n.c == f.c; }))
+                continue;
             changed += removed ? "," : R"(,"removed":[)";
             removed = true;
             append_quoted(changed, reg.storage(f.c).name());
@@ -260,7 +266,8 @@ std::shared_ptr<const watch_diff> watch_view::diff(const World& w) {
     }
     floor_ = reg.epoch();
     if (entered_refs.empty() && changed_refs.empty() && gone.empty()) return nullptr;
-    std::sort(gone.begin(), gone.end(), [](const watch_ref& a, const watch_ref& b) { return a.entity < b.entity; });
+    std::sort(gone.begin(), gone.end(),
+              [](const watch_ref& a, const watch_ref& b) { return a.entity < b.entity; });
 
     auto d = std::make_shared<watch_diff>();
     d->tick = w.tick();

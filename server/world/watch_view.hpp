@@ -47,7 +47,9 @@ struct watch_diff {
     /// @brief One entity's part with its component texts (parsed back from the body: only
     /// subscribers that fell behind and single-entity streams need it).
     [[nodiscard]] watch_entry expand(const watch_ref& r) const;
-    [[nodiscard]] std::size_t bytes() const noexcept { return sizeof(*this) + body.capacity() + refs.capacity() * sizeof(watch_ref); }
+    [[nodiscard]] std::size_t bytes() const noexcept {
+        return sizeof(*this) + body.capacity() + refs.capacity() * sizeof(watch_ref);
+    }
 };
 
 /// @brief Writes the members of one entry as the notification lists carry them.
@@ -55,7 +57,7 @@ void write_entry(const watch_entry& e, std::string& out);
 
 /// @brief A watched query with its fields and the state last published.
 class watch_view {
-public:
+  public:
     /// @brief Parses and resolves; throws ecs_error (invalid_params, no_such_component) on bad input.
     /// Without fields, the view carries the components the query names (every component for `*`
     /// or a query that names none).
@@ -77,7 +79,7 @@ public:
     /// @brief Entities in the base.
     [[nodiscard]] std::size_t size() const noexcept { return base_.size(); }
 
-private:
+  private:
     struct field_hash {
         ecs::component_id c;
         std::uint64_t hash;
@@ -101,7 +103,7 @@ private:
     std::string key_;
     std::unordered_map<entity_id, entity_state> base_;
     std::uint32_t round_ = 0;
-    std::uint32_t floor_ = 0;  // registry epoch at the last diff: older stamps are already published
+    std::uint32_t floor_ = 0;    // registry epoch at the last diff: older stamps are already published
     std::vector<row> all_rows_;  // name/id of every component type, for views without fields
 };
 

@@ -31,7 +31,9 @@ void check_settings(const WorldSettings& s) {
 
 json WorldBounds::to_json() const {
     json out = json::object();
-    const auto put = [&](const char* key, const std::optional<double>& v) { out[key] = v ? json(*v) : json(nullptr); };
+    const auto put = [&](const char* key, const std::optional<double>& v) {
+        out[key] = v ? json(*v) : json(nullptr);
+    };
     put("left", left);
     put("right", right);
     put("bottom", bottom);
@@ -42,7 +44,8 @@ json WorldBounds::to_json() const {
 WorldBounds WorldBounds::from_json(const json& j) {
     if (j.is_null()) return {};
     if (!j.is_object())
-        throw ecs_error(reason::invalid_params, "bounds must be an object {left, right, bottom, top} of numbers");
+        throw ecs_error(reason::invalid_params,
+                        "bounds must be an object {left, right, bottom, top} of numbers");
     WorldBounds b;
     for (const auto& [key, value] : j.items()) {
         std::optional<double>* side = key == "left"     ? &b.left
@@ -51,17 +54,21 @@ WorldBounds WorldBounds::from_json(const json& j) {
                                       : key == "top"    ? &b.top
                                                         : nullptr;
         if (side == nullptr)
-            throw ecs_error(reason::invalid_params, "bounds: unknown side '" + key + "' (left, right, bottom, top)");
+            throw ecs_error(reason::invalid_params,
+                            "bounds: unknown side '" + key + "' (left, right, bottom, top)");
         if (value.is_null()) continue;  // open on that side
         if (!value.is_number() || !(std::fabs(value.get<double>()) <= ecs::internal::max_number))
-            throw ecs_error(reason::invalid_value, "bounds." + key + ": expected a number between -1e15 and 1e15 or null");
+            throw ecs_error(reason::invalid_value,
+                            "bounds." + key + ": expected a number between -1e15 and 1e15 or null");
         *side = value.get<double>();
     }
     return b;
 }
 
 World::World(WorldSettings settings)
-    : settings_(std::move(settings)), collision_(std::make_unique<collision_state>()), clock_(settings_.tick_hz) {
+    : settings_(std::move(settings)),
+      collision_(std::make_unique<collision_state>()),
+      clock_(settings_.tick_hz) {
     check_settings(settings_);
     [this]<typename... T>(type_list<T...>) { (reg_.register_component<T>(), ...); }(builtin_components{});
     // Movers walk Position and Velocity as two aligned packed arrays.
@@ -84,7 +91,8 @@ void World::install_builtin_systems() {
     add_system("cleanup", "cleanup", "*", cleanup_system);
 }
 
-void World::add_system(std::string name, std::string phase, std::string signature, std::function<void(World&)> run) {
+void World::add_system(std::string name, std::string phase, std::string signature,
+                       std::function<void(World&)> run) {
     system_def s;
     s.name = std::move(name);
     s.phase = std::move(phase);
@@ -119,8 +127,8 @@ void World::run_tick() {
         // At most one line a second, so a world that is always late does not flood the log.
         const auto now = clock::now();
         if (now - last_overrun_log_ >= std::chrono::seconds(1)) {
-            spdlog::warn("world '{}': tick {} took {:.2f} ms (budget {:.2f} ms); {} overruns in all", settings_.name,
-                         tick_, last_tick_ms_, 1000.0 / settings_.tick_hz, overruns_);
+            spdlog::warn("world '{}': tick {} took {:.2f} ms (budget {:.2f} ms); {} overruns in all",
+                         settings_.name, tick_, last_tick_ms_, 1000.0 / settings_.tick_hz, overruns_);
             last_overrun_log_ = now;
         }
     }
@@ -168,7 +176,8 @@ json World::info() const {
             {"spell_failures", [&] {
                  json out = json::array();
                  for (const auto& f : spell_failures_)
-                     out.push_back({{"tick", f.tick}, {"caster", f.caster}, {"spell", f.spell}, {"error", f.error}});
+                     out.push_back(
+                         {{"tick", f.tick}, {"caster", f.caster}, {"spell", f.spell}, {"error", f.error}});
                  return out;
              }()}};
 }
@@ -220,7 +229,8 @@ json World::list_systems() const {
 void World::set_system_enabled(const std::string& name, bool enabled) {
     auto& s = system(name);
     if (s.name == "cleanup" && !enabled)
-        throw ecs_error(reason::invalid_value, "cleanup cannot be disabled: deferred destruction depends on it");
+        throw ecs_error(reason::invalid_value,
+                        "cleanup cannot be disabled: deferred destruction depends on it");
     s.enabled = enabled;
 }
 

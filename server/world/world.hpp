@@ -12,8 +12,8 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ecs/registry.hpp"
@@ -80,7 +80,7 @@ struct spell_failure {
 };
 
 class World {
-public:
+  public:
     using clock = tick_clock::clock;
 
     explicit World(WorldSettings settings);
@@ -150,19 +150,22 @@ public:
     void despawn(entity_id e);
     /// @brief Destroys every listed entity, or none when one is not live; returns how many died.
     std::size_t despawn_many(std::span<const entity_id> ids);
-    [[nodiscard]] json get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const;
+    [[nodiscard]] json get_components(entity_id e,
+                                      const std::optional<std::vector<std::string>>& names) const;
     /// @brief The same object as get_components, written as JSON text (the hot read path).
-    void write_components(entity_id e, const std::optional<std::vector<std::string>>& names, ecs::json_text& w) const;
+    void write_components(entity_id e, const std::optional<std::vector<std::string>>& names,
+                          ecs::json_text& w) const;
     void insert_components(entity_id e, const json& components);
-    void mutate_component(entity_id e, const std::string& component, const std::string& path, const json& value);
+    void mutate_component(entity_id e, const std::string& component, const std::string& path,
+                          const json& value);
     void remove_components(entity_id e, const std::vector<std::string>& names);
     /// @brief Entities matching the query (text or {all, any, none, added, changed, removed}),
     /// with the requested fields: {"entities": [{"entity": id, "components": {...}}], "total": n}.
     [[nodiscard]] json query(const json& query, const std::optional<std::vector<std::string>>& fields,
                              std::size_t limit, std::size_t offset) const;
     /// @brief The same result as query(), written as JSON text (what world.query sends).
-    void write_query(const json& query, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
-                     std::size_t offset, ecs::json_text& w) const;
+    void write_query(const json& query, const std::optional<std::vector<std::string>>& fields,
+                     std::size_t limit, std::size_t offset, ecs::json_text& w) const;
     /// @brief A query (text or object) parsed into terms, with what near() implies added.
     [[nodiscard]] ecs::query_terms parse_terms(const json& query) const;
     /// @brief Calls f for every entity matching the query, in id order (near() applied here:
@@ -192,13 +195,15 @@ public:
         settings_.gravity_y = y;
     }
 
-private:
-    void add_system(std::string name, std::string phase, std::string signature, std::function<void(World&)> run);
+  private:
+    void add_system(std::string name, std::string phase, std::string signature,
+                    std::function<void(World&)> run);
     void add_spell(std::string name, std::string description, spell_fn fn);
     void install_builtin_systems();
     void install_builtin_spells();
     /// @brief Resolves and validates {Name: value}; throws before anything changes.
-    [[nodiscard]] std::vector<std::pair<ecs::component_id, const json*>> resolve_components(const json& components) const;
+    [[nodiscard]] std::vector<std::pair<ecs::component_id, const json*>> resolve_components(
+        const json& components) const;
     void check_capacity(std::size_t more) const;
     /// @brief Throws invalid_value when `components` gives `self` a Name another live entity has,
     /// or one already in `taken` (names of the same batch, added to as it goes).

@@ -17,10 +17,12 @@ namespace {
 constexpr std::size_t max_prefabs = 1024;
 
 std::vector<std::string> string_list(const json& j, const char* what) {
-    if (!j.is_array()) throw ecs_error(reason::invalid_params, std::string(what) + " must be an array of names");
+    if (!j.is_array())
+        throw ecs_error(reason::invalid_params, std::string(what) + " must be an array of names");
     std::vector<std::string> out;
     for (const auto& item : j) {
-        if (!item.is_string()) throw ecs_error(reason::invalid_params, std::string(what) + " must be an array of names");
+        if (!item.is_string())
+            throw ecs_error(reason::invalid_params, std::string(what) + " must be an array of names");
         out.push_back(item.get<std::string>());
     }
     return out;
@@ -33,14 +35,16 @@ ecs::near_term near_from_json(const json& v) {
             throw ecs_error(reason::invalid_params, std::string("query.near.") + k + " must be a number");
         return it->get<double>();
     };
-    if (!v.is_object()) throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
+    if (!v.is_object())
+        throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
     ecs::near_term n;
     if (v.contains("entity")) {
         if (!v["entity"].is_number_unsigned() || v.size() != 2)
             throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
         n.entity = v["entity"].get<std::uint64_t>();
     } else {
-        if (v.size() != 3) throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
+        if (v.size() != 3)
+            throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
         n.x = number("x");
         n.y = number("y");
     }
@@ -51,20 +55,25 @@ ecs::near_term near_from_json(const json& v) {
 
 /// @brief {"where": [{"field": "Health.hp", "op": "<", "value": 50}]}, the object form of value filters.
 std::vector<ecs::value_filter> filters_from_json(const json& list) {
-    if (!list.is_array()) throw ecs_error(reason::invalid_params, "query.where must be an array of {field, op, value}");
+    if (!list.is_array())
+        throw ecs_error(reason::invalid_params, "query.where must be an array of {field, op, value}");
     std::vector<ecs::value_filter> out;
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& item = list[i];
         const std::string where = "query.where[" + std::to_string(i) + "]";
         if (!item.is_object() || item.size() != 3 || !item.contains("field") || !item.contains("op") ||
             !item.contains("value") || !item["field"].is_string() || !item["op"].is_string())
-            throw ecs_error(reason::invalid_params, where + " must be {\"field\": \"Component.field\", \"op\": \"<\", \"value\": 50}");
+            throw ecs_error(
+                reason::invalid_params,
+                where + " must be {\"field\": \"Component.field\", \"op\": \"<\", \"value\": 50}");
         const auto path = item["field"].get<std::string>();
         const auto dot = path.rfind('.');
         if (dot == std::string::npos || dot == 0 || dot + 1 == path.size())
             throw ecs_error(reason::invalid_params, where + ".field must be Component.field, e.g. Health.hp");
-        ecs::value_filter f{path.substr(0, dot), path.substr(dot + 1), item["op"].get<std::string>(), item["value"]};
-        if (const auto problem = ecs::filter_problem(f)) throw ecs_error(reason::invalid_params, where + ": " + *problem);
+        ecs::value_filter f{path.substr(0, dot), path.substr(dot + 1), item["op"].get<std::string>(),
+                            item["value"]};
+        if (const auto problem = ecs::filter_problem(f))
+            throw ecs_error(reason::invalid_params, where + ": " + *problem);
         out.push_back(std::move(f));
     }
     return out;
@@ -73,18 +82,28 @@ std::vector<ecs::value_filter> filters_from_json(const json& list) {
 ecs::query_terms terms_from_json(const json& q) {
     if (q.is_string()) return ecs::parse_query(q.get<std::string>());
     if (!q.is_object())
-        throw ecs_error(reason::invalid_params, "query must be a string or an object {all, any, none, optional, added, changed, removed, died, near, where}");
+        throw ecs_error(reason::invalid_params,
+                        "query must be a string or an object {all, any, none, optional, added, changed, "
+                        "removed, died, near, where}");
     ecs::query_terms t;
     for (const auto& [key, value] : q.items()) {
-        if (key == "all") t.all = string_list(value, "query.all");
-        else if (key == "any") t.any.push_back(string_list(value, "query.any"));
-        else if (key == "none") t.none = string_list(value, "query.none");
-        else if (key == "optional") t.optional = string_list(value, "query.optional");
-        else if (key == "added") t.added = string_list(value, "query.added");
-        else if (key == "changed") t.changed = string_list(value, "query.changed");
-        else if (key == "removed") t.removed = string_list(value, "query.removed");
+        if (key == "all")
+            t.all = string_list(value, "query.all");
+        else if (key == "any")
+            t.any.push_back(string_list(value, "query.any"));
+        else if (key == "none")
+            t.none = string_list(value, "query.none");
+        else if (key == "optional")
+            t.optional = string_list(value, "query.optional");
+        else if (key == "added")
+            t.added = string_list(value, "query.added");
+        else if (key == "changed")
+            t.changed = string_list(value, "query.changed");
+        else if (key == "removed")
+            t.removed = string_list(value, "query.removed");
         else if (key == "died") {
-            if (!value.is_boolean()) throw ecs_error(reason::invalid_params, "query.died must be true or false");
+            if (!value.is_boolean())
+                throw ecs_error(reason::invalid_params, "query.died must be true or false");
             t.died = value.get<bool>();
         } else if (key == "near") {
             t.near = near_from_json(value);
@@ -99,7 +118,8 @@ ecs::query_terms terms_from_json(const json& q) {
 }
 }  // namespace
 
-std::vector<std::pair<ecs::component_id, const json*>> World::resolve_components(const json& components) const {
+std::vector<std::pair<ecs::component_id, const json*>> World::resolve_components(
+    const json& components) const {
     if (!components.is_object())
         throw ecs_error(reason::invalid_params, "components must be an object {\"Name\": value}");
     std::vector<std::pair<ecs::component_id, const json*>> out;
@@ -108,7 +128,8 @@ std::vector<std::pair<ecs::component_id, const json*>> World::resolve_components
         // Contacts name other entities and are rewritten every tick by collision detection: a
         // client's list could only name the dead or be overwritten, so clients cannot write it.
         if (c == reg_.id_of<Contacts>() && !ecs::internal::restoring())
-            throw ecs_error(reason::invalid_value, "Contacts is written by collision detection each tick, not by clients");
+            throw ecs_error(reason::invalid_value,
+                            "Contacts is written by collision detection each tick, not by clients");
         reg_.storage(c).validate(value);
         out.emplace_back(c, &value);
     }
@@ -148,9 +169,11 @@ void World::check_name(const json& components, entity_id self, std::vector<std::
     const entity_id owner = find_named(name);
     const bool in_batch = taken && std::find(taken->begin(), taken->end(), name) != taken->end();
     if ((owner != 0 && owner != self) || in_batch)
-        throw ecs_error(reason::invalid_value, "Name '" + name + "' is taken" +
-                                                   (owner != 0 && owner != self ? " by entity " + std::to_string(owner) : " in this request") +
-                                                   ": names are unique in a world");
+        throw ecs_error(
+            reason::invalid_value,
+            "Name '" + name + "' is taken" +
+                (owner != 0 && owner != self ? " by entity " + std::to_string(owner) : " in this request") +
+                ": names are unique in a world");
     if (taken) taken->push_back(name);
 }
 
@@ -171,7 +194,8 @@ void World::add_required(entity_id e) {
 }
 
 std::vector<entity_id> World::spawn_many(const json& list) {
-    if (!list.is_array()) throw ecs_error(reason::invalid_params, "entities must be an array of component objects");
+    if (!list.is_array())
+        throw ecs_error(reason::invalid_params, "entities must be an array of component objects");
     std::vector<std::vector<std::pair<ecs::component_id, const json*>>> all;
     all.reserve(list.size());
     std::vector<std::string> names;
@@ -192,14 +216,15 @@ std::vector<entity_id> World::spawn_many(const json& list) {
     return ids;
 }
 
-void World::despawn(entity_id e) { reg_.destroy(e); }
+void World::despawn(entity_id e) {
+    reg_.destroy(e);
+}
 
 std::size_t World::despawn_many(std::span<const entity_id> ids) {
     const std::size_t before = reg_.size();
     reg_.destroy(ids);
     return before - reg_.size();
 }
-
 
 namespace {
 /// @brief A component to write: its name (the key) and id.
@@ -213,16 +238,15 @@ void sort_rows(std::vector<component_row>& rows) {
 
 std::vector<component_row> rows_of(const ecs::registry& reg, entity_id e) {
     std::vector<component_row> rows;
-    reg.entities().for_each_component(ecs::index_of(e), [&](ecs::component_id c) {
-        rows.emplace_back(reg.storage(c).name(), c);
-    });
+    reg.entities().for_each_component(
+        ecs::index_of(e), [&](ecs::component_id c) { rows.emplace_back(reg.storage(c).name(), c); });
     sort_rows(rows);
     return rows;
 }
 
 /// @brief Writes {"Name": value, ...} for the rows (skipping those the entity lacks when asked to).
-void write_object(const ecs::registry& reg, entity_id e, const std::vector<component_row>& rows, bool only_present,
-                  ecs::json_text& w) {
+void write_object(const ecs::registry& reg, entity_id e, const std::vector<component_row>& rows,
+                  bool only_present, ecs::json_text& w) {
     w.raw("{");
     bool first = true;
     for (const auto& [name, c] : rows) {
@@ -270,11 +294,13 @@ void World::insert_components(entity_id e, const json& components) {
     add_required(e);
 }
 
-void World::mutate_component(entity_id e, const std::string& component, const std::string& path, const json& value) {
+void World::mutate_component(entity_id e, const std::string& component, const std::string& path,
+                             const json& value) {
     reg_.check(e);
     const auto c = reg_.component_by_name(component);
     if (c == reg_.id_of<Contacts>())
-        throw ecs_error(reason::invalid_value, "Contacts is written by collision detection each tick, not by clients");
+        throw ecs_error(reason::invalid_value,
+                        "Contacts is written by collision detection each tick, not by clients");
     std::string field = path;
     if (!field.empty() && field.front() == '/') field.erase(0, 1);  // accept a JSON pointer to a field
     if (field.empty() || field.find('/') != std::string::npos)
@@ -297,8 +323,8 @@ void World::remove_components(entity_id e, const std::vector<std::string>& names
     for (auto c : ids) reg_.remove(e, c);
 }
 
-void World::write_query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
-                        std::size_t offset, ecs::json_text& w) const {
+void World::write_query(const json& q, const std::optional<std::vector<std::string>>& fields,
+                        std::size_t limit, std::size_t offset, ecs::json_text& w) const {
     // Everything that can fail happens before the first byte is written.
     const auto terms = parse_terms(q);
     const auto resolved = reg_.resolve(terms);
@@ -342,10 +368,14 @@ ecs::query_terms World::parse_terms(const json& q) const {
         terms.all.emplace_back("Position");
     // A value filter reads its component: only entities that have it can pass; its field must exist.
     for (const auto& f : terms.where) {
-        if (std::find(terms.all.begin(), terms.all.end(), f.component) == terms.all.end()) terms.all.push_back(f.component);
+        if (std::find(terms.all.begin(), terms.all.end(), f.component) == terms.all.end())
+            terms.all.push_back(f.component);
         const auto fields = reg_.storage(reg_.component_by_name(f.component)).schema_fields();
-        const bool known = std::any_of(fields.begin(), fields.end(), [&](const json& d) { return d.value("name", "") == f.field; });
-        if (!known) throw ecs_error(reason::invalid_params, "query: " + f.component + " has no field '" + f.field + "'");
+        const bool known = std::any_of(fields.begin(), fields.end(),
+                                       [&](const json& d) { return d.value("name", "") == f.field; });
+        if (!known)
+            throw ecs_error(reason::invalid_params,
+                            "query: " + f.component + " has no field '" + f.field + "'");
     }
     return terms;
 }
@@ -360,7 +390,8 @@ void World::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
     if (!terms.where.empty()) {
         // Value filters wrap the walk: ids of the filtered components are resolved once per call.
         std::vector<std::pair<const ecs::pool*, const ecs::value_filter*>> checks;
-        for (const auto& w : terms.where) checks.emplace_back(&reg_.storage(reg_.component_by_name(w.component)), &w);
+        for (const auto& w : terms.where)
+            checks.emplace_back(&reg_.storage(reg_.component_by_name(w.component)), &w);
         ecs::query_terms rest = terms;
         rest.where.clear();
         for_each_match(rest, resolved, [&](entity_id e) {
@@ -417,12 +448,15 @@ json World::list_components(std::optional<entity_id> e) const {
     json out = json::array();
     for (ecs::component_id c = 0; c < reg_.component_count(); ++c) {
         const auto& p = reg_.storage(c);
-        const char* kind = p.kind() == ecs::storage_kind::tag ? "tag"
-                           : p.kind() == ecs::storage_kind::typed ? "builtin" : "runtime";
+        const char* kind = p.kind() == ecs::storage_kind::tag     ? "tag"
+                           : p.kind() == ecs::storage_kind::typed ? "builtin"
+                                                                  : "runtime";
         if (p.kind() == ecs::storage_kind::tag &&
-            std::any_of(runtime_defs_.begin(), runtime_defs_.end(), [&](const auto& d) { return d.first == p.name(); }))
+            std::any_of(runtime_defs_.begin(), runtime_defs_.end(),
+                        [&](const auto& d) { return d.first == p.name(); }))
             kind = "runtime_tag";
-        out.push_back({{"name", p.name()}, {"kind", kind}, {"fields", p.schema_fields()}, {"count", p.size()}});
+        out.push_back(
+            {{"name", p.name()}, {"kind", kind}, {"fields", p.schema_fields()}, {"count", p.size()}});
     }
     return out;
 }
@@ -443,7 +477,10 @@ json World::describe(entity_id e) const {
     return {{"entity", e},
             {"components", get_components(e, std::nullopt)},
             {"systems", std::move(systems)},
-            {"changes", {{"added", names(changes.added)}, {"changed", names(changes.changed)}, {"removed", names(changes.removed)}}}};
+            {"changes",
+             {{"added", names(changes.added)},
+              {"changed", names(changes.changed)},
+              {"removed", names(changes.removed)}}}};
 }
 
 void World::register_component(const std::string& name, const json& fields) {
@@ -457,17 +494,21 @@ void World::register_component(const std::string& name, const json& fields) {
 }
 
 void World::define_prefab(const std::string& name, const json& components) {
-    if (name.empty() || name.size() > 64) throw ecs_error(reason::invalid_value, "prefab names are 1 to 64 characters");
+    if (name.empty() || name.size() > 64)
+        throw ecs_error(reason::invalid_value, "prefab names are 1 to 64 characters");
     (void)resolve_components(components);
     if (!prefabs_.count(name) && prefabs_.size() >= max_prefabs)
-        throw ecs_error(reason::limit_reached, "at most " + std::to_string(max_prefabs) + " prefabs per world");
+        throw ecs_error(reason::limit_reached,
+                        "at most " + std::to_string(max_prefabs) + " prefabs per world");
     prefabs_[name] = components;
 }
 
-std::vector<entity_id> World::spawn_prefab(const std::string& name, std::size_t count, const json& overrides) {
+std::vector<entity_id> World::spawn_prefab(const std::string& name, std::size_t count,
+                                           const json& overrides) {
     const auto it = prefabs_.find(name);
     if (it == prefabs_.end()) throw ecs_error(reason::no_such_prefab, "no prefab named '" + name + "'");
-    if (count > 100'000) throw ecs_error(reason::limit_reached, "spawn_prefab makes at most 100000 entities per call");
+    if (count > 100'000)
+        throw ecs_error(reason::limit_reached, "spawn_prefab makes at most 100000 entities per call");
     if (!overrides.is_null() && !overrides.is_object())
         throw ecs_error(reason::invalid_params, "overrides must be an object {\"Name\": value}");
     // Overrides merge field by field into the prefab's values (a new component is added whole).

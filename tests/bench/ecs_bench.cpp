@@ -3,7 +3,8 @@
 //   build/release/bin/ecs_bench --benchmark_repetitions=7 --benchmark_report_aggregates_only=true
 // Cases: create, update (owning group, the systems' path), update_view (smallest
 // pool + lookups), update_members (a watched member set + lookups), add_remove,
-// destroy (one batch call) and destroy_each; the *_tracked variants keep per-value write stamps for changed().
+// destroy (one batch call) and destroy_each; the *_tracked variants keep per-value write stamps for
+// changed().
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -11,23 +12,32 @@
 #include "ecs/registry.hpp"
 
 namespace {
-struct Position { float x = 0, y = 0; };
-struct Velocity { float x = 0, y = 0; };
-struct Mass { float kg = 1; };
+struct Position {
+    float x = 0, y = 0;
+};
+struct Velocity {
+    float x = 0, y = 0;
+};
+struct Mass {
+    float kg = 1;
+};
 constexpr std::size_t entity_count = 1'000'000;
 constexpr float dt = 1.0f / 60.0f;
 }  // namespace
 
 namespace ecsd::ecs {
-template <> struct component_traits<Position> {
+template <>
+struct component_traits<Position> {
     static constexpr const char* name = "Position";
     static constexpr auto fields = std::make_tuple(field("x", &Position::x), field("y", &Position::y));
 };
-template <> struct component_traits<Velocity> {
+template <>
+struct component_traits<Velocity> {
     static constexpr const char* name = "Velocity";
     static constexpr auto fields = std::make_tuple(field("x", &Velocity::x), field("y", &Velocity::y));
 };
-template <> struct component_traits<Mass> {
+template <>
+struct component_traits<Mass> {
     static constexpr const char* name = "Mass";
     static constexpr auto fields = std::make_tuple(field("kg", &Mass::kg));
 };
@@ -83,9 +93,15 @@ void create(benchmark::State& state, bool tracked, bool reserve) {
     }
     state.counters["bytes_per_entity"] = bytes;
 }
-void BM_create(benchmark::State& state) { create(state, false, true); }
-void BM_create_unreserved(benchmark::State& state) { create(state, false, false); }
-void BM_create_tracked(benchmark::State& state) { create(state, true, true); }
+void BM_create(benchmark::State& state) {
+    create(state, false, true);
+}
+void BM_create_unreserved(benchmark::State& state) {
+    create(state, false, false);
+}
+void BM_create_tracked(benchmark::State& state) {
+    create(state, true, true);
+}
 
 void update(benchmark::State& state, layout l, bool tracked) {
     auto reg = make_world(l, tracked);
@@ -97,9 +113,15 @@ void update(benchmark::State& state, layout l, bool tracked) {
     }
     state.counters["bytes_per_entity"] = static_cast<double>(reg->memory_bytes()) / entity_count;
 }
-void BM_update(benchmark::State& state) { update(state, layout::group, false); }
-void BM_update_tracked(benchmark::State& state) { update(state, layout::group, true); }
-void BM_update_view(benchmark::State& state) { update(state, layout::plain, false); }
+void BM_update(benchmark::State& state) {
+    update(state, layout::group, false);
+}
+void BM_update_tracked(benchmark::State& state) {
+    update(state, layout::group, true);
+}
+void BM_update_view(benchmark::State& state) {
+    update(state, layout::plain, false);
+}
 
 // A system that walks its own member set and looks both components up (the classic ECS article's way).
 void BM_update_members(benchmark::State& state) {
@@ -150,8 +172,12 @@ void destroy_all(benchmark::State& state, bool batch) {
         state.ResumeTiming();
     }
 }
-void BM_destroy(benchmark::State& state) { destroy_all(state, true); }
-void BM_destroy_each(benchmark::State& state) { destroy_all(state, false); }
+void BM_destroy(benchmark::State& state) {
+    destroy_all(state, true);
+}
+void BM_destroy_each(benchmark::State& state) {
+    destroy_all(state, false);
+}
 }  // namespace
 
 BENCHMARK(BM_create)->Name("create")->Unit(benchmark::kMillisecond)->UseRealTime();

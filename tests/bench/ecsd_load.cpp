@@ -8,22 +8,21 @@
 //
 // --method takes a preset (ping, get, get_missing, mutate, query, spawn; the world's entities are
 // set up first) or any method name with --params.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
-#include <cstring>
+#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <asio.hpp>
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -53,10 +52,15 @@ struct tally {
 
 /// @brief One connection: keeps `depth` requests in flight, one write at a time.
 class load_connection : public std::enable_shared_from_this<load_connection> {
-public:
+  public:
     load_connection(asio::io_context& io, const std::string& line, int depth, tally& t,
                     const clock_type::time_point& measure_from, const std::atomic<bool>& stopping)
-        : socket_(io), line_(line + "\n"), depth_(depth), tally_(t), measure_from_(measure_from), stopping_(stopping) {}
+        : socket_(io),
+          line_(line + "\n"),
+          depth_(depth),
+          tally_(t),
+          measure_from_(measure_from),
+          stopping_(stopping) {}
 
     void start(const asio::ip::tcp::endpoint& ep) {
         socket_.connect(ep);
@@ -66,7 +70,7 @@ public:
         read();
     }
 
-private:
+  private:
     void queue_request() {
         pending_ += line_;
         ++queued_;
@@ -81,18 +85,20 @@ private:
         const auto now = clock_type::now();
         sent_.insert(sent_.end(), queued_, now);
         queued_ = 0;
-        asio::async_write(socket_, asio::buffer(in_write_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-            self->writing_ = false;
-            if (ec) return;
-            self->write();
-        });
+        asio::async_write(socket_, asio::buffer(in_write_),
+                          [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+                              self->writing_ = false;
+                              if (ec) return;
+                              self->write();
+                          });
     }
 
     void read() {
-        socket_.async_read_some(asio::buffer(buf_), [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
-            if (ec) return;
-            self->on_data(n);
-        });
+        socket_.async_read_some(asio::buffer(buf_),
+                                [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
+                                    if (ec) return;
+                                    self->on_data(n);
+                                });
     }
 
     void on_data(std::size_t n) {
@@ -100,9 +106,11 @@ private:
         const char* p = buf_.data();
         const char* end = p + n;
         while (p < end) {
-            const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+            const char* nl =
+                static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
             const std::size_t take = static_cast<std::size_t>((nl ? nl : end) - p);
-            if (line_head_.size() < 64) line_head_.append(p, std::min<std::size_t>(take, 64 - line_head_.size()));
+            if (line_head_.size() < 64)
+                line_head_.append(p, std::min<std::size_t>(take, 64 - line_head_.size()));
             if (!nl) break;
             finish_line(now);
             p = nl + 1;
@@ -181,9 +189,10 @@ struct workload {
 
 json spawn_params(const std::string& world) {
     return {{"world", world},
-            {"components", {{"Position", {{"x", 1.0}, {"y", 2.0}}},
-                            {"Velocity", {{"x", 0.5}, {"y", 0.0}}},
-                            {"Health", {{"hp", 100}, {"max", 100}}}}}};
+            {"components",
+             {{"Position", {{"x", 1.0}, {"y", 2.0}}},
+              {"Velocity", {{"x", 0.5}, {"y", 0.0}}},
+              {"Health", {{"hp", 100}, {"max", 100}}}}}};
 }
 
 json spawn_one(const asio::ip::tcp::endpoint& ep, const std::string& world) {
@@ -209,7 +218,11 @@ workload make_workload(const asio::ip::tcp::endpoint& ep, const options& o) {
     }
     if (m == "mutate") {
         return {"world.mutate_components",
-                {{"world", w}, {"entity", spawn_one(ep, w)}, {"component", "Position"}, {"path", "x"}, {"value", 3.5}},
+                {{"world", w},
+                 {"entity", spawn_one(ep, w)},
+                 {"component", "Position"},
+                 {"path", "x"},
+                 {"value", 3.5}},
                 false};
     }
     if (m == "query") {
@@ -238,8 +251,12 @@ int main(int argc, char** argv) {
     CLI::App app{"ecsd_load: load generator for ecsd (like redis-benchmark)"};
     app.add_option("--host", o.host, "server address")->capture_default_str();
     app.add_option("--port", o.port, "server port")->capture_default_str();
-    app.add_option("-c,--connections", o.connections, "parallel connections")->capture_default_str()->check(CLI::Range(1, 10000));
-    app.add_option("-P,--pipeline", o.pipeline, "requests in flight per connection")->capture_default_str()->check(CLI::Range(1, 4096));
+    app.add_option("-c,--connections", o.connections, "parallel connections")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000));
+    app.add_option("-P,--pipeline", o.pipeline, "requests in flight per connection")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
     app.add_option("-m,--method", o.method,
                    "a preset: ping, get (world.get_components of a spawned entity), get_missing (of a "
                    "despawned one: every answer an error), mutate (world.mutate_components), query (a "
@@ -247,8 +264,12 @@ int main(int argc, char** argv) {
                    "--params. Default: get when the server has world methods, else ping");
     app.add_option("--params", o.params, "params object (JSON) for a method named by --method");
     app.add_option("--world", o.world, "world for world.* methods")->capture_default_str();
-    app.add_option("-d,--duration", o.duration, "seconds measured")->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--warmup", o.warmup, "seconds run before measuring")->capture_default_str()->check(CLI::NonNegativeNumber);
+    app.add_option("-d,--duration", o.duration, "seconds measured")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--warmup", o.warmup, "seconds run before measuring")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--threads", o.threads, "client threads")->capture_default_str()->check(CLI::Range(1, 64));
     app.add_flag("--json", o.as_json, "print one JSON object of figures");
     CLI11_PARSE(app, argc, argv);
@@ -271,8 +292,10 @@ int main(int argc, char** argv) {
 
     std::atomic<bool> stopping{false};
     const auto started = clock_type::now();
-    const auto measure_from = started + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(o.warmup));
-    const auto measure_to = measure_from + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(o.duration));
+    const auto measure_from =
+        started + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(o.warmup));
+    const auto measure_to = measure_from + std::chrono::duration_cast<clock_type::duration>(
+                                               std::chrono::duration<double>(o.duration));
 
     std::vector<std::unique_ptr<asio::io_context>> ios;
     std::vector<tally> tallies(static_cast<std::size_t>(o.threads));
@@ -280,7 +303,8 @@ int main(int argc, char** argv) {
     try {
         for (int i = 0; i < o.connections; ++i) {
             const auto t = static_cast<std::size_t>(i % o.threads);
-            auto c = std::make_shared<load_connection>(*ios[t], line, o.pipeline, tallies[t], measure_from, stopping);
+            auto c = std::make_shared<load_connection>(*ios[t], line, o.pipeline, tallies[t], measure_from,
+                                                       stopping);
             c->start(ep);
         }
     } catch (const std::exception& e) {
@@ -308,10 +332,12 @@ int main(int argc, char** argv) {
     const auto p50 = percentile(all.latencies_us, 50);
     const auto p99 = percentile(all.latencies_us, 99);
     const auto p999 = percentile(all.latencies_us, 99.9);
-    const auto max = all.latencies_us.empty() ? 0U : *std::max_element(all.latencies_us.begin(), all.latencies_us.end());
+    const auto max =
+        all.latencies_us.empty() ? 0U : *std::max_element(all.latencies_us.begin(), all.latencies_us.end());
     // Negative when the server does not report its CPU (an older ecsd).
-    const double cpu_us =
-        cpu_to < 0 || all.responses == 0 ? -1 : (cpu_to - cpu_from) * 1e6 / static_cast<double>(all.responses);
+    const double cpu_us = cpu_to < 0 || all.responses == 0
+                              ? -1
+                              : (cpu_to - cpu_from) * 1e6 / static_cast<double>(all.responses);
     if (o.as_json) {
         std::printf("%s\n", json{{"host", o.host},
                                  {"port", o.port},
@@ -328,14 +354,16 @@ int main(int argc, char** argv) {
                                 .dump()
                                 .c_str());
     } else {
-        std::printf("ecsd_load %s:%u  method %s  connections %d  pipeline %d  threads %d  %.1f s\n", o.host.c_str(),
-                    o.port, method.c_str(), o.connections, o.pipeline, o.threads, o.duration);
-        std::printf("  %llu requests, %.0f requests/s, %llu errors\n", static_cast<unsigned long long>(all.responses), rps,
+        std::printf("ecsd_load %s:%u  method %s  connections %d  pipeline %d  threads %d  %.1f s\n",
+                    o.host.c_str(), o.port, method.c_str(), o.connections, o.pipeline, o.threads, o.duration);
+        std::printf("  %llu requests, %.0f requests/s, %llu errors\n",
+                    static_cast<unsigned long long>(all.responses), rps,
                     static_cast<unsigned long long>(all.errors));
-        std::printf("  latency p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", p50 / 1000.0, p99 / 1000.0,
-                    p999 / 1000.0, max / 1000.0);
+        std::printf("  latency p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms\n", p50 / 1000.0,
+                    p99 / 1000.0, p999 / 1000.0, max / 1000.0);
         if (cpu_us >= 0) std::printf("  server CPU %.2f us per request\n", cpu_us);
     }
     std::fflush(stdout);
-    std::_Exit(all.errors == 0 || work.errors_expected ? 0 : 2);  // skip tearing down connections still in flight
+    std::_Exit(all.errors == 0 || work.errors_expected ? 0
+                                                       : 2);  // skip tearing down connections still in flight
 }

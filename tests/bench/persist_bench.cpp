@@ -1,16 +1,16 @@
 // Snapshot benchmark (issue 7): save and load time and file size for a world of N entities
 // (default 1,000,000) with Position and Velocity. Run from a Release build:
 //   build/release/bin/persist_bench [--entities N] [--dir DIR] [--json]
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "persist/atomic_file.hpp"
 #include "persist/snapshot.hpp"
@@ -29,9 +29,12 @@ int main(int argc, char** argv) {
     std::filesystem::path dir = std::filesystem::temp_directory_path() / "ecsd_persist_bench";
     bool as_json = false;
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--entities") == 0 && i + 1 < argc) n = std::stoul(argv[++i]);
-        else if (std::strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
-        else if (std::strcmp(argv[i], "--json") == 0) as_json = true;
+        if (std::strcmp(argv[i], "--entities") == 0 && i + 1 < argc)
+            n = std::stoul(argv[++i]);
+        else if (std::strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+            dir = argv[++i];
+        else if (std::strcmp(argv[i], "--json") == 0)
+            as_json = true;
         else {
             std::fprintf(stderr, "usage: persist_bench [--entities N] [--dir DIR] [--json]\n");
             return 2;
@@ -48,7 +51,8 @@ int main(int argc, char** argv) {
     auto& reg = w.registry();
     for (std::size_t i = 0; i < n; ++i) {
         const auto e = reg.create();
-        reg.emplace<world::Position>(e, {static_cast<double>(i % 1000) * 0.5, static_cast<double>(i / 1000) * 0.25});
+        reg.emplace<world::Position>(
+            e, {static_cast<double>(i % 1000) * 0.5, static_cast<double>(i / 1000) * 0.25});
         reg.emplace<world::Velocity>(e, {1.5, -0.25});
     }
     const auto hash_before = w.state_hash();
@@ -85,8 +89,10 @@ int main(int argc, char** argv) {
         std::puts(out.dump().c_str());
     } else {
         std::printf("%zu entities: snapshot %.1f MB\n", n, static_cast<double>(text.size()) / 1e6);
-        std::printf("save %.0f ms (serialize %.0f, write+fsync %.0f)\n", serialize_ms + write_ms, serialize_ms, write_ms);
-        std::printf("load %.0f ms (read+parse %.0f, rebuild %.0f)\n", parse_ms + rebuild_ms, parse_ms, rebuild_ms);
+        std::printf("save %.0f ms (serialize %.0f, write+fsync %.0f)\n", serialize_ms + write_ms,
+                    serialize_ms, write_ms);
+        std::printf("load %.0f ms (read+parse %.0f, rebuild %.0f)\n", parse_ms + rebuild_ms, parse_ms,
+                    rebuild_ms);
         std::printf("state hash equal after load: %s\n", same ? "yes" : "NO");
     }
     return same ? 0 : 1;

@@ -3,18 +3,18 @@
 //   colliders: 10k and 100k circles (radius 0.5) on a jittered grid 0.9 m apart,
 //              so each touches a few neighbours, with collision detection and response.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N]
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "world/collision.hpp"
 #include "world/world.hpp"
@@ -35,12 +35,15 @@ figures measure(World& w, int ticks) {
     for (int i = 0; i < ticks; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         w.run_tick();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     double sum = 0;
     for (double m : ms) sum += m;
     std::sort(ms.begin(), ms.end());
-    const auto at = [&](double q) { return ms[static_cast<std::size_t>(q * static_cast<double>(ms.size() - 1))]; };
+    const auto at = [&](double q) {
+        return ms[static_cast<std::size_t>(q * static_cast<double>(ms.size() - 1))];
+    };
     return {at(0.5), at(0.99), sum / static_cast<double>(ms.size())};
 }
 

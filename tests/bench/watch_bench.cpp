@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -35,15 +36,13 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -116,7 +115,8 @@ class control {
 
     json call(const std::string& method, const json& params) {
         const auto id = next_id_++;
-        send_all(fd_, json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump() + "\n");
+        send_all(fd_,
+                 json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump() + "\n");
         for (;;) {
             auto message = json::parse(read_line());
             if (message.contains("id") && message["id"] == id) {
@@ -236,8 +236,8 @@ struct watcher {
     }
 
     void end_line() {
-        const bool notification = head.find("\"method\"") != std::string::npos &&
-                                  head.find("\"method\"") < head.find("\"params\"");
+        const bool notification =
+            head.find("\"method\"") != std::string::npos && head.find("\"method\"") < head.find("\"params\"");
         const auto tick = number_after(head, "\"tick\":");
         if (notification) {
             notifications.fetch_add(1, std::memory_order_relaxed);
@@ -253,7 +253,8 @@ struct watcher {
                 const auto now = clock_type::now();
                 if (last_arrival != clock_type::time_point{}) {
                     const std::lock_guard lock(intervals_mutex);
-                    intervals_ms.push_back(std::chrono::duration<double, std::milli>(now - last_arrival).count());
+                    intervals_ms.push_back(
+                        std::chrono::duration<double, std::milli>(now - last_arrival).count());
                 }
                 last_arrival = now;
             }
@@ -494,12 +495,17 @@ json measure(const options& o, control& ctl, const std::vector<std::unique_ptr<w
     json r = {
         {"seconds", elapsed},
         {"ticks_per_s", static_cast<double>(ticks) / elapsed},
-        {"tick_ms", {{"p50", percentile(tick_ms, 50)}, {"p99", percentile(tick_ms, 99)},
-                     {"max", tick_ms.empty() ? 0.0 : *std::max_element(tick_ms.begin(), tick_ms.end())},
-                     {"samples", tick_ms.size()}}},
-        {"notification_interval_ms", {{"p50", percentile(intervals, 50)}, {"p99", percentile(intervals, 99)},
-                                      {"max", intervals.empty() ? 0.0 : *std::max_element(intervals.begin(), intervals.end())}}},
-        {"skipped_ticks", info1.value("skipped_ticks", std::uint64_t{0}) - info0.value("skipped_ticks", std::uint64_t{0})},
+        {"tick_ms",
+         {{"p50", percentile(tick_ms, 50)},
+          {"p99", percentile(tick_ms, 99)},
+          {"max", tick_ms.empty() ? 0.0 : *std::max_element(tick_ms.begin(), tick_ms.end())},
+          {"samples", tick_ms.size()}}},
+        {"notification_interval_ms",
+         {{"p50", percentile(intervals, 50)},
+          {"p99", percentile(intervals, 99)},
+          {"max", intervals.empty() ? 0.0 : *std::max_element(intervals.begin(), intervals.end())}}},
+        {"skipped_ticks",
+         info1.value("skipped_ticks", std::uint64_t{0}) - info0.value("skipped_ticks", std::uint64_t{0})},
         {"overruns", info1.value("overruns", std::uint64_t{0}) - info0.value("overruns", std::uint64_t{0})},
         {"notifications_per_s", static_cast<double>(t1.notifications - t0.notifications) / elapsed},
         {"entity_updates_per_s", static_cast<double>(updates) / elapsed},
@@ -513,7 +519,8 @@ json measure(const options& o, control& ctl, const std::vector<std::unique_ptr<w
     if (cpu0 >= 0 && cpu1 >= 0) {
         r["server_cpu_s"] = cpu1 - cpu0;
         r["server_cpu_percent"] = 100.0 * (cpu1 - cpu0) / elapsed;
-        r["server_cpu_ns_per_update"] = updates == 0 ? 0.0 : (cpu1 - cpu0) * 1e9 / static_cast<double>(updates);
+        r["server_cpu_ns_per_update"] =
+            updates == 0 ? 0.0 : (cpu1 - cpu0) * 1e9 / static_cast<double>(updates);
     }
     if (rss0 > 0) {
         r["server_rss_kib"] = rss1;
@@ -532,12 +539,15 @@ json measure(const options& o, control& ctl, const std::vector<std::unique_ptr<w
 
 void print_phase(const char* title, const json& r) {
     std::printf("%s\n", title);
-    std::printf("  ticks/s %.2f   systems' tick p50 %.3f ms  p99 %.3f ms  max %.3f ms (%zu samples)   skipped %llu  overruns %llu\n",
-                r["ticks_per_s"].get<double>(), r["tick_ms"]["p50"].get<double>(), r["tick_ms"]["p99"].get<double>(),
-                r["tick_ms"]["max"].get<double>(), r["tick_ms"]["samples"].get<std::size_t>(),
-                r["skipped_ticks"].get<unsigned long long>(), r["overruns"].get<unsigned long long>());
+    std::printf(
+        "  ticks/s %.2f   systems' tick p50 %.3f ms  p99 %.3f ms  max %.3f ms (%zu samples)   skipped %llu  "
+        "overruns %llu\n",
+        r["ticks_per_s"].get<double>(), r["tick_ms"]["p50"].get<double>(), r["tick_ms"]["p99"].get<double>(),
+        r["tick_ms"]["max"].get<double>(), r["tick_ms"]["samples"].get<std::size_t>(),
+        r["skipped_ticks"].get<unsigned long long>(), r["overruns"].get<unsigned long long>());
     std::printf("  one watcher's notification interval p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
-                r["notification_interval_ms"]["p50"].get<double>(), r["notification_interval_ms"]["p99"].get<double>(),
+                r["notification_interval_ms"]["p50"].get<double>(),
+                r["notification_interval_ms"]["p99"].get<double>(),
                 r["notification_interval_ms"]["max"].get<double>());
     std::printf("  notifications/s %.0f   entity updates/s %.0f   %.1f MB/s   coalesced %llu  resyncs %llu\n",
                 r["notifications_per_s"].get<double>(), r["entity_updates_per_s"].get<double>(),
@@ -546,8 +556,9 @@ void print_phase(const char* title, const json& r) {
     std::printf("  max lag %llu ticks   watchers closed %llu\n", r["max_lag_ticks"].get<unsigned long long>(),
                 r["watchers_closed"].get<unsigned long long>());
     if (r.contains("server_cpu_s")) {
-        std::printf("  server CPU %.2f s (%.0f%%), %.0f ns per entity update\n", r["server_cpu_s"].get<double>(),
-                    r["server_cpu_percent"].get<double>(), r["server_cpu_ns_per_update"].get<double>());
+        std::printf("  server CPU %.2f s (%.0f%%), %.0f ns per entity update\n",
+                    r["server_cpu_s"].get<double>(), r["server_cpu_percent"].get<double>(),
+                    r["server_cpu_ns_per_update"].get<double>());
     }
     std::printf("  watch_bench's own CPU (the clients) %.0f%%\n", r["bench_cpu_percent"].get<double>());
     if (r.contains("server_rss_kib")) {
@@ -556,7 +567,8 @@ void print_phase(const char* title, const json& r) {
     }
     if (r.contains("stalled_unread_bytes")) {
         std::printf("  stalled watcher: %d bytes unread in its socket, closed by the server: %s\n",
-                    r["stalled_unread_bytes"].get<int>(), r["stalled_closed_by_server"].get<bool>() ? "yes" : "no");
+                    r["stalled_unread_bytes"].get<int>(),
+                    r["stalled_closed_by_server"].get<bool>() ? "yes" : "no");
     }
 }
 
@@ -565,7 +577,8 @@ int run(const options& o) {
     int port = o.port;
     int pid = o.server_pid;
     if (port == 0) {
-        server = std::make_unique<child_server>(o.ecsd.empty() ? own_directory() + "/ecsd" : o.ecsd, o.server_args);
+        server = std::make_unique<child_server>(o.ecsd.empty() ? own_directory() + "/ecsd" : o.ecsd,
+                                                o.server_args);
         port = server->port();
         pid = server->pid();
     }
@@ -607,7 +620,8 @@ int run(const options& o) {
     const int threads = std::max(1, std::min(o.threads, o.watchers));
     for (int t = 0; t < threads; ++t) {
         std::vector<watcher*> mine;
-        for (std::size_t i = static_cast<std::size_t>(t); i < watchers.size(); i += static_cast<std::size_t>(threads)) {
+        for (std::size_t i = static_cast<std::size_t>(t); i < watchers.size();
+             i += static_cast<std::size_t>(threads)) {
             mine.push_back(watchers[i].get());
         }
         readers.emplace_back(reader, std::move(mine), std::cref(stop));
@@ -621,7 +635,10 @@ int run(const options& o) {
     }
     (void)ctl.call("world.resume", {{"world", o.world}});
 
-    json report = {{"watchers", o.watchers}, {"entities", o.entities}, {"hz", o.hz}, {"reader_threads", threads},
+    json report = {{"watchers", o.watchers},
+                   {"entities", o.entities},
+                   {"hz", o.hz},
+                   {"reader_threads", threads},
                    {"server", server ? "started" : o.host + ":" + std::to_string(port)}};
     report["keeping_up"] = measure(o, ctl, watchers, pid, -1);
     if (!o.as_json) {
@@ -653,7 +670,9 @@ int run(const options& o) {
         report["with_stalled"] = measure(o, ctl, watchers, pid, stalled.front());
         if (!o.as_json) {
             std::printf("\n");
-            print_phase(("with " + std::to_string(o.stalled) + " stalled watcher(s) (the figures are for the others):").c_str(),
+            print_phase(("with " + std::to_string(o.stalled) +
+                         " stalled watcher(s) (the figures are for the others):")
+                            .c_str(),
                         report["with_stalled"]);
         }
         for (const int fd : stalled) {
@@ -685,21 +704,36 @@ int main(int argc, char** argv) {
     options o;
     CLI::App app{"watch_bench: world.watch throughput, lag and cost, with and without a stalled watcher"};
     app.add_option("--host", o.host, "server address (with --port)")->capture_default_str();
-    app.add_option("--port", o.port, "port of a running ecsd; without it, watch_bench starts one on a free port");
+    app.add_option("--port", o.port,
+                   "port of a running ecsd; without it, watch_bench starts one on a free port");
     app.add_option("--ecsd", o.ecsd, "ecsd binary to start (default: the ecsd next to watch_bench)");
     app.add_option("--server-arg", o.server_args, "extra argument for the started ecsd (repeatable)")
         ->allow_extra_args(false);
     app.add_option("--server-pid", o.server_pid, "pid of the running ecsd (--port), for CPU time and RSS");
-    app.add_option("--world", o.world, "world to create (destroyed first if it exists)")->capture_default_str();
-    app.add_option("--hz", o.hz, "tick rate of the world")->capture_default_str()->check(CLI::Range(1.0, 1000.0));
-    app.add_option("--entities", o.entities, "moving entities")->capture_default_str()->check(CLI::Range(1, 10000000));
-    app.add_option("--watchers", o.watchers, "watcher connections")->capture_default_str()->check(CLI::Range(1, 10000));
-    app.add_option("--stalled", o.stalled, "watchers that stop reading, in a second phase (0: no second phase)")
+    app.add_option("--world", o.world, "world to create (destroyed first if it exists)")
+        ->capture_default_str();
+    app.add_option("--hz", o.hz, "tick rate of the world")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 1000.0));
+    app.add_option("--entities", o.entities, "moving entities")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000000));
+    app.add_option("--watchers", o.watchers, "watcher connections")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--stalled", o.stalled,
+                   "watchers that stop reading, in a second phase (0: no second phase)")
         ->capture_default_str()
         ->check(CLI::Range(0, 100));
-    app.add_option("--seconds", o.seconds, "seconds measured per phase")->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--warmup", o.warmup, "seconds before each phase is measured")->capture_default_str()->check(CLI::NonNegativeNumber);
-    app.add_option("--threads", o.threads, "reader threads (poll)")->capture_default_str()->check(CLI::Range(1, 64));
+    app.add_option("--seconds", o.seconds, "seconds measured per phase")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--warmup", o.warmup, "seconds before each phase is measured")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--threads", o.threads, "reader threads (poll)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
     app.add_flag("--json", o.as_json, "print one JSON object of figures");
     CLI11_PARSE(app, argc, argv);
     signal(SIGPIPE, SIG_IGN);

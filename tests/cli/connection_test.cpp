@@ -14,7 +14,6 @@ namespace {
 
 using json = nlohmann::json;
 
-
 run_result ecsctl(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
     args.insert(args.begin(), ECSCTL_PATH);
     return run(args, {}, env);

@@ -8,12 +8,11 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace ecsd::test {
 
@@ -44,7 +43,9 @@ struct run_result {
                                          std::chrono::milliseconds limit = std::chrono::seconds(20));
 
 /// @brief True when `part` occurs in `text` (output checks).
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 /// @brief Every line of a program's stdout parsed as JSON.
 inline std::vector<nlohmann::json> json_lines(const std::string& out) {

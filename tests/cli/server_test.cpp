@@ -18,8 +18,6 @@ namespace {
 
 using json = nlohmann::json;
 
-
-
 /// @brief A real ecsd (tests/support) whose log is dropped.
 std::unique_ptr<ecsd_server> start_ecsd(std::vector<std::string> args = {}) {
     server_options options;

@@ -71,9 +71,8 @@ TEST(ecsctl_usage, output_formats_and_precision) {
     // Whatever is asked, the server answers one result with long floats and a long string.
     const std::string note(50, 'n');
     const std::string result = R"({"x":1.0000000000000013,"pi":3.14159265358979,"note":")" + note + R"("})";
-    fake_server server([&](const std::string&) {
-        return R"({"jsonrpc":"2.0","id":1,"result":)" + result + "}\n";
-    });
+    fake_server server(
+        [&](const std::string&) { return R"({"jsonrpc":"2.0","id":1,"result":)" + result + "}\n"; });
     const std::string port = std::to_string(server.port());
     const auto table = ecsctl({"--port", port, "-o", "table", "call", "m"});
     EXPECT_EQ(table.exit_code, 0) << table.err;
@@ -81,7 +80,8 @@ TEST(ecsctl_usage, output_formats_and_precision) {
     const auto three = ecsctl({"--port", port, "-o", "table", "--precision", "3", "call", "m"});
     EXPECT_TRUE(contains(three.out, "pi    3.14\n")) << three.out;
     const auto wide = ecsctl({"--port", port, "-o", "wide", "--precision", "0", "call", "m"});
-    EXPECT_EQ(wide.out, "KEY   VALUE\nnote  " + note + "\npi    3.14159265358979\nx     1.0000000000000013\n");
+    EXPECT_EQ(wide.out,
+              "KEY   VALUE\nnote  " + note + "\npi    3.14159265358979\nx     1.0000000000000013\n");
     const auto yaml = ecsctl({"--port", port, "-o", "yaml", "call", "m"});
     EXPECT_EQ(yaml.out, "---\nx: 1.0000000000000013\npi: 3.14159265358979\nnote: " + note + "\n");
     for (const std::vector<std::string>& args :
@@ -102,11 +102,13 @@ TEST(ecsctl_usage, shell_completes_query_text_and_names_before_equals) {
         const auto request = nlohmann::json::parse(line);
         nlohmann::json result = nullptr;
         if (request["method"] == "world.list_components") {
-            result = nlohmann::json::parse(R"({"components":[{"name":"Position"},{"name":"Velocity"},{"name":"Frozen"}]})");
+            result = nlohmann::json::parse(
+                R"({"components":[{"name":"Position"},{"name":"Velocity"},{"name":"Frozen"}]})");
         }
         return nlohmann::json{{"jsonrpc", "2.0"}, {"id", request["id"]}, {"result", result}}.dump() + "\n";
     });
-    const auto history = std::filesystem::temp_directory_path() / ("ecsctl_usage_history_" + std::to_string(getpid()));
+    const auto history =
+        std::filesystem::temp_directory_path() / ("ecsctl_usage_history_" + std::to_string(getpid()));
     const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(server.port())},
                                    "query 'Position, Vel\t, !Fr\t' --limit 0\n"
                                    "spawn Pos\t='{\"x\":1}'\n"

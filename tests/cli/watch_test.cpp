@@ -16,8 +16,6 @@ namespace {
 
 using json = nlohmann::json;
 
-
-
 /// @brief One ecsd for the suite with two weightless worlds, each holding one entity moving along x:
 ///        `fast` ticks at 20 Hz, `slow` at 2 Hz (quiet long enough for a terminal test to type).
 class ecsctl_watch : public ::testing::Test {
@@ -29,8 +27,8 @@ class ecsctl_watch : public ::testing::Test {
             ecsd_ = std::make_unique<ecsd_server>(options);
             for (const auto& [world, hz] : {std::pair{"fast", "20"}, std::pair{"slow", "2"}}) {
                 setup({"world", "create", world, "--tick-hz", hz, "--gravity", "0"});
-                const auto spawned = setup({"--world", world, "spawn", R"(Position={"x":0,"y":0})",
-                                            R"(Velocity={"x":1,"y":0})"});
+                const auto spawned = setup(
+                    {"--world", world, "spawn", R"(Position={"x":0,"y":0})", R"(Velocity={"x":1,"y":0})"});
                 mover_ = std::to_string(spawned.at("entity").get<std::uint64_t>());
             }
         } catch (const std::exception& e) {
@@ -148,8 +146,8 @@ TEST_F(ecsctl_watch, terminal_shows_a_table_redrawn_in_place) {
     EXPECT_TRUE(contains(r.out, "ENTITY")) << r.out;
     EXPECT_TRUE(contains(r.out, "POSITION")) << r.out;
     EXPECT_TRUE(contains(r.out, mover_ + "  x=")) << r.out;
-    EXPECT_TRUE(contains(r.out, "\x1b[H")) << r.out;      // cursor home: each frame over the last
-    EXPECT_TRUE(contains(r.out, "\x1b[?25h")) << r.out;   // the cursor is back at the end
+    EXPECT_TRUE(contains(r.out, "\x1b[H")) << r.out;     // cursor home: each frame over the last
+    EXPECT_TRUE(contains(r.out, "\x1b[?25h")) << r.out;  // the cursor is back at the end
 }
 
 TEST_F(ecsctl_watch, ctrl_c_on_a_terminal_exits_0) {

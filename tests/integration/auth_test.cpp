@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
 #include <thread>
 
 #include "helpers.hpp"
@@ -30,7 +29,7 @@ TEST(Auth, EverythingButAuthIsUnauthorizedAndChangesNothing) {
     EXPECT_EQ(c.result("server.auth", {{"token", token}})["authenticated"], true);
     EXPECT_EQ(c.call("server.ping")["result"], "pong");
     EXPECT_EQ(c.result("world.list")["worlds"], json({"default"}));  // "sneaky" was never created
-    line_client other(server.port());  // authentication is per connection
+    line_client other(server.port());                                // authentication is per connection
     EXPECT_EQ(reason_of(other.call("server.ping")), "unauthorized");
 }
 
@@ -58,15 +57,17 @@ TEST(Auth, LinesBeforeAuthAreCappedSmall) {
 TEST(Auth, PipelinedAuthAppliesToTheRequestsAfterIt) {
     ecsd_server server({"--token", token});
     line_client c(server.port());
-    ASSERT_TRUE(c.send_raw(request_line(1, "server.ping") + "\n" + request_line(2, "server.auth", {{"token", token}}) +
-                           "\n" + request_line(3, "server.ping") + "\n"));
+    ASSERT_TRUE(c.send_raw(request_line(1, "server.ping") + "\n" +
+                           request_line(2, "server.auth", {{"token", token}}) + "\n" +
+                           request_line(3, "server.ping") + "\n"));
     EXPECT_EQ(reason_of(c.read_json()), "unauthorized");
     EXPECT_EQ(c.read_json()["result"]["authenticated"], true);
     EXPECT_EQ(c.read_json()["result"], "pong");
 }
 
 TEST(Auth, TokenIsNeverLogged) {
-    const auto log = std::filesystem::temp_directory_path() / ("ecsd_auth_log_" + std::to_string(::getpid()) + ".txt");
+    const auto log =
+        std::filesystem::temp_directory_path() / ("ecsd_auth_log_" + std::to_string(::getpid()) + ".txt");
     {
         server_options o;
         o.args = {"--token", token};
@@ -98,7 +99,8 @@ TEST(Auth, WrongTokensAreRateLimitedPerConnectionAndPerAddress) {
     ecsd_server server({"--token", "s3cret"});
     {
         line_client c(server.port());
-        for (int i = 0; i < 3; ++i) EXPECT_EQ(reason_of(c.call("server.auth", {{"token", "guess"}})), "unauthorized");
+        for (int i = 0; i < 3; ++i)
+            EXPECT_EQ(reason_of(c.call("server.auth", {{"token", "guess"}})), "unauthorized");
         EXPECT_TRUE(c.wait_closed(std::chrono::seconds(2))) << "three wrong tokens close the connection";
     }
     line_client d(server.port());

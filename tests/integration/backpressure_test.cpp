@@ -34,7 +34,8 @@ long peak_rss_kib(pid_t pid) {
 void populate(line_client& c, int n, const std::string& world = "default") {
     json batch = json::array();
     for (int i = 0; i < n; ++i)
-        batch.push_back({{"Position", {{"x", i * 0.25}, {"y", -i * 0.5}}}, {"Velocity", {{"x", 1.5}, {"y", -2.25}}}});
+        batch.push_back(
+            {{"Position", {{"x", i * 0.25}, {"y", -i * 0.5}}}, {"Velocity", {{"x", 1.5}, {"y", -2.25}}}});
     const auto r = c.call("world.spawn_entities", {{"world", world}, {"entities", batch}});
     ASSERT_TRUE(r.contains("result")) << r.dump().substr(0, 300);
 }
@@ -61,7 +62,8 @@ TEST(Backpressure, AClientThatReadsGetsEveryLargeAnswerWithinTheOutputBound) {
         ASSERT_EQ(r["result"]["entities"].size(), 5000U);
     }
     const long grown = peak_rss_kib(server.pid()) - before;
-    EXPECT_LT(grown, 24 * 1024 * sanitizer_memory_factor) << "peak RSS grew by " << grown << " KiB for a 2 MiB output bound";
+    EXPECT_LT(grown, 24 * 1024 * sanitizer_memory_factor)
+        << "peak RSS grew by " << grown << " KiB for a 2 MiB output bound";
     EXPECT_EQ(c.call("server.ping")["result"], "pong");
 }
 
@@ -75,7 +77,8 @@ TEST(Backpressure, ABatchWhoseAnswerWouldPassTheBoundRunsOnlyWhatFits) {
     json batch = json::array();
     for (int i = 0; i < 100; ++i) batch.push_back(json::parse(big_query(i)));
     // The last element would change the world: past the bound it must not run.
-    batch.push_back(json::parse(request_line(100, "world.spawn_entity", {{"components", {{"Position", json::object()}}}})));
+    batch.push_back(json::parse(
+        request_line(100, "world.spawn_entity", {{"components", {{"Position", json::object()}}}})));
     ASSERT_TRUE(c.send_json(batch));
     const auto answer = c.read_json(20s);
     ASSERT_TRUE(answer.is_array()) << answer.dump().substr(0, 300);
@@ -116,7 +119,8 @@ TEST(Backpressure, AClientThatStopsReadingHoldsBoundedMemoryAndIsClosedAfterTheI
     for (int round = 0; round < 5000 && !blocked; ++round) blocked = !slow.send_raw(chunk);
     EXPECT_TRUE(blocked) << "the server must stop reading from a client that does not read";
     const long grown = peak_rss_kib(server.pid()) - before;
-    EXPECT_LT(grown, 24 * 1024 * sanitizer_memory_factor) << "peak RSS grew by " << grown << " KiB for a 1 MiB output bound";
+    EXPECT_LT(grown, 24 * 1024 * sanitizer_memory_factor)
+        << "peak RSS grew by " << grown << " KiB for a 1 MiB output bound";
     // Everyone else is served meanwhile, and the world keeps ticking.
     line_client other(server.port());
     const auto t0 = other.result("world.info")["tick"].get<std::uint64_t>();
@@ -245,7 +249,8 @@ TEST(Backpressure, LongStepsLeaveTheServerResponsive) {
     EXPECT_EQ(r1["result"]["tick"], 20 + ticks);
     EXPECT_EQ(r2["result"]["tick"], ticks);
     EXPECT_GT(step_time, 500ms) << "the steps were too short to show anything";
-    EXPECT_LT(worst, 250ms * sanitizer_time_factor) << "server.ping took " << worst.count() << " s while two steps ran";
+    EXPECT_LT(worst, 250ms * sanitizer_time_factor)
+        << "server.ping took " << worst.count() << " s while two steps ran";
 }
 
 TEST(Backpressure, ASteppedWorldWithWritesBetweenItsSlicesReplaysToTheSameState) {
@@ -263,12 +268,12 @@ TEST(Backpressure, ASteppedWorldWithWritesBetweenItsSlicesReplaysToTheSameState)
         int spawned = 0;
         std::optional<std::string> done;
         while (!done) {
-            const auto r = writer.call("world.spawn_entity",
-                                       {{"world", "arena"},
-                                        {"components", {{"Position", {{"x", spawned}, {"y", 40}}},
-                                                        {"Velocity", {{"x", 1}, {"y", 0}}},
-                                                        {"RigidBody", json::object()},
-                                                        {"Collider", {{"radius", 0.5}}}}}});
+            const auto r = writer.call("world.spawn_entity", {{"world", "arena"},
+                                                              {"components",
+                                                               {{"Position", {{"x", spawned}, {"y", 40}}},
+                                                                {"Velocity", {{"x", 1}, {"y", 0}}},
+                                                                {"RigidBody", json::object()},
+                                                                {"Collider", {{"radius", 0.5}}}}}});
             ASSERT_TRUE(r.contains("result")) << r.dump();
             ++spawned;
             done = stepper.read_line(5ms);

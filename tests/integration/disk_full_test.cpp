@@ -4,8 +4,8 @@
 // acknowledged id names the same entity after a restart, and nothing else exists.
 //
 // Mounting needs root (CI runs as root); a mount that fails fails the test, it is not skipped.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,7 +36,7 @@ std::pair<int, std::string> shell(const std::string& command) {
 /// @brief A small file system mounted on a fresh folder, unmounted and removed when destroyed
 /// (also when the test fails halfway).
 class small_mount {
-public:
+  public:
     enum class kind { tmpfs, ext4 };
     small_mount(kind k, const fs::path& dir) : dir_(dir) {
         fs::create_directories(dir_);
@@ -69,7 +69,7 @@ public:
     small_mount(const small_mount&) = delete;
     small_mount& operator=(const small_mount&) = delete;
 
-private:
+  private:
     fs::path dir_;
     fs::path image_;
     bool mounted_ = false;
@@ -107,7 +107,8 @@ struct figures {
 
 figures disk_full_episode(small_mount::kind k, const std::string& label) {
     figures f;
-    const auto dir = fs::temp_directory_path() / ("ecsd_disk_full_" + label + "_" + std::to_string(::getpid()));
+    const auto dir =
+        fs::temp_directory_path() / ("ecsd_disk_full_" + label + "_" + std::to_string(::getpid()));
     std::unique_ptr<small_mount> mount;
     try {
         mount = std::make_unique<small_mount>(k, dir);
@@ -115,12 +116,14 @@ figures disk_full_episode(small_mount::kind k, const std::string& label) {
         ADD_FAILURE() << e.what();
         return f;
     }
-    const std::vector<std::string> args{"--data-dir", dir.string(), "--appendfsync", "always", "--autosave", "0"};
+    const std::vector<std::string> args{"--data-dir", dir.string(), "--appendfsync",
+                                        "always",     "--autosave", "0"};
     const std::string blob(1000, 'b');
     std::map<std::uint64_t, int> acknowledged;  // id -> the i it was spawned with
     const auto spawn = [&](line_client& c, int i) {
-        const auto r = c.call("world.spawn_entity",
-                              {{"components", {{"Position", {{"x", i}, {"y", 0}}}, {"Blob", {{"s", blob}}}}}});
+        const auto r =
+            c.call("world.spawn_entity",
+                   {{"components", {{"Position", {{"x", i}, {"y", 0}}}, {"Blob", {{"s", blob}}}}}});
         if (r.contains("result")) acknowledged[r["result"]["entity"].get<std::uint64_t>()] = i;
         return r;
     };
@@ -185,11 +188,14 @@ figures disk_full_episode(small_mount::kind k, const std::string& label) {
             continue;
         }
         const auto& comps = row["components"];
-        if (comps["Position"]["x"] == static_cast<double>(it->second) && comps["Blob"]["s"] == blob) ++same;
-        else ADD_FAILURE() << "entity " << id << " holds other data: " << comps["Position"].dump();
+        if (comps["Position"]["x"] == static_cast<double>(it->second) && comps["Blob"]["s"] == blob)
+            ++same;
+        else
+            ADD_FAILURE() << "entity " << id << " holds other data: " << comps["Position"].dump();
     }
     f.ids_stable = same == acknowledged.size() && rows.size() == acknowledged.size();
-    EXPECT_TRUE(f.ids_stable) << same << " of " << acknowledged.size() << " acknowledged ids hold their own data";
+    EXPECT_TRUE(f.ids_stable) << same << " of " << acknowledged.size()
+                              << " acknowledged ids hold their own data";
     std::cout << "[ disk full on " << label << " ] acknowledged before full " << f.acknowledged_before_full
               << ", refused " << f.refused << ", in memory when full " << f.in_memory_when_full
               << ", acknowledged in total " << f.acknowledged_total << ", after restart " << f.after_restart

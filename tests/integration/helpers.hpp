@@ -1,9 +1,8 @@
 #pragma once
 // Small helpers shared by the integration tests.
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "ecsd_server.hpp"
 #include "line_client.hpp"

@@ -41,7 +41,7 @@ struct response {
 
 /// A raw HTTP client: send bytes, read whole responses (Content-Length framed) or stream events.
 class http_client {
-public:
+  public:
     explicit http_client(int port) : conn_(port) {}
     bool send(const std::string& bytes) { return conn_.send_raw(bytes); }
     /// Reads one response; nullopt on timeout or close before it was complete.
@@ -95,13 +95,14 @@ public:
     bool closed(std::chrono::milliseconds timeout = 5s) { return conn_.wait_closed(timeout); }
     int fd() const { return conn_.fd(); }
 
-private:
+  private:
     static std::string lower(std::string s) {
         for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         return s;
     }
     bool fill(std::chrono::steady_clock::time_point deadline) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return false;
         pollfd p{conn_.fd(), POLLIN, 0};
         if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
@@ -142,8 +143,9 @@ TEST(Http, PostAnswersJsonRpcExactlyAsTheTcpPortDoes) {
     EXPECT_EQ(json::parse(r->body), json::parse(R"({"jsonrpc":"2.0","id":1,"result":"pong"})"));
     // A batch, a world-bound method, an error: the same answers as TCP gives.
     line_client tcp(f.server.port());
-    const std::string batch = R"([{"jsonrpc":"2.0","id":2,"method":"world.spawn_entity","params":{"components":{"Position":{}}}},)"
-                              R"({"jsonrpc":"2.0","id":3,"method":"world.nope"}])";
+    const std::string batch =
+        R"([{"jsonrpc":"2.0","id":2,"method":"world.spawn_entity","params":{"components":{"Position":{}}}},)"
+        R"({"jsonrpc":"2.0","id":3,"method":"world.nope"}])";
     ASSERT_TRUE(c.send(post(batch)));
     r = c.read();
     ASSERT_TRUE(r);
@@ -165,7 +167,8 @@ TEST(Http, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
     http_fixture f;
     http_client c(f.http);
     std::string many;
-    for (int i = 0; i < 50; ++i) many += post(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"world.info"})");
+    for (int i = 0; i < 50; ++i)
+        many += post(R"({"jsonrpc":"2.0","id":)" + std::to_string(i) + R"(,"method":"world.info"})");
     ASSERT_TRUE(c.send(many));
     for (int i = 0; i < 50; ++i) {
         const auto r = c.read();
@@ -229,9 +232,11 @@ TEST(Http, ABearerTokenIsRequiredWhenOneIsSet) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 401);
     EXPECT_NE(r->head.find("WWW-Authenticate: Bearer"), std::string::npos);
-    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer wrong\r\n")));
+    ASSERT_TRUE(c.send(
+        post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer wrong\r\n")));
     EXPECT_EQ(c.read()->status, 401);
-    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer s3cret\r\n")));
+    ASSERT_TRUE(c.send(
+        post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer s3cret\r\n")));
     r = c.read();
     EXPECT_EQ(r->status, 200);
     EXPECT_EQ(json::parse(r->body)["result"], "pong");
@@ -242,7 +247,8 @@ TEST(Http, ABearerTokenIsRequiredWhenOneIsSet) {
 TEST(Http, WrongBearerTokensAreRateLimitedLikeServerAuth) {
     http_fixture f({"--token", "s3cret"});
     const auto ping = [](const std::string& token) {
-        return post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})", "Authorization: Bearer " + token + "\r\n");
+        return post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})",
+                    "Authorization: Bearer " + token + "\r\n");
     };
     {
         http_client c(f.http);
@@ -269,7 +275,8 @@ TEST(Http, WrongBearerTokensAreRateLimitedLikeServerAuth) {
     ASSERT_TRUE(e.send(ping("s3cret")));
     EXPECT_EQ(e.read()->status, 429) << "even the right token waits out the lockout";
     line_client tcp(f.server.port());
-    EXPECT_EQ(reason_of(tcp.call("server.auth", {{"token", "s3cret"}})), "rate_limited") << "one limiter for TCP and HTTP";
+    EXPECT_EQ(reason_of(tcp.call("server.auth", {{"token", "s3cret"}})), "rate_limited")
+        << "one limiter for TCP and HTTP";
     std::this_thread::sleep_for(1100ms);
     ASSERT_TRUE(e.send(ping("s3cret")));
     r = e.read();
@@ -298,7 +305,8 @@ TEST(Http, WatchIsAnEventStreamOfTheAnswerThenNotifications) {
     line_client tcp(f.server.port());
     ASSERT_TRUE(tcp.result("world.create", {{"world", "s"}, {"paused", true}}).is_object());
     http_client c(f.http);
-    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":"w","method":"world.watch","params":{"world":"s","query":"Position"}})")));
+    ASSERT_TRUE(c.send(post(
+        R"({"jsonrpc":"2.0","id":"w","method":"world.watch","params":{"world":"s","query":"Position"}})")));
     const auto head = c.read_head();
     ASSERT_TRUE(head);
     EXPECT_NE(head->find("Content-Type: text/event-stream"), std::string::npos);
@@ -306,7 +314,9 @@ TEST(Http, WatchIsAnEventStreamOfTheAnswerThenNotifications) {
     ASSERT_TRUE(first);
     EXPECT_EQ((*first)["id"], "w");
     EXPECT_EQ((*first)["result"]["entities"], json::array());
-    const auto e = tcp.result("world.spawn_entity", {{"world", "s"}, {"components", {{"Position", {{"x", 1}, {"y", 2}}}}}})["entity"];
+    const auto e =
+        tcp.result("world.spawn_entity",
+                   {{"world", "s"}, {"components", {{"Position", {{"x", 1}, {"y", 2}}}}}})["entity"];
     const auto note = c.event();
     ASSERT_TRUE(note);
     EXPECT_EQ((*note)["method"], "world.watch");
@@ -323,14 +333,17 @@ TEST(Http, AnEventStreamReaderThatStopsReadingIsBoundedAndDropped) {
     http_fixture f({"--max-output-bytes", "262144", "--idle-timeout", "2"});
     line_client tcp(f.server.port());
     json batch = json::array();
-    for (int i = 0; i < 3000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    for (int i = 0; i < 3000; ++i)
+        batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
     ASSERT_TRUE(tcp.call("world.spawn_entities", {{"entities", batch}}).contains("result"));
     const long before = f.server.rss_kib();
     {
         line_client raw(f.http, "127.0.0.1", /*receive_buffer=*/4096);
-        ASSERT_TRUE(raw.send_raw(post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"query":"Position, Velocity"}})")));
+        ASSERT_TRUE(raw.send_raw(post(
+            R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"query":"Position, Velocity"}})")));
         std::this_thread::sleep_for(4s);  // 240 ticks of 3000 changes the reader never reads
-        EXPECT_LT(f.server.rss_kib() - before, 48 * 1024 * sanitizer_memory_factor) << "an unread event stream must not grow the server";
+        EXPECT_LT(f.server.rss_kib() - before, 48 * 1024 * sanitizer_memory_factor)
+            << "an unread event stream must not grow the server";
         line_client other(f.server.port());  // (tcp idled out meanwhile: --idle-timeout 2)
         EXPECT_EQ(other.call("server.ping")["result"], "pong");
         EXPECT_TRUE(raw.wait_closed(3s)) << "no write progress for --idle-timeout: dropped";
@@ -347,12 +360,15 @@ TEST(Http, AnEventStreamKeepsFlowingAfterALargeWrite) {
     for (int i = 0; i < 6000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}});
     ASSERT_TRUE(tcp.call("world.spawn_entities", {{"world", "big"}, {"entities", batch}}).contains("result"));
     http_client c(f.http);
-    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"world":"big","query":"Position"}})")));
+    ASSERT_TRUE(c.send(post(
+        R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"world":"big","query":"Position"}})")));
     ASSERT_TRUE(c.read_head());
     const auto first = c.event();
     ASSERT_TRUE(first);
     ASSERT_EQ((*first)["result"]["entities"].size(), 6000U);
-    ASSERT_TRUE(tcp.result("world.spawn_entity", {{"world", "big"}, {"components", {{"Position", json::object()}}}}).is_object());
+    ASSERT_TRUE(
+        tcp.result("world.spawn_entity", {{"world", "big"}, {"components", {{"Position", json::object()}}}})
+            .is_object());
     const auto next = c.event();
     ASSERT_TRUE(next) << "the stream stalled after a large write";
     EXPECT_EQ((*next)["params"]["entered"].size(), 1U);
@@ -365,14 +381,16 @@ TEST(Http, FiveHundredEventStreamsAtOnce) {
     std::vector<std::unique_ptr<http_client>> readers;
     for (int i = 0; i < 500; ++i) {
         readers.push_back(std::make_unique<http_client>(f.http));
-        ASSERT_TRUE(readers.back()->send(
-            post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"world":"many","query":"Position"}})")));
+        ASSERT_TRUE(readers.back()->send(post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch",)"
+                                              R"("params":{"world":"many","query":"Position"}})")));
     }
     for (auto& r : readers) {
         ASSERT_TRUE(r->read_head());
         ASSERT_TRUE(r->event());
     }
-    ASSERT_TRUE(tcp.result("world.spawn_entity", {{"world", "many"}, {"components", {{"Position", json::object()}}}}).is_object());
+    ASSERT_TRUE(
+        tcp.result("world.spawn_entity", {{"world", "many"}, {"components", {{"Position", json::object()}}}})
+            .is_object());
     std::size_t told = 0;
     for (auto& r : readers) {
         const auto e = r->event();

@@ -64,7 +64,8 @@ namespace {
 // Issue 14: a flood of bad requests used to cost three times a good one, most of it writing one log
 // line per error. Error lines are capped at 100 a second; the next second says how many were held.
 TEST(Limits, ErrorLinesAreCappedPerSecondAndTheRestAreCounted) {
-    const auto log = std::filesystem::temp_directory_path() / ("ecsd_error_log_" + std::to_string(::getpid()) + ".txt");
+    const auto log =
+        std::filesystem::temp_directory_path() / ("ecsd_error_log_" + std::to_string(::getpid()) + ".txt");
     {
         server_options o;
         o.log_path = log.string();
@@ -78,8 +79,10 @@ TEST(Limits, ErrorLinesAreCappedPerSecondAndTheRestAreCounted) {
         ASSERT_TRUE(c.send_raw(burst));
         for (int i = 0; i < n; ++i) ASSERT_EQ(reason_of(c.read_json()), "no_such_entity");
         std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-        EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", 4294967296 + 5000}})), "no_such_entity");
-        EXPECT_EQ(c.result("server.info")["methods"]["world.get_components"]["errors"], n + 1) << "every error is counted";
+        EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", 4294967296 + 5000}})),
+                  "no_such_entity");
+        EXPECT_EQ(c.result("server.info")["methods"]["world.get_components"]["errors"], n + 1)
+            << "every error is counted";
     }
     std::ifstream in(log);
     std::string line;

@@ -1,8 +1,8 @@
 // Damaged data files against the real ecsd: each kind of damage is named (file and byte offset),
 // start-up refuses without --repair and says what --repair would lose; with --repair it starts and
 // logs what was lost. world.load on a damaged snapshot answers storage_error.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -31,7 +31,8 @@ struct run_result {
 
 /// @brief Runs ecsd with these arguments until it exits (or `limit`, then SIGKILL); returns its exit
 /// code and everything it printed. For start-ups that must refuse.
-run_result run_ecsd(const std::vector<std::string>& args, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+run_result run_ecsd(const std::vector<std::string>& args,
+                    std::chrono::milliseconds limit = std::chrono::seconds(10)) {
     std::vector<std::string> argv{ecsd_server::binary(), "--port", "0", "--log-level", "warn"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> c_argv;
@@ -96,7 +97,7 @@ std::size_t line_offset(const std::string& text, int n) {
 }
 
 class PersistenceDamage : public testing::Test {
-protected:
+  protected:
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("ecsd_damage_it_" + std::to_string(::getpid()) + "_" +
                                             testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -117,7 +118,9 @@ protected:
         line_client c(server.port());
         (void)c.result("world.pause");
         for (int i = 0; i < n; ++i)
-            ids.push_back(c.result("world.spawn_entity", {{"components", {{"Health", {{"hp", i}}}}}})["entity"].get<std::uint64_t>());
+            ids.push_back(
+                c.result("world.spawn_entity", {{"components", {{"Health", {{"hp", i}}}}}})["entity"]
+                    .get<std::uint64_t>());
         server.stop(SIGKILL);
         return ids;
     }
@@ -127,10 +130,13 @@ protected:
         line_client c(server.port());
         (void)c.result("world.pause");
         for (int i = 0; i < n; ++i)
-            (void)c.result("world.spawn_entity", {{"components", {{"Position", {{"x", 1000 + i}, {"y", 5}}}}}});
+            (void)c.result("world.spawn_entity",
+                           {{"components", {{"Position", {{"x", 1000 + i}, {"y", 5}}}}}});
         EXPECT_EQ(server.stop(SIGTERM).code, 0);
     }
-    static std::size_t entity_count(line_client& c) { return c.result("world.info")["entities"].get<std::size_t>(); }
+    static std::size_t entity_count(line_client& c) {
+        return c.result("world.info")["entities"].get<std::size_t>();
+    }
 
     fs::path snapshot() const { return dir_ / "default.snapshot.json"; }
     fs::path journal() const { return dir_ / "default.journal"; }
@@ -150,7 +156,8 @@ TEST_F(PersistenceDamage, SnapshotWithAChangedDigitRefusesToStartAndRepairLoadsI
     EXPECT_NE(refused.code, 0) << refused.output;
     EXPECT_NE(refused.output.find(snapshot().string()), std::string::npos) << refused.output;
     EXPECT_NE(refused.output.find("checksum mismatch"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset " + std::to_string(checksum_at)), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("byte offset " + std::to_string(checksum_at)), std::string::npos)
+        << refused.output;
     EXPECT_NE(refused.output.find("--repair"), std::string::npos) << refused.output;
 
     const auto log = dir_ / "repair.log";
@@ -191,7 +198,8 @@ TEST_F(PersistenceDamage, SnapshotThatIsNotJsonRefusesAndRepairMovesItAsideAndSt
     line_client c(server.port());
     EXPECT_EQ(entity_count(c), 0u);
     EXPECT_TRUE(fs::exists(snapshot().string() + ".damaged"));
-    EXPECT_EQ(read_all(snapshot().string() + ".damaged"), text.substr(0, text.size() / 2));  // moved, not deleted
+    EXPECT_EQ(read_all(snapshot().string() + ".damaged"),
+              text.substr(0, text.size() / 2));  // moved, not deleted
     EXPECT_NE(read_all(log).find("moved it aside"), std::string::npos) << read_all(log);
 }
 
@@ -201,7 +209,8 @@ TEST_F(PersistenceDamage, JournalWithoutItsSnapshotRefusesToStartAndRepairMovesI
         line_client c(server.port());
         (void)c.result("world.create", {{"world", "arena"}, {"paused", true}});
         for (int i = 0; i < 4; ++i)
-            (void)c.result("world.spawn_entity", {{"world", "arena"}, {"components", {{"Health", json::object()}}}});
+            (void)c.result("world.spawn_entity",
+                           {{"world", "arena"}, {"components", {{"Health", json::object()}}}});
         server.stop(SIGKILL);
     }
     const auto arena_journal = dir_ / "arena.journal";
@@ -231,7 +240,7 @@ TEST_F(PersistenceDamage, JournalWithoutItsSnapshotRefusesToStartAndRepairMovesI
 TEST_F(PersistenceDamage, GapInJournalSequenceRefusesAndRepairCutsThere) {
     (void)journaled_world(5);  // records: 1 pause, 2..6 spawns
     std::string text = read_all(journal());
-    const auto third = line_offset(text, 3);  // record 4
+    const auto third = line_offset(text, 3);   // record 4
     const auto fourth = line_offset(text, 4);  // record 5: follows record 3 once record 4 is gone
     text.erase(third, fourth - third);
     write_all(journal(), text);
@@ -240,8 +249,10 @@ TEST_F(PersistenceDamage, GapInJournalSequenceRefusesAndRepairCutsThere) {
     EXPECT_NE(refused.code, 0) << refused.output;
     EXPECT_NE(refused.output.find(journal().string()), std::string::npos) << refused.output;
     EXPECT_NE(refused.output.find("sequence gap"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset " + std::to_string(third)), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("the 2 records"), std::string::npos) << refused.output;  // what --repair loses
+    EXPECT_NE(refused.output.find("byte offset " + std::to_string(third)), std::string::npos)
+        << refused.output;
+    EXPECT_NE(refused.output.find("the 2 records"), std::string::npos)
+        << refused.output;  // what --repair loses
 
     const auto log = dir_ / "repair.log";
     server_options o;
@@ -251,7 +262,8 @@ TEST_F(PersistenceDamage, GapInJournalSequenceRefusesAndRepairCutsThere) {
     line_client c(server.port());
     EXPECT_EQ(entity_count(c), 2u);  // records 2 and 3
     const auto said = read_all(log);
-    EXPECT_NE(said.find("journal truncated at byte offset " + std::to_string(third) + ", 2 records"), std::string::npos)
+    EXPECT_NE(said.find("journal truncated at byte offset " + std::to_string(third) + ", 2 records"),
+              std::string::npos)
         << said;
     EXPECT_EQ(read_all(journal().string() + ".damaged"), text);  // the journal as found is kept
 }
@@ -268,7 +280,8 @@ TEST_F(PersistenceDamage, CompleteLastRecordWithAFlippedBitRefusesAndRepairDrops
     EXPECT_NE(refused.code, 0) << refused.output;
     EXPECT_NE(refused.output.find(journal().string()), std::string::npos) << refused.output;
     EXPECT_NE(refused.output.find("corrupt journal record"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset " + std::to_string(last)), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("byte offset " + std::to_string(last)), std::string::npos)
+        << refused.output;
 
     const auto log = dir_ / "repair.log";
     server_options o;
@@ -307,7 +320,8 @@ TEST_F(PersistenceDamage, WorldLoadOfADamagedSnapshotAnswersStorageError) {
     EXPECT_NE(message.find(snapshot().string()), std::string::npos) << message;
     EXPECT_NE(message.find("checksum mismatch"), std::string::npos) << message;
     // The world is left as it was.
-    EXPECT_EQ(c.result("world.query", {{"query", "Position"}})["entities"][0]["components"]["Position"]["x"], 4321.0);
+    EXPECT_EQ(c.result("world.query", {{"query", "Position"}})["entities"][0]["components"]["Position"]["x"],
+              4321.0);
     (void)c.result("world.save");  // a fresh snapshot, so the destructor's exit is clean
 }
 

@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 class Persistence : public testing::Test {
-protected:
+  protected:
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("ecsd_persist_it_" + std::to_string(::getpid()) + "_" +
                                             testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -43,10 +43,14 @@ TEST_F(Persistence, RestartKeepsIdsHashAndStaleIds) {
         ASSERT_TRUE(c.result("world.pause").is_object());
         (void)c.result("world.register_component", {{"name", "Score"}, {"fields", {{"points", 0}}}});
         for (int i = 0; i < 40; ++i)
-            ids.push_back(c.result("world.spawn_entity", {{"components", {{"Position", {{"x", i}}}, {"Velocity", {{"y", 1}}},
-                                                                          {"RigidBody", json::object()}, {"Score", {{"points", i}}}}}})["entity"]
+            ids.push_back(c.result("world.spawn_entity", {{"components",
+                                                           {{"Position", {{"x", i}}},
+                                                            {"Velocity", {{"y", 1}}},
+                                                            {"RigidBody", json::object()},
+                                                            {"Score", {{"points", i}}}}}})["entity"]
                               .get<std::uint64_t>());
-        for (int i = 0; i < 40; i += 4) (void)c.result("world.despawn_entity", {{"entity", ids[static_cast<std::size_t>(i)]}});
+        for (int i = 0; i < 40; i += 4)
+            (void)c.result("world.despawn_entity", {{"entity", ids[static_cast<std::size_t>(i)]}});
         (void)c.result("world.step", {{"ticks", 25}});
         const auto h = c.result("world.hash");
         hash = h["hash"];
@@ -58,9 +62,11 @@ TEST_F(Persistence, RestartKeepsIdsHashAndStaleIds) {
     const auto h = c.result("world.hash");
     EXPECT_EQ(h["tick"], tick);
     EXPECT_EQ(h["hash"], hash);
-    EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", ids[0]}})), "no_such_entity");  // still stale
+    EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", ids[0]}})),
+              "no_such_entity");  // still stale
     EXPECT_EQ(c.result("world.get_components", {{"entity", ids[1]}})["components"]["Score"]["points"], 1.0);
-    const auto fresh = c.result("world.spawn_entity", {{"components", json::object()}})["entity"].get<std::uint64_t>();
+    const auto fresh =
+        c.result("world.spawn_entity", {{"components", json::object()}})["entity"].get<std::uint64_t>();
     EXPECT_EQ(std::count(ids.begin(), ids.end(), fresh), 0);  // never an id handed out before the restart
 }
 
@@ -71,8 +77,11 @@ TEST_F(Persistence, KillNineReplaysTheJournalToTheSameHash) {
         line_client c(server.port());
         ASSERT_TRUE(c.result("world.pause").is_object());
         for (int i = 0; i < 30; ++i)
-            (void)c.result("world.spawn_entity", {{"components", {{"Position", {{"x", i * 0.7}}}, {"Velocity", {{"x", 1}}},
-                                                                  {"RigidBody", json::object()}, {"Collider", json::object()}}}});
+            (void)c.result("world.spawn_entity", {{"components",
+                                                   {{"Position", {{"x", i * 0.7}}},
+                                                    {"Velocity", {{"x", 1}}},
+                                                    {"RigidBody", json::object()},
+                                                    {"Collider", json::object()}}}});
         (void)c.result("world.step", {{"ticks", 40}});
         (void)c.result("world.cast_spell", {{"caster", 4294967296u}, {"spell", "freeze"}});
         (void)c.result("world.step", {{"ticks", 3}});
@@ -94,7 +103,8 @@ TEST_F(Persistence, KillNineDuringHeavyWritesAndSavesLosesNothingAcknowledged) {
         const int burst = 300;
         std::string batch;
         for (int i = 0; i < burst; ++i)
-            batch += request_line(i, "world.spawn_entity", {{"components", {{"Health", {{"hp", round}}}}}}) + "\n";
+            batch +=
+                request_line(i, "world.spawn_entity", {{"components", {{"Health", {{"hp", round}}}}}}) + "\n";
         ASSERT_TRUE(c.send_raw(batch));
         const int read_before_kill = 120 + round * 30;
         for (int i = 0; i < read_before_kill; ++i) {
@@ -111,7 +121,8 @@ TEST_F(Persistence, KillNineDuringHeavyWritesAndSavesLosesNothingAcknowledged) {
     const auto all = c.result("world.query", {{"query", "Health"}, {"limit", 10000}});
     std::set<std::uint64_t> present;
     for (const auto& row : all["entities"]) present.insert(row["entity"].get<std::uint64_t>());
-    for (auto id : acknowledged) EXPECT_TRUE(present.count(id)) << "acknowledged entity " << id << " was lost";
+    for (auto id : acknowledged)
+        EXPECT_TRUE(present.count(id)) << "acknowledged entity " << id << " was lost";
 }
 
 TEST_F(Persistence, SaveAndLoadOnDemand) {
@@ -121,7 +132,8 @@ TEST_F(Persistence, SaveAndLoadOnDemand) {
     const auto e = c.result("world.spawn_entity", {{"components", {{"Health", json::object()}}}})["entity"];
     const auto saved = c.result("world.save");
     EXPECT_TRUE(fs::exists(saved["path"].get<std::string>()));
-    (void)c.result("world.mutate_components", {{"entity", e}, {"component", "Health"}, {"path", "hp"}, {"value", 7}});
+    (void)c.result("world.mutate_components",
+                   {{"entity", e}, {"component", "Health"}, {"path", "hp"}, {"value", 7}});
     const auto loaded = c.result("world.load");
     EXPECT_EQ(loaded["replayed"], 1);  // the mutate came back from the journal
     EXPECT_EQ(c.result("world.get_components", {{"entity", e}})["components"]["Health"]["hp"], 7.0);

@@ -10,7 +10,7 @@ namespace ecsd::test {
 namespace {
 
 class Pipeline : public testing::Test {
-protected:
+  protected:
     void SetUp() override {
         ASSERT_TRUE(c_.result("world.create", {{"world", "w1"}}).is_object());
         ASSERT_TRUE(c_.result("world.create", {{"world", "w2"}, {"paused", true}}).is_object());
@@ -25,10 +25,18 @@ TEST_F(Pipeline, ManyRequestsInOneWriteAnswerInOrder) {
     const char* worlds[] = {"default", "w1", "w2"};
     for (int i = 0; i < n; ++i) {
         switch (i % 4) {
-            case 0: burst += request_line(i, "server.ping"); break;  // runs inline on the connection
-            case 1: burst += request_line(i, "world.info", {{"world", worlds[i % 3]}}); break;
-            case 2: burst += request_line(i, "world.step", {{"world", "w2"}}); break;
-            default: burst += request_line(i, "world.hash", {{"world", worlds[(i / 4) % 3]}}); break;
+            case 0:
+                burst += request_line(i, "server.ping");
+                break;  // runs inline on the connection
+            case 1:
+                burst += request_line(i, "world.info", {{"world", worlds[i % 3]}});
+                break;
+            case 2:
+                burst += request_line(i, "world.step", {{"world", "w2"}});
+                break;
+            default:
+                burst += request_line(i, "world.hash", {{"world", worlds[(i / 4) % 3]}});
+                break;
         }
         burst += '\n';
     }
@@ -53,7 +61,9 @@ TEST_F(Pipeline, ManyConnectionsAtOnceEachInOrder) {
     for (int k = 0; k < 8; ++k) {
         std::string burst;
         for (int i = 0; i < 200; ++i) {
-            burst += request_line(i, i % 2 ? "world.info" : "server.ping", i % 2 ? json{{"world", k % 2 ? "w1" : "w2"}} : json()) + "\n";
+            burst += request_line(i, i % 2 ? "world.info" : "server.ping",
+                                  i % 2 ? json{{"world", k % 2 ? "w1" : "w2"}} : json()) +
+                     "\n";
         }
         ASSERT_TRUE(clients[static_cast<std::size_t>(k)]->send_raw(burst));
     }
@@ -66,11 +76,13 @@ TEST_F(Pipeline, BatchAnswersAnArrayInOrder) {
     json batch = json::array();
     batch.push_back({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "server.ping"}});
     batch.push_back({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "world.info"}, {"params", {{"world", "w1"}}}});
-    batch.push_back({{"jsonrpc", "2.0"}, {"method", "world.step"}, {"params", {{"world", "w2"}}}});  // notification
+    batch.push_back(
+        {{"jsonrpc", "2.0"}, {"method", "world.step"}, {"params", {{"world", "w2"}}}});  // notification
     batch.push_back({{"jsonrpc", "2.0"}, {"id", 3}, {"method", "world.step"}, {"params", {{"world", "w2"}}}});
     batch.push_back(42);
     batch.push_back({{"jsonrpc", "2.0"}, {"id", 4}, {"method", "nope"}});
-    batch.push_back({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "world.info"}, {"params", {{"world", "gone"}}}});
+    batch.push_back(
+        {{"jsonrpc", "2.0"}, {"id", 5}, {"method", "world.info"}, {"params", {{"world", "gone"}}}});
     ASSERT_TRUE(c_.send_json(batch));
     const auto r = c_.read_json();
     ASSERT_TRUE(r.is_array()) << r.dump();
@@ -86,7 +98,8 @@ TEST_F(Pipeline, BatchAnswersAnArrayInOrder) {
 }
 
 TEST_F(Pipeline, BatchOfNotificationsAnswersNothing) {
-    ASSERT_TRUE(c_.send_line(R"([{"jsonrpc":"2.0","method":"server.ping"},{"jsonrpc":"2.0","method":"world.info"}])"));
+    ASSERT_TRUE(c_.send_line(
+        R"([{"jsonrpc":"2.0","method":"server.ping"},{"jsonrpc":"2.0","method":"world.info"}])"));
     ASSERT_TRUE(c_.send_line(request_line("next", "server.ping")));
     EXPECT_EQ(c_.read_json()["id"], "next");
 }
@@ -102,7 +115,8 @@ TEST_F(Pipeline, BatchesAndSinglesInterleaveInOrder) {
     std::string burst;
     for (int i = 0; i < 100; ++i) {
         if (i % 2) {
-            burst += "[" + request_line(i, "world.info", {{"world", "w1"}}) + "," + request_line(i, "server.ping") + "]\n";
+            burst += "[" + request_line(i, "world.info", {{"world", "w1"}}) + "," +
+                     request_line(i, "server.ping") + "]\n";
         } else {
             burst += request_line(i, "world.hash", {{"world", "w2"}}) + "\n";
         }

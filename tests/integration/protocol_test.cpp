@@ -8,7 +8,7 @@ namespace ecsd::test {
 namespace {
 
 class Protocol : public testing::Test {
-protected:
+  protected:
     ecsd_server server_{{"--max-line-bytes", "4096"}};
     line_client c_{server_.port()};
 
@@ -21,7 +21,8 @@ protected:
 };
 
 TEST_F(Protocol, MalformedJsonIsAParseErrorAndTheConnectionStays) {
-    for (const char* bad : {"{", "not json", R"({"jsonrpc":"2.0","id":1,"method":})", "\xff\xfe\xfd", "[1,]"}) {
+    for (const char* bad :
+         {"{", "not json", R"({"jsonrpc":"2.0","id":1,"method":})", "\xff\xfe\xfd", "[1,]"}) {
         const auto r = send(bad);
         EXPECT_EQ(reason_of(r), "parse_error") << bad;
         EXPECT_EQ(r["error"]["code"], -32700);
@@ -34,7 +35,8 @@ TEST_F(Protocol, InvalidRequestsAreRefused) {
     EXPECT_EQ(reason_of(send(R"({"id":1,"method":"server.ping"})")), "invalid_request");
     EXPECT_EQ(reason_of(send(R"({"jsonrpc":"1.0","id":1,"method":"server.ping"})")), "invalid_request");
     EXPECT_EQ(reason_of(send(R"({"jsonrpc":"2.0","id":1,"method":7})")), "invalid_request");
-    EXPECT_EQ(reason_of(send(R"({"jsonrpc":"2.0","id":1,"method":"server.ping","params":"x"})")), "invalid_request");
+    EXPECT_EQ(reason_of(send(R"({"jsonrpc":"2.0","id":1,"method":"server.ping","params":"x"})")),
+              "invalid_request");
     EXPECT_EQ(reason_of(send(R"("just a string")")), "invalid_request");
     const auto kept = send(R"({"jsonrpc":"2.0","id":"k","method":3})");
     EXPECT_EQ(kept["id"], "k");
@@ -57,7 +59,8 @@ TEST_F(Protocol, UnknownMethodAndWrongParams) {
 
 TEST_F(Protocol, OutOfRangeNumbersAreErrorsAndChangeNothing) {
     ASSERT_TRUE(c_.result("world.create", {{"world", "n"}, {"paused", true}}).is_object());
-    const std::string prefix = R"({"jsonrpc":"2.0","id":1,"method":"world.step","params":{"world":"n","ticks":)";
+    const std::string prefix =
+        R"({"jsonrpc":"2.0","id":1,"method":"world.step","params":{"world":"n","ticks":)";
     EXPECT_EQ(reason_of(send(prefix + "9223372036854775808}}")), "invalid_params");   // 2^63
     EXPECT_EQ(reason_of(send(prefix + "18446744073709551616}}")), "invalid_params");  // 2^64, a double
     EXPECT_EQ(reason_of(send(prefix + "1.5}}")), "invalid_params");
@@ -68,7 +71,8 @@ TEST_F(Protocol, OutOfRangeNumbersAreErrorsAndChangeNothing) {
 }
 
 TEST_F(Protocol, OutOfRangeEntityIds) {
-    const std::string prefix = R"({"jsonrpc":"2.0","id":1,"method":"world.despawn_entity","params":{"entity":)";
+    const std::string prefix =
+        R"({"jsonrpc":"2.0","id":1,"method":"world.despawn_entity","params":{"entity":)";
     EXPECT_EQ(reason_of(send(prefix + "9223372036854775808}}")), "invalid_params");
     EXPECT_EQ(reason_of(send(prefix + "9007199254740992}}")), "invalid_params");
     EXPECT_EQ(reason_of(send(prefix + "1.5}}")), "invalid_params");
@@ -93,7 +97,8 @@ TEST_F(Protocol, NestingDeeperThan64IsAnErrorButTheConnectionStays) {
 
 TEST_F(Protocol, LineOverTheLimitIsTooLargeThenClosed) {
     expect_alive();
-    ASSERT_TRUE(c_.send_line(R"({"jsonrpc":"2.0","id":1,"method":"server.ping","params":{"pad":")" + std::string(5000, 'x') + "\"}}"));
+    ASSERT_TRUE(c_.send_line(R"({"jsonrpc":"2.0","id":1,"method":"server.ping","params":{"pad":")" +
+                             std::string(5000, 'x') + "\"}}"));
     const auto r = c_.read_json();
     EXPECT_EQ(reason_of(r), "too_large");
     EXPECT_EQ(r["error"]["data"]["limit"], 4096);
@@ -159,14 +164,15 @@ TEST_F(Protocol, ClientHalfCloseStillGetsEveryAnswer) {
     EXPECT_TRUE(c_.wait_closed());
 }
 
-
 // Issue 21, low: a valid request followed by a NUL byte and garbage used to run (mutations too).
 TEST_F(Protocol, ARequestFollowedByANulByteIsAParseErrorAndNothingRuns) {
-    const std::string spawn = request_line(1, "world.spawn_entity", {{"components", {{"Position", json::object()}}}});
+    const std::string spawn =
+        request_line(1, "world.spawn_entity", {{"components", {{"Position", json::object()}}}});
     const auto r = send(spawn + std::string(1, '\0') + "garbage");
     EXPECT_EQ(reason_of(r), "parse_error") << r.dump();
     EXPECT_TRUE(r["id"].is_null());
-    EXPECT_EQ(r["error"]["message"], "invalid JSON at byte " + std::to_string(spawn.size() + 1) + ": a NUL byte");
+    EXPECT_EQ(r["error"]["message"],
+              "invalid JSON at byte " + std::to_string(spawn.size() + 1) + ": a NUL byte");
     EXPECT_EQ(c_.result("world.info")["entities"], 0) << "nothing on the line ran";
 }
 
@@ -174,7 +180,8 @@ TEST_F(Protocol, ARequestFollowedByANulByteIsAParseErrorAndNothingRuns) {
 TEST_F(Protocol, ParseErrorsSayWhereInPlainWords) {
     const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})";
     auto r = send(ping + "}");
-    EXPECT_EQ(r["error"]["message"], "invalid JSON at byte " + std::to_string(ping.size() + 1) + ": unexpected '}'");
+    EXPECT_EQ(r["error"]["message"],
+              "invalid JSON at byte " + std::to_string(ping.size() + 1) + ": unexpected '}'");
     r = send(R"({"jsonrpc":"2.0","id":1,"method":)");
     EXPECT_EQ(r["error"]["message"], "invalid JSON at byte 34: unexpected end of input");
     for (const char* bad : {"{", "not json", "\xff\xfe", "[1,]", R"({"a":1e400})", R"({"a":"\q"})"}) {
@@ -188,7 +195,8 @@ TEST_F(Protocol, ParseErrorsSayWhereInPlainWords) {
 // Issue 21, low: an id of 2^64 used to echo as 1.8446744073709552e+19.
 TEST_F(Protocol, AnIdPast64BitsOrWithAFractionIsInvalidRequestWithANullId) {
     for (const char* id : {"18446744073709551616", "1.5", "-9223372036854775809", "1e3"}) {
-        const std::string line = std::string(R"({"jsonrpc":"2.0","id":)") + id + R"(,"method":"world.spawn_entity"})";
+        const std::string line =
+            std::string(R"({"jsonrpc":"2.0","id":)") + id + R"(,"method":"world.spawn_entity"})";
         ASSERT_TRUE(c_.send_line(line));
         const auto text = c_.read_line();
         ASSERT_TRUE(text.has_value());
@@ -198,7 +206,8 @@ TEST_F(Protocol, AnIdPast64BitsOrWithAFractionIsInvalidRequestWithANullId) {
         EXPECT_EQ(text->find("e+"), std::string::npos) << *text;
     }
     EXPECT_EQ(c_.result("world.info")["entities"], 0);
-    EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"server.ping"})")["id"], 18446744073709551615ULL);
+    EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"server.ping"})")["id"],
+              18446744073709551615ULL);
 }
 
 }  // namespace

@@ -1,10 +1,8 @@
 // server.* and rpc.discover against the real ecsd.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
-
 #include <set>
 #include <thread>
 
@@ -24,7 +22,8 @@ TEST(ServerMethods, PingAnswersPong) {
 
 TEST(ServerMethods, InfoReportsVersionConnectionsWorldsLimitsAndConfig) {
     // A data folder of its own: ecsd loads every world saved in it.
-    const auto data_dir = std::filesystem::temp_directory_path() / ("ecsd_info_" + std::to_string(::getpid()));
+    const auto data_dir =
+        std::filesystem::temp_directory_path() / ("ecsd_info_" + std::to_string(::getpid()));
     std::filesystem::remove_all(data_dir);
     ecsd_server server({"--max-connections", "77", "--data-dir", data_dir.string(), "--token", "tok"});
     line_client c(server.port());
@@ -52,7 +51,9 @@ TEST(ServerMethods, InfoReportsVersionConnectionsWorldsLimitsAndConfig) {
 TEST(ServerMethods, InfoCountsEachMethodWithLatencyBytesAndWorldMemory) {
     ecsd_server server;
     line_client c(server.port());
-    for (int i = 0; i < 5; ++i) ASSERT_TRUE(c.result("world.spawn_entity", {{"components", {{"Position", json::object()}}}}).is_object());
+    for (int i = 0; i < 5; ++i)
+        ASSERT_TRUE(
+            c.result("world.spawn_entity", {{"components", {{"Position", json::object()}}}}).is_object());
     EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", 999}})), "no_such_entity");
     const auto info = c.result("server.info");
     const auto& spawn = info["methods"]["world.spawn_entity"];
@@ -87,7 +88,8 @@ TEST(ServerMethods, SlowlogKeepsTheSlowestRecentRequestsNewestFirst) {
     EXPECT_EQ(log["entries"][1]["params"], R"({"ticks":3,"world":"s"})");
     EXPECT_GT(log["entries"][1]["id"].get<int>(), log["entries"][2]["id"].get<int>());
     EXPECT_GE(log["entries"][0]["duration_us"].get<double>(), 0);
-    EXPECT_EQ(c.result("server.slowlog")["entries"].size(), 1u) << "reset emptied it; this call's own entry comes later";
+    EXPECT_EQ(c.result("server.slowlog")["entries"].size(), 1u)
+        << "reset emptied it; this call's own entry comes later";
     ecsd_server quiet;  // the default threshold, 10 ms: a ping never gets there
     line_client q(quiet.port());
     ASSERT_EQ(q.result("server.ping"), "pong");
@@ -101,7 +103,8 @@ TEST(ServerMethods, MonitorStreamsEveryOtherConnectionsRequestsWithTokensHidden)
     ASSERT_EQ(mon.result("server.monitor")["monitoring"], true);
     line_client other(server.port());
     ASSERT_EQ(other.result("server.auth", {{"token", "sesame"}})["authenticated"], true);
-    ASSERT_TRUE(other.result("world.spawn_entity", {{"components", {{"Position", json::object()}}}}).is_object());
+    ASSERT_TRUE(
+        other.result("world.spawn_entity", {{"components", {{"Position", json::object()}}}}).is_object());
     std::vector<json> seen;
     for (int i = 0; i < 2; ++i) seen.push_back(mon.read_json(std::chrono::seconds(2)));
     ASSERT_EQ(seen[0].value("method", ""), "server.monitor") << seen[0];
@@ -135,9 +138,9 @@ TEST(ServerMethods, DiscoverDescribesEveryMethodTheServerAnswers) {
         EXPECT_TRUE(m.contains("params")) << m["name"];
         EXPECT_TRUE(m["result"].contains("schema")) << m["name"];
     }
-    for (const char* expected : {"rpc.discover", "server.ping", "server.info", "server.auth", "world.create",
-                                 "world.destroy", "world.list", "world.info", "world.pause", "world.resume",
-                                 "world.step", "world.hash"}) {
+    for (const char* expected :
+         {"rpc.discover", "server.ping", "server.info", "server.auth", "world.create", "world.destroy",
+          "world.list", "world.info", "world.pause", "world.resume", "world.step", "world.hash"}) {
         EXPECT_TRUE(names.contains(expected)) << expected;
     }
     // Every listed method exists: none answers method_not_found (params may be wrong: fine).

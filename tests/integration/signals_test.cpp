@@ -40,7 +40,8 @@ TEST(Signals, RequestsInFlightAreAnsweredBeforeExit) {
     // 2-core CI machine; 300 ticks per step overran it there once.
     std::string burst;
     constexpr int n = 100;
-    for (int i = 0; i < n; ++i) burst += request_line(i, "world.step", {{"world", "slow"}, {"ticks", 40}}) + "\n";
+    for (int i = 0; i < n; ++i)
+        burst += request_line(i, "world.step", {{"world", "slow"}, {"ticks", 40}}) + "\n";
     ASSERT_TRUE(c.send_raw(burst));
     ASSERT_EQ(c.read_json()["id"], 0);
     ::kill(server.pid(), SIGTERM);

@@ -22,11 +22,11 @@ TEST(Values, ABodyFlungAtTheLimitStaysInRangeAndItsWorldLoadsAgain) {
         ecsd_server server({"--data-dir", dir.string()});
         line_client c(server.port());
         ASSERT_TRUE(c.result("world.create", {{"world", "far"}, {"paused", true}}).is_object());
-        ASSERT_TRUE(c.result("world.spawn_entity",
-                             {{"world", "far"},
-                              {"components", {{"Position", {{"x", 9e14}, {"y", -9e14}}},
-                                              {"Velocity", {{"x", 1e15}, {"y", -1e15}}},
-                                              {"RigidBody", json::object()}}}})
+        ASSERT_TRUE(c.result("world.spawn_entity", {{"world", "far"},
+                                                    {"components",
+                                                     {{"Position", {{"x", 9e14}, {"y", -9e14}}},
+                                                      {"Velocity", {{"x", 1e15}, {"y", -1e15}}},
+                                                      {"RigidBody", json::object()}}}})
                         .is_object());
         ASSERT_TRUE(c.result("world.step", {{"world", "far"}, {"ticks", 120}}).is_object());
         const auto q = c.result("world.query", {{"world", "far"}, {"query", "Position"}});
@@ -40,7 +40,8 @@ TEST(Values, ABodyFlungAtTheLimitStaysInRangeAndItsWorldLoadsAgain) {
     }  // SIGTERM: saved again
     ecsd_server again({"--data-dir", dir.string()});
     line_client c(again.port());
-    EXPECT_EQ(c.result("world.hash", {{"world", "far"}}), hash) << "start-up must accept what the world produced";
+    EXPECT_EQ(c.result("world.hash", {{"world", "far"}}), hash)
+        << "start-up must accept what the world produced";
     std::filesystem::remove_all(dir);
 }
 
@@ -56,22 +57,28 @@ TEST(Values, ValuesNoComponentCanHoldAreRefusedAndChangeNothing) {
         {{"Contacts", {{"entities", {123456789}}}}},
     };
     for (const auto& comps : bad) {
-        EXPECT_EQ(reason_of(c.call("world.spawn_entity", {{"components", comps}})), "invalid_value") << comps.dump();
-        EXPECT_EQ(reason_of(c.call("world.insert_components", {{"entity", e}, {"components", comps}})), "invalid_value")
+        EXPECT_EQ(reason_of(c.call("world.spawn_entity", {{"components", comps}})), "invalid_value")
+            << comps.dump();
+        EXPECT_EQ(reason_of(c.call("world.insert_components", {{"entity", e}, {"components", comps}})),
+                  "invalid_value")
             << comps.dump();
     }
     EXPECT_EQ(c.result("world.info")["entities"], 1) << "no refused spawn created anything";
-    ASSERT_TRUE(c.result("world.insert_components", {{"entity", e}, {"components", {{"RigidBody", json::object()}}}}).is_object());
-    const auto r = c.call("world.mutate_components", {{"entity", e}, {"component", "RigidBody"}, {"path", "mass"}, {"value", -5}});
+    ASSERT_TRUE(
+        c.result("world.insert_components", {{"entity", e}, {"components", {{"RigidBody", json::object()}}}})
+            .is_object());
+    const auto r = c.call("world.mutate_components",
+                          {{"entity", e}, {"component", "RigidBody"}, {"path", "mass"}, {"value", -5}});
     EXPECT_EQ(reason_of(r), "invalid_value");
     EXPECT_NE(r["error"]["message"].get<std::string>().find("RigidBody.mass"), std::string::npos);
-    EXPECT_EQ(c.result("world.get_components", {{"entity", e}, {"components", {"RigidBody"}}})["components"]["RigidBody"]["mass"],
+    EXPECT_EQ(c.result("world.get_components",
+                       {{"entity", e}, {"components", {"RigidBody"}}})["components"]["RigidBody"]["mass"],
               1.0);
     // A run-time component whose field "default" is an object is refused, not turned into a number.
-    const auto reg = c.call("world.register_component", {{"name", "Spot"}, {"fields", {{"pos", {{"y", 1}}}}}});
+    const auto reg =
+        c.call("world.register_component", {{"name", "Spot"}, {"fields", {{"pos", {{"y", 1}}}}}});
     EXPECT_EQ(reason_of(reg), "invalid_value") << reg.dump();
 }
-
 
 // A saved world loads whatever it holds: a snapshot written by an older server (numbers past
 // ±1e15, a negative mass, a prefab with Contacts, which clients may no longer write) is the
@@ -93,9 +100,11 @@ TEST(Values, ASnapshotHoldingWhatAnOlderServerAcceptedStillLoads) {
         ecsd_server server({"--data-dir", dir.string()});
         line_client c(server.port());
         ASSERT_TRUE(c.result("world.create", {{"world", "old"}, {"paused", true}}).is_object());
-        ASSERT_TRUE(c.result("world.spawn_entity", {{"world", "old"},
-                                                    {"components", {{"Position", {{"x", 1}, {"y", 2}}}, {"RigidBody", json::object()}}}})
-                        .is_object());
+        ASSERT_TRUE(
+            c.result("world.spawn_entity",
+                     {{"world", "old"},
+                      {"components", {{"Position", {{"x", 1}, {"y", 2}}}, {"RigidBody", json::object()}}}})
+                .is_object());
     }  // SIGTERM saves it
     // Rewrite the snapshot as an older ecsd could have written it, sealed with a good checksum.
     const auto file = dir / "old.snapshot.json";
@@ -106,7 +115,8 @@ TEST(Values, ASnapshotHoldingWhatAnOlderServerAcceptedStillLoads) {
     auto& comps = doc["entities"][0]["components"];
     comps["Position"]["x"] = 5e15;
     comps["RigidBody"]["mass"] = -1;
-    doc["prefabs"] = {{"old_kind", {{"Contacts", {{"entities", json::array()}}}, {"Position", {{"x", -3e15}}}}}};
+    doc["prefabs"] = {
+        {"old_kind", {{"Contacts", {{"entities", json::array()}}}, {"Position", {{"x", -3e15}}}}}};
     std::string out = doc.dump();
     out.pop_back();  // the closing brace: the checksum member goes before it
     char seal[48];
@@ -126,7 +136,8 @@ TEST(Values, ASnapshotHoldingWhatAnOlderServerAcceptedStillLoads) {
     EXPECT_TRUE(loaded.contains("result")) << loaded.dump();
     EXPECT_EQ(c.result("world.hash", {{"world", "old"}}), hash);
     // Clients still cannot send such values.
-    EXPECT_EQ(reason_of(c.call("world.spawn_entity", {{"world", "old"}, {"components", {{"Position", {{"x", 5e15}}}}}})),
+    EXPECT_EQ(reason_of(c.call("world.spawn_entity",
+                               {{"world", "old"}, {"components", {{"Position", {{"x", 5e15}}}}}})),
               "invalid_value");
     fs::remove_all(dir);
 }
@@ -136,9 +147,11 @@ TEST(Values, EntityIdsPast64BitsAreRefusedWithoutAFloatEcho) {
     ecsd_server server;
     line_client c(server.port());
     const std::string big = "18446744073709551616";
-    for (const std::string& params : {R"({"entity":)" + big + "}", R"({"entity":)" + big + R"(,"components":["Position"]})"}) {
+    for (const std::string& params :
+         {R"({"entity":)" + big + "}", R"({"entity":)" + big + R"(,"components":["Position"]})"}) {
         for (const char* method : {"world.get_components", "world.despawn_entity"}) {
-            ASSERT_TRUE(c.send_line(R"({"jsonrpc":"2.0","id":7,"method":")" + std::string(method) + R"(","params":)" + params + "}"));
+            ASSERT_TRUE(c.send_line(R"({"jsonrpc":"2.0","id":7,"method":")" + std::string(method) +
+                                    R"(","params":)" + params + "}"));
             const auto r = c.read_json();
             EXPECT_EQ(reason_of(r), "invalid_params") << method << " " << r.dump();
             EXPECT_EQ(r["id"], 7);
@@ -146,7 +159,8 @@ TEST(Values, EntityIdsPast64BitsAreRefusedWithoutAFloatEcho) {
         }
     }
     // Inside a component value it is that component's invalid_value, still without the float.
-    ASSERT_TRUE(c.send_line(R"({"jsonrpc":"2.0","id":8,"method":"world.spawn_entity","params":{"components":{"MagicInput":{"spell":"heal","target":)" +
+    ASSERT_TRUE(c.send_line(R"({"jsonrpc":"2.0","id":8,"method":"world.spawn_entity",)"
+                            R"("params":{"components":{"MagicInput":{"spell":"heal","target":)" +
                             big + "}}}}"));
     const auto r = c.read_json();
     EXPECT_EQ(reason_of(r), "invalid_value") << r.dump();
@@ -154,24 +168,32 @@ TEST(Values, EntityIdsPast64BitsAreRefusedWithoutAFloatEcho) {
     EXPECT_EQ(c.result("world.info")["entities"], 0);
 }
 
-
 // Run-time components are held to the same rules: a default that does not fit its field's type is
 // refused, and so is null for a component that has fields (only tags take null).
 TEST(Values, RunTimeComponentsRefuseMismatchedDefaultsAndNullValues) {
     ecsd_server server;
     line_client c(server.port());
-    for (const json& fields : {json{{"pos", {{"y", 1}}}}, json{{"pos", {{"type", "number"}, {"default", {{"y", 1}}}}}},
-                               json{{"pos", {{"type", "number"}, {"default", "1"}}}}, json{{"pos", {{"type", "integer"}, {"default", 1.5}}}}}) {
+    for (const json& fields :
+         {json{{"pos", {{"y", 1}}}}, json{{"pos", {{"type", "number"}, {"default", {{"y", 1}}}}}},
+          json{{"pos", {{"type", "number"}, {"default", "1"}}}},
+          json{{"pos", {{"type", "integer"}, {"default", 1.5}}}}}) {
         const auto r = c.call("world.register_component", {{"name", "Spot"}, {"fields", fields}});
         EXPECT_EQ(reason_of(r), "invalid_value") << fields.dump() << " -> " << r.dump();
     }
-    EXPECT_EQ(reason_of(c.call("world.spawn_entity", {{"components", {{"Spot", json::object()}}}})), "no_such_component")
+    EXPECT_EQ(reason_of(c.call("world.spawn_entity", {{"components", {{"Spot", json::object()}}}})),
+              "no_such_component")
         << "no refused registration left a type behind";
-    ASSERT_TRUE(c.result("world.register_component", {{"name", "Spot"}, {"fields", {{"pos", 2}}}}).is_object());
-    ASSERT_TRUE(c.result("world.register_component", {{"name", "Marked"}, {"fields", json::object()}}).is_object());
-    EXPECT_EQ(reason_of(c.call("world.spawn_entity", {{"components", {{"Spot", nullptr}}}})), "invalid_value");
-    const auto e = c.result("world.spawn_entity", {{"components", {{"Spot", json::object()}, {"Marked", nullptr}}}})["entity"];
-    EXPECT_EQ(c.result("world.get_components", {{"entity", e}, {"components", {"Spot"}}})["components"]["Spot"]["pos"], 2.0);
+    ASSERT_TRUE(
+        c.result("world.register_component", {{"name", "Spot"}, {"fields", {{"pos", 2}}}}).is_object());
+    ASSERT_TRUE(
+        c.result("world.register_component", {{"name", "Marked"}, {"fields", json::object()}}).is_object());
+    EXPECT_EQ(reason_of(c.call("world.spawn_entity", {{"components", {{"Spot", nullptr}}}})),
+              "invalid_value");
+    const auto e = c.result("world.spawn_entity",
+                            {{"components", {{"Spot", json::object()}, {"Marked", nullptr}}}})["entity"];
+    EXPECT_EQ(c.result("world.get_components",
+                       {{"entity", e}, {"components", {"Spot"}}})["components"]["Spot"]["pos"],
+              2.0);
     EXPECT_EQ(c.result("world.info")["entities"], 1);
 }
 

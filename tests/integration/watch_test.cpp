@@ -4,8 +4,8 @@
 #include <sys/socket.h>
 
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "helpers.hpp"
@@ -63,8 +63,8 @@ json read_until(line_client& c, std::uint64_t id, watch_state& state, std::uint6
 
 json query_now(line_client& c, std::uint64_t id, const std::string& world, const json& q, const json& fields,
                watch_state& state, std::uint64_t sub) {
-    EXPECT_TRUE(c.send_line(request_line(id, "world.query",
-                                         {{"world", world}, {"query", q}, {"fields", fields}, {"limit", 10000}})));
+    EXPECT_TRUE(c.send_line(request_line(
+        id, "world.query", {{"world", world}, {"query", q}, {"fields", fields}, {"limit", 10000}})));
     return read_until(c, id, state, sub);
 }
 
@@ -87,7 +87,8 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
     ASSERT_TRUE(driver.result("world.create", {{"world", "r"}, {"paused", true}}).is_object());
     const json fields = {"Position", "Velocity", "Health", "Frozen"};
     const std::string q = "Position, Health|Velocity, !Ghost";
-    ASSERT_TRUE(watcher.send_line(request_line(1, "world.watch", {{"world", "r"}, {"query", q}, {"fields", fields}})));
+    ASSERT_TRUE(watcher.send_line(
+        request_line(1, "world.watch", {{"world", "r"}, {"query", q}, {"fields", fields}})));
     watch_state state;
     const auto answer = read_until(watcher, 1, state, 0);
     ASSERT_TRUE(answer.contains("result")) << answer.dump();
@@ -96,7 +97,9 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
 
     std::mt19937 rng(12345);
     std::vector<std::uint64_t> alive;
-    const auto pick = [&]() { return alive[std::uniform_int_distribution<std::size_t>(0, alive.size() - 1)(rng)]; };
+    const auto pick = [&]() {
+        return alive[std::uniform_int_distribution<std::size_t>(0, alive.size() - 1)(rng)];
+    };
     const auto coin = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
     std::uint64_t next_id = 100;
     for (int step = 0; step < 300; ++step) {
@@ -116,23 +119,32 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
             r = driver.call("world.despawn_entity", {{"world", "r"}, {"entity", e}});
         } else if (op == 3) {
             r = driver.call("world.insert_components",
-                            {{"world", "r"}, {"entity", pick()}, {"components", {{coin(2) ? "Ghost" : "Health", json::object()}}}});
+                            {{"world", "r"},
+                             {"entity", pick()},
+                             {"components", {{coin(2) ? "Ghost" : "Health", json::object()}}}});
         } else if (op == 4) {
-            r = driver.call("world.remove_components",
-                            {{"world", "r"}, {"entity", pick()}, {"components", {coin(2) ? "Velocity" : "Ghost"}}});
+            r = driver.call(
+                "world.remove_components",
+                {{"world", "r"}, {"entity", pick()}, {"components", {coin(2) ? "Velocity" : "Ghost"}}});
         } else if (op == 5) {
-            r = driver.call("world.mutate_components",
-                            {{"world", "r"}, {"entity", pick()}, {"component", "Position"}, {"path", "x"}, {"value", coin(50)}});
+            r = driver.call("world.mutate_components", {{"world", "r"},
+                                                        {"entity", pick()},
+                                                        {"component", "Position"},
+                                                        {"path", "x"},
+                                                        {"value", coin(50)}});
         } else if (op == 6) {
             const char* spells[] = {"freeze", "ghost", "kill_all_monsters"};
-            r = driver.call("world.cast_spell", {{"world", "r"}, {"caster", pick()}, {"spell", spells[coin(3)]}, {"target", pick()}});
+            r = driver.call(
+                "world.cast_spell",
+                {{"world", "r"}, {"caster", pick()}, {"spell", spells[coin(3)]}, {"target", pick()}});
         } else {
             r = driver.call("world.step", {{"world", "r"}, {"ticks", 1 + coin(3)}});
         }
         ASSERT_TRUE(r.is_object()) << "no answer at step " << step;
         // Keep the driver's list of the living honest (spells and despawns kill).
         if (step % 10 == 0 || op == 2 || op == 6 || op >= 7) {
-            const auto everyone = driver.result("world.query", {{"world", "r"}, {"query", "*"}, {"limit", 10000}});
+            const auto everyone =
+                driver.result("world.query", {{"world", "r"}, {"query", "*"}, {"limit", 10000}});
             alive.clear();
             for (const auto& e : everyone["entities"]) alive.push_back(e["entity"].get<std::uint64_t>());
         }
@@ -152,17 +164,22 @@ watch_state stall_and_catch_up(const std::string& max_output) {
     line_client watcher(server.port(), "127.0.0.1", /*receive_buffer=*/4096);
     EXPECT_TRUE(driver.result("world.create", {{"world", "m"}, {"paused", true}}).is_object());
     json batch = json::array();
-    for (int i = 0; i < 2000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
-    EXPECT_TRUE(driver.call("world.spawn_entities", {{"world", "m"}, {"entities", batch}}).contains("result"));
-    EXPECT_TRUE(watcher.send_line(request_line(1, "world.watch", {{"world", "m"}, {"query", "Position, Velocity"}})));
+    for (int i = 0; i < 2000; ++i)
+        batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    EXPECT_TRUE(
+        driver.call("world.spawn_entities", {{"world", "m"}, {"entities", batch}}).contains("result"));
+    EXPECT_TRUE(
+        watcher.send_line(request_line(1, "world.watch", {{"world", "m"}, {"query", "Position, Velocity"}})));
     watch_state state;
     const auto answer = read_until(watcher, 1, state, 0);
     const auto sub = answer["result"]["subscription"].get<std::uint64_t>();
     state.reset(answer["result"]["entities"]);
     // 200 ticks of 2000 changed entities (~130 KB each) while the watcher reads nothing.
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 20; ++i) EXPECT_TRUE(driver.result("world.step", {{"world", "m"}, {"ticks", 10}}).is_object());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s * sanitizer_time_factor) << "a stalled watcher must not slow the world";
+    for (int i = 0; i < 20; ++i)
+        EXPECT_TRUE(driver.result("world.step", {{"world", "m"}, {"ticks", 10}}).is_object());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s * sanitizer_time_factor)
+        << "a stalled watcher must not slow the world";
     EXPECT_EQ(driver.call("server.ping")["result"], "pong");
     const auto now = query_now(watcher, 2, "m", "Position, Velocity", {"Position", "Velocity"}, state, sub);
     // It may still be owed its last notification: read until it has caught up with tick 200.
@@ -171,7 +188,8 @@ watch_state stall_and_catch_up(const std::string& max_output) {
         if (line.is_object() && line.value("method", "") == "world.watch") state.apply(line["params"]);
     }
     EXPECT_EQ(state.tick, 200U);
-    EXPECT_LT(state.notifications, 200U) << "a watcher that falls behind gets merged notifications, not a backlog";
+    EXPECT_LT(state.notifications, 200U)
+        << "a watcher that falls behind gets merged notifications, not a backlog";
     expect_same(state, now["result"], 0);
     return state;
 }
@@ -189,10 +207,20 @@ TEST(Watch, AWatcherTooFarBehindToRememberGetsTheWholeStateAgain) {
 TEST(Watch, NearFollowsAMovingEntityAndEntitiesOutOfRangeLeaveUnmatched) {
     ecsd_server server;
     line_client c(server.port());
-    ASSERT_TRUE(c.result("world.create", {{"world", "n"}, {"paused", true}, {"gravity", {{"x", 0}, {"y", 0}}}}).is_object());
-    const auto hero = c.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 60}, {"y", 0}}}}}})["entity"];
-    const auto rock = c.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Position", {{"x", 2}, {"y", 0}}}}}})["entity"];
-    const auto far = c.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Position", {{"x", 30}, {"y", 0}}}}}})["entity"];
+    ASSERT_TRUE(
+        c.result("world.create", {{"world", "n"}, {"paused", true}, {"gravity", {{"x", 0}, {"y", 0}}}})
+            .is_object());
+    const auto hero =
+        c.result("world.spawn_entity",
+                 {{"world", "n"},
+                  {"components",
+                   {{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 60}, {"y", 0}}}}}})["entity"];
+    const auto rock =
+        c.result("world.spawn_entity",
+                 {{"world", "n"}, {"components", {{"Position", {{"x", 2}, {"y", 0}}}}}})["entity"];
+    const auto far =
+        c.result("world.spawn_entity",
+                 {{"world", "n"}, {"components", {{"Position", {{"x", 30}, {"y", 0}}}}}})["entity"];
     const auto w = c.result("world.watch", {{"world", "n"}, {"query", "near(" + hero.dump() + ", 5)"}});
     std::set<std::uint64_t> seen;
     for (const auto& e : w["entities"]) seen.insert(e["entity"].get<std::uint64_t>());
@@ -218,9 +246,12 @@ TEST(Watch, NearFollowsAMovingEntityAndEntitiesOutOfRangeLeaveUnmatched) {
     EXPECT_EQ(state.entities.count(far.get<std::uint64_t>()), 1U);
     // The same filter in world.query, as text and as an object.
     EXPECT_EQ(c.result("world.query", {{"world", "n"}, {"query", "near(30, 0, 1)"}})["total"], 2);
-    EXPECT_EQ(c.result("world.query", {{"world", "n"}, {"query", {{"near", {{"x", 2}, {"y", 0}, {"r", 1}}}}}})["total"], 1);
+    EXPECT_EQ(c.result("world.query",
+                       {{"world", "n"}, {"query", {{"near", {{"x", 2}, {"y", 0}, {"r", 1}}}}}})["total"],
+              1);
     EXPECT_EQ(reason_of(c.call("world.query", {{"world", "n"}, {"query", "near(1, 2)x"}})), "invalid_params");
-    EXPECT_EQ(reason_of(c.call("world.query", {{"world", "n"}, {"query", "near(0, 0, -1)"}})), "invalid_params");
+    EXPECT_EQ(reason_of(c.call("world.query", {{"world", "n"}, {"query", "near(0, 0, -1)"}})),
+              "invalid_params");
 }
 
 TEST(Watch, UnwatchTwiceWatchBeforeAuthAndTheSubscriptionLimit) {
@@ -237,7 +268,8 @@ TEST(Watch, UnwatchTwiceWatchBeforeAuthAndTheSubscriptionLimit) {
     EXPECT_EQ(c.result("world.unwatch", {{"subscription", a["subscription"]}})["ended"], true);
     const auto again = c.call("world.unwatch", {{"subscription", a["subscription"]}});
     EXPECT_EQ(reason_of(again), "no_such_subscription");
-    EXPECT_TRUE(c.result("world.watch", {{"query", "Health"}}).contains("subscription")) << "unwatch frees a place";
+    EXPECT_TRUE(c.result("world.watch", {{"query", "Health"}}).contains("subscription"))
+        << "unwatch frees a place";
     EXPECT_EQ(reason_of(c.call("world.watch", {{"query", "Nope"}})), "no_such_component");
     EXPECT_EQ(reason_of(c.call("world.watch", {{"query", "Position"}, {"every", 0}})), "invalid_params");
 }
@@ -271,7 +303,8 @@ TEST(Watch, AWatcherThatDisconnectsMidStreamCostsNothingAfterwards) {
     ecsd_server server;
     line_client setup(server.port());
     json batch = json::array();
-    for (int i = 0; i < 1000; ++i) batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    for (int i = 0; i < 1000; ++i)
+        batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
     ASSERT_TRUE(setup.call("world.spawn_entities", {{"entities", batch}}).contains("result"));
     {
         line_client w(server.port());
@@ -293,13 +326,17 @@ TEST(Watch, BrpPlusWatchMethodsAnswerAgainWithTheSameIdWhenTheEntityChanges) {
     ecsd_server server;
     line_client c(server.port());
     ASSERT_TRUE(c.result("world.create", {{"world", "b"}, {"paused", true}}).is_object());
-    const auto e = c.result("world.spawn_entity",
-                            {{"world", "b"}, {"components", {{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 6}, {"y", 0}}}}}})["entity"];
-    ASSERT_TRUE(c.send_line(request_line("g", "world.get_components+watch", {{"world", "b"}, {"entity", e}, {"components", {"Position"}}})));
+    const auto e = c.result(
+        "world.spawn_entity",
+        {{"world", "b"},
+         {"components", {{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 6}, {"y", 0}}}}}})["entity"];
+    ASSERT_TRUE(c.send_line(request_line("g", "world.get_components+watch",
+                                         {{"world", "b"}, {"entity", e}, {"components", {"Position"}}})));
     const auto first = c.read_json();
     EXPECT_EQ(first["result"]["components"]["Position"]["x"], 0.0);
     EXPECT_EQ(first["result"]["removed"], json::array());
-    ASSERT_TRUE(c.send_line(request_line("l", "world.list_components+watch", {{"world", "b"}, {"entity", e}})));
+    ASSERT_TRUE(
+        c.send_line(request_line("l", "world.list_components+watch", {{"world", "b"}, {"entity", e}})));
     EXPECT_EQ(c.read_json()["result"]["added"], json({"Position", "Velocity"}));
     // A tick moves it: one more answer to "g"; the names did not change: nothing for "l".
     ASSERT_TRUE(c.send_line(request_line(3, "world.step", {{"world", "b"}})));
@@ -308,7 +345,8 @@ TEST(Watch, BrpPlusWatchMethodsAnswerAgainWithTheSameIdWhenTheEntityChanges) {
     EXPECT_GT(moved["result"]["components"]["Position"]["x"].get<double>(), 0.0);
     EXPECT_EQ(c.read_json()["id"], 3);
     // Removing Velocity: "l" hears of it; Position is unchanged: "g" does not.
-    ASSERT_TRUE(c.send_line(request_line(4, "world.remove_components", {{"world", "b"}, {"entity", e}, {"components", {"Velocity"}}})));
+    ASSERT_TRUE(c.send_line(request_line(4, "world.remove_components",
+                                         {{"world", "b"}, {"entity", e}, {"components", {"Velocity"}}})));
     const auto names = c.read_json();
     EXPECT_EQ(names["id"], "l");
     EXPECT_EQ(names["result"]["removed"], json({"Velocity"}));
@@ -324,7 +362,8 @@ TEST(Watch, BrpPlusWatchMethodsAnswerAgainWithTheSameIdWhenTheEntityChanges) {
         }
     }
     EXPECT_EQ(ended, (std::set<std::string>{"g", "l"}));
-    EXPECT_EQ(reason_of(c.call("world.get_components+watch", {{"world", "b"}, {"entity", e}})), "no_such_entity");
+    EXPECT_EQ(reason_of(c.call("world.get_components+watch", {{"world", "b"}, {"entity", e}})),
+              "no_such_entity");
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace ecsd::test {
 namespace {
 
 class WorldMethods : public testing::Test {
-protected:
+  protected:
     ecsd_server server_;
     line_client c_{server_.port()};
 };
@@ -27,7 +27,8 @@ TEST_F(WorldMethods, DefaultWorldExistsAndTicks) {
 }
 
 TEST_F(WorldMethods, CreateListInfoDestroy) {
-    const auto created = c_.result("world.create", {{"world", "arena"}, {"tick_hz", 20}, {"gravity", {{"x", 1}, {"y", -2}}}});
+    const auto created =
+        c_.result("world.create", {{"world", "arena"}, {"tick_hz", 20}, {"gravity", {{"x", 1}, {"y", -2}}}});
     EXPECT_EQ(created["world"], "arena");
     EXPECT_EQ(created["tick_hz"], 20.0);
     EXPECT_EQ(created["gravity"]["x"], 1.0);
@@ -44,50 +45,71 @@ TEST_F(WorldMethods, BoundsMakeAGroundThatBodiesRestOn) {
     const auto created = c_.result("world.create", {{"world", "box"}, {"paused", true}, {"bounds", bounds}});
     EXPECT_EQ(created["bounds"], (json{{"left", -10.0}, {"right", 10.0}, {"bottom", 0.0}, {"top", nullptr}}));
     // The CI example of docs/ecsctl.md: a RigidBody alone falls, here onto the ground.
-    const auto e = c_.result("world.spawn_entity", {{"world", "box"}, {"components", {{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", json::object()}}}})["entity"];
+    const auto e = c_.result(
+        "world.spawn_entity",
+        {{"world", "box"},
+         {"components", {{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", json::object()}}}})["entity"];
     (void)c_.result("world.step", {{"world", "box"}, {"ticks", 600}});
     const auto c = c_.result("world.get_components", {{"world", "box"}, {"entity", e}})["components"];
     EXPECT_EQ(c["Position"]["y"], 0.0);
     EXPECT_EQ(c["Velocity"]["y"], 0.0);
-    EXPECT_EQ(reason_of(c_.call("world.create", {{"world", "bad"}, {"bounds", {{"left", 1}, {"right", 0}}}})), "invalid_value");
-    EXPECT_EQ(reason_of(c_.call("world.create", {{"world", "bad"}, {"bounds", {{"floor", 0}}}})), "invalid_params");
-    EXPECT_EQ(reason_of(c_.call("world.info", {{"world", "bad"}})), "no_such_world") << "a refused world is not made";
+    EXPECT_EQ(reason_of(c_.call("world.create", {{"world", "bad"}, {"bounds", {{"left", 1}, {"right", 0}}}})),
+              "invalid_value");
+    EXPECT_EQ(reason_of(c_.call("world.create", {{"world", "bad"}, {"bounds", {{"floor", 0}}}})),
+              "invalid_params");
+    EXPECT_EQ(reason_of(c_.call("world.info", {{"world", "bad"}})), "no_such_world")
+        << "a refused world is not made";
 }
 
 TEST_F(WorldMethods, AnOptionalTermFiltersNothingAndWatchCarriesIt) {
     (void)c_.result("world.create", {{"world", "opt"}, {"paused", true}});
-    const auto a = c_.result("world.spawn_entity", {{"world", "opt"}, {"components", {{"Position", json::object()}, {"Health", json::object()}}}})["entity"];
+    const auto a =
+        c_.result("world.spawn_entity",
+                  {{"world", "opt"},
+                   {"components", {{"Position", json::object()}, {"Health", json::object()}}}})["entity"];
     (void)c_.result("world.spawn_entity", {{"world", "opt"}, {"components", {{"Position", json::object()}}}});
     EXPECT_EQ(c_.result("world.query", {{"world", "opt"}, {"query", "Position, ?Health"}})["total"], 2);
-    EXPECT_EQ(c_.result("world.query", {{"world", "opt"}, {"query", {{"all", {"Position"}}, {"optional", {"Health"}}}}})["total"], 2);
+    EXPECT_EQ(
+        c_.result("world.query",
+                  {{"world", "opt"}, {"query", {{"all", {"Position"}}, {"optional", {"Health"}}}}})["total"],
+        2);
     const auto w = c_.result("world.watch", {{"world", "opt"}, {"query", "Position, ?Health"}});
     ASSERT_EQ(w["entities"].size(), 2u);
     EXPECT_EQ(w["entities"][0]["entity"], a);
     EXPECT_TRUE(w["entities"][0]["components"].contains("Health")) << w;
     EXPECT_FALSE(w["entities"][1]["components"].contains("Health")) << w;
-    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "opt"}, {"query", "Position, ?Nope"}})), "no_such_component");
+    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "opt"}, {"query", "Position, ?Nope"}})),
+              "no_such_component");
 }
 
 TEST_F(WorldMethods, DescribeEntityShowsComponentsSystemsAndRecentChanges) {
     (void)c_.result("world.create", {{"world", "d"}, {"paused", true}});
-    const auto e = c_.result("world.spawn_entity", {{"world", "d"}, {"components", {{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", json::object()}}}})["entity"];
+    const auto e = c_.result(
+        "world.spawn_entity",
+        {{"world", "d"},
+         {"components", {{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", json::object()}}}})["entity"];
     (void)c_.result("world.step", {{"world", "d"}, {"ticks", 3}});
-    (void)c_.result("world.remove_components", {{"world", "d"}, {"entity", e}, {"components", {"RigidBody"}}});
+    (void)c_.result("world.remove_components",
+                    {{"world", "d"}, {"entity", e}, {"components", {"RigidBody"}}});
     const auto d = c_.result("world.describe_entity", {{"world", "d"}, {"entity", e}});
     EXPECT_EQ(d["entity"], e);
     EXPECT_TRUE(d["components"].contains("Velocity")) << "added with the RigidBody";
     EXPECT_FALSE(d["components"].contains("RigidBody"));
     EXPECT_EQ(d["systems"], json({"movement", "bounds", "cleanup"}));
     EXPECT_EQ(d["changes"]["removed"], json({"RigidBody"}));
-    EXPECT_EQ(d["changes"]["changed"], json({"Position", "Velocity"})) << "movement wrote both in the last tick";
+    EXPECT_EQ(d["changes"]["changed"], json({"Position", "Velocity"}))
+        << "movement wrote both in the last tick";
     EXPECT_EQ(d["changes"]["added"], json::array()) << "added three ticks ago: out of the window";
-    EXPECT_EQ(reason_of(c_.call("world.describe_entity", {{"world", "d"}, {"entity", 12345}})), "no_such_entity");
+    EXPECT_EQ(reason_of(c_.call("world.describe_entity", {{"world", "d"}, {"entity", 12345}})),
+              "no_such_entity");
 }
 
 TEST_F(WorldMethods, ValueFiltersWorkInTextAndObjectFormInQueryAndWatch) {
     (void)c_.result("world.create", {{"world", "vf"}, {"paused", true}});
     const auto spawn = [&](double hp, const char* kind) {
-        return c_.result("world.spawn_entity", {{"world", "vf"}, {"components", {{"Health", {{"hp", hp}}}, {"AI", {{"kind", kind}}}}}})["entity"];
+        return c_.result("world.spawn_entity",
+                         {{"world", "vf"},
+                          {"components", {{"Health", {{"hp", hp}}}, {"AI", {{"kind", kind}}}}}})["entity"];
     };
     const auto weak = spawn(20, "slime");
     spawn(80, "slime");
@@ -97,18 +119,30 @@ TEST_F(WorldMethods, ValueFiltersWorkInTextAndObjectFormInQueryAndWatch) {
         for (const auto& e : r["entities"]) out.push_back(e["entity"]);
         return out;
     };
-    EXPECT_EQ(ids(c_.result("world.query", {{"world", "vf"}, {"query", "Health.hp < 50"}})), json({weak, boss}));
-    EXPECT_EQ(ids(c_.result("world.query", {{"world", "vf"}, {"query", R"(Health.hp < 50, AI.kind == "boss")"}})), json({boss}));
-    const json object{{"where", {{{"field", "AI.kind"}, {"op", "!="}, {"value", "boss"}}, {{"field", "Health.hp"}, {"op", "<="}, {"value", 20}}}}};
+    EXPECT_EQ(ids(c_.result("world.query", {{"world", "vf"}, {"query", "Health.hp < 50"}})),
+              json({weak, boss}));
+    EXPECT_EQ(
+        ids(c_.result("world.query", {{"world", "vf"}, {"query", R"(Health.hp < 50, AI.kind == "boss")"}})),
+        json({boss}));
+    const json object{{"where",
+                       {{{"field", "AI.kind"}, {"op", "!="}, {"value", "boss"}},
+                        {{"field", "Health.hp"}, {"op", "<="}, {"value", 20}}}}};
     EXPECT_EQ(ids(c_.result("world.query", {{"world", "vf"}, {"query", object}})), json({weak}));
-    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "vf"}, {"query", "Health.mana < 5"}})), "invalid_params");
-    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "vf"}, {"query", "Health.hp < true"}})), "invalid_params");
-    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "vf"}, {"query", {{"where", {{{"field", "hp"}, {"op", "<"}, {"value", 1}}}}}}})), "invalid_params");
+    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "vf"}, {"query", "Health.mana < 5"}})),
+              "invalid_params");
+    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "vf"}, {"query", "Health.hp < true"}})),
+              "invalid_params");
+    EXPECT_EQ(reason_of(c_.call(
+                  "world.query",
+                  {{"world", "vf"}, {"query", {{"where", {{{"field", "hp"}, {"op", "<"}, {"value", 1}}}}}}})),
+              "invalid_params");
     // A watch follows the filter: an entity healed past it leaves as unmatched, one hurt under it enters.
     line_client watcher(server_.port());
     const auto w = watcher.result("world.watch", {{"world", "vf"}, {"query", "Health.hp < 50"}});
     ASSERT_EQ(w["entities"].size(), 2u);
-    (void)c_.result("world.mutate_components", {{"world", "vf"}, {"entity", weak}, {"component", "Health"}, {"path", "hp"}, {"value", 90}});
+    (void)c_.result(
+        "world.mutate_components",
+        {{"world", "vf"}, {"entity", weak}, {"component", "Health"}, {"path", "hp"}, {"value", 90}});
     (void)c_.result("world.step", {{"world", "vf"}});
     const auto note = watcher.read_json(std::chrono::seconds(2));
     ASSERT_EQ(note.value("method", ""), "world.watch") << note;
@@ -118,26 +152,57 @@ TEST_F(WorldMethods, ValueFiltersWorkInTextAndObjectFormInQueryAndWatch) {
 
 TEST_F(WorldMethods, ANameIsUniqueAndStandsWhereverAnIdIsTaken) {
     (void)c_.result("world.create", {{"world", "n"}, {"paused", true}});
-    const json hero_components{{"Name", {{"name", "hero"}}}, {"Position", json::object()}, {"Health", {{"hp", 10}}}, {"Player", json::object()}};
-    const auto hero = c_.result("world.spawn_entity", {{"world", "n"}, {"components", hero_components}})["entity"];
+    const json hero_components{{"Name", {{"name", "hero"}}},
+                               {"Position", json::object()},
+                               {"Health", {{"hp", 10}}},
+                               {"Player", json::object()}};
+    const auto hero =
+        c_.result("world.spawn_entity", {{"world", "n"}, {"components", hero_components}})["entity"];
     EXPECT_EQ(c_.result("world.get_components", {{"world", "n"}, {"entity", "hero"}})["entity"], hero);
-    EXPECT_EQ(reason_of(c_.call("world.spawn_entity", {{"world", "n"}, {"components", {{"Name", {{"name", "hero"}}}}}})), "invalid_value")
+    EXPECT_EQ(reason_of(c_.call("world.spawn_entity",
+                                {{"world", "n"}, {"components", {{"Name", {{"name", "hero"}}}}}})),
+              "invalid_value")
         << "a second hero";
-    EXPECT_EQ(reason_of(c_.call("world.spawn_entities", {{"world", "n"}, {"entities", {{{"Name", {{"name", "twin"}}}}, {{"Name", {{"name", "twin"}}}}}}})), "invalid_value")
+    EXPECT_EQ(
+        reason_of(c_.call("world.spawn_entities",
+                          {{"world", "n"},
+                           {"entities", {{{"Name", {{"name", "twin"}}}}, {{"Name", {{"name", "twin"}}}}}}})),
+        "invalid_value")
         << "twins in one batch";
-    EXPECT_EQ(c_.result("world.query", {{"world", "n"}, {"query", "Name"}})["total"], 1) << "nothing of a refused request stays";
-    EXPECT_EQ(reason_of(c_.call("world.spawn_entity", {{"world", "n"}, {"components", {{"Name", {{"name", "123"}}}}}})), "invalid_value")
+    EXPECT_EQ(c_.result("world.query", {{"world", "n"}, {"query", "Name"}})["total"], 1)
+        << "nothing of a refused request stays";
+    EXPECT_EQ(reason_of(c_.call("world.spawn_entity",
+                                {{"world", "n"}, {"components", {{"Name", {{"name", "123"}}}}}})),
+              "invalid_value")
         << "a name never reads as an id";
-    (void)c_.result("world.mutate_components", {{"world", "n"}, {"entity", "hero"}, {"component", "Health"}, {"path", "hp"}, {"value", 5}});
-    EXPECT_EQ(c_.result("world.get_components", {{"world", "n"}, {"entity", hero}})["components"]["Health"]["hp"], 5.0);
-    const auto foe = c_.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Name", {{"name", "foe"}}}, {"Health", json::object()}, {"AI", json::object()}}}})["entity"];
-    EXPECT_EQ(reason_of(c_.call("world.mutate_components", {{"world", "n"}, {"entity", "foe"}, {"component", "Name"}, {"path", "name"}, {"value", "hero"}})), "invalid_value");
-    EXPECT_EQ(c_.result("world.cast_spell", {{"world", "n"}, {"caster", "hero"}, {"spell", "kill_all_monsters"}})["caster"], hero);
+    (void)c_.result(
+        "world.mutate_components",
+        {{"world", "n"}, {"entity", "hero"}, {"component", "Health"}, {"path", "hp"}, {"value", 5}});
+    EXPECT_EQ(
+        c_.result("world.get_components", {{"world", "n"}, {"entity", hero}})["components"]["Health"]["hp"],
+        5.0);
+    const auto foe = c_.result(
+        "world.spawn_entity",
+        {{"world", "n"},
+         {"components",
+          {{"Name", {{"name", "foe"}}}, {"Health", json::object()}, {"AI", json::object()}}}})["entity"];
+    EXPECT_EQ(
+        reason_of(c_.call(
+            "world.mutate_components",
+            {{"world", "n"}, {"entity", "foe"}, {"component", "Name"}, {"path", "name"}, {"value", "hero"}})),
+        "invalid_value");
+    EXPECT_EQ(c_.result("world.cast_spell",
+                        {{"world", "n"}, {"caster", "hero"}, {"spell", "kill_all_monsters"}})["caster"],
+              hero);
     (void)c_.result("world.step", {{"world", "n"}});
-    EXPECT_EQ(reason_of(c_.call("world.get_components", {{"world", "n"}, {"entity", foe}})), "no_such_entity");
-    EXPECT_EQ(reason_of(c_.call("world.get_components", {{"world", "n"}, {"entity", "foe"}})), "no_such_entity") << "the name died with it";
+    EXPECT_EQ(reason_of(c_.call("world.get_components", {{"world", "n"}, {"entity", foe}})),
+              "no_such_entity");
+    EXPECT_EQ(reason_of(c_.call("world.get_components", {{"world", "n"}, {"entity", "foe"}})),
+              "no_such_entity")
+        << "the name died with it";
     // The name is free again once its owner is gone.
-    const auto again = c_.result("world.spawn_entity", {{"world", "n"}, {"components", {{"Name", {{"name", "foe"}}}}}})["entity"];
+    const auto again = c_.result("world.spawn_entity",
+                                 {{"world", "n"}, {"components", {{"Name", {{"name", "foe"}}}}}})["entity"];
     EXPECT_EQ(c_.result("world.despawn_entity", {{"world", "n"}, {"entity", "foe"}})["entity"], again);
 }
 
@@ -153,7 +218,8 @@ TEST(DemoWorld, DemoFillsTheDefaultWorldWithAScheneThatMoves) {
     ASSERT_EQ(before["entities"].size(), after["entities"].size());
     int moved = 0;
     for (std::size_t i = 0; i < after["entities"].size(); ++i)
-        moved += before["entities"][i]["components"]["Position"] != after["entities"][i]["components"]["Position"];
+        moved +=
+            before["entities"][i]["components"]["Position"] != after["entities"][i]["components"]["Position"];
     EXPECT_GT(moved, 5) << "a newcomer sees the default world move";
     EXPECT_FALSE(c.result("world.list_prefabs")["prefabs"].empty());
 }

@@ -36,15 +36,19 @@ TEST(WorldNames, NamesThatWouldEscapeTheDataFolderAreRefusedEverywhere) {
     ecsd_server server({"--data-dir", t.data.string()});
     line_client c(server.port());
     const std::string abs = (t.root / "abs").string();
-    const std::vector<std::string> bad{"../victim", abs, "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), "",
-                                       "..", "a b"};
+    const std::vector<std::string> bad{
+        "../victim", abs, "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), "", "..", "a b"};
     for (const auto& name : bad) {
-        for (const char* method : {"world.create", "world.destroy", "world.save", "world.load", "world.info", "world.step"}) {
+        for (const char* method :
+             {"world.create", "world.destroy", "world.save", "world.load", "world.info", "world.step"}) {
             const auto r = c.call(method, {{"world", name}});
-            EXPECT_EQ(reason_of(r), "invalid_params") << method << " " << json(name).dump() << " -> " << r.dump();
+            EXPECT_EQ(reason_of(r), "invalid_params")
+                << method << " " << json(name).dump() << " -> " << r.dump();
         }
     }
-    EXPECT_EQ(c.call("world.create", {{"world", "a/b"}})["error"]["message"].get<std::string>().rfind("params.world:", 0), 0U);
+    EXPECT_EQ(c.call("world.create", {{"world", "a/b"}})["error"]["message"].get<std::string>().rfind(
+                  "params.world:", 0),
+              0U);
     // Nothing was written, truncated or removed outside the data folder.
     std::ifstream in(victim);
     std::string text;

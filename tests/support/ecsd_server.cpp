@@ -1,20 +1,18 @@
 #include "ecsd_server.hpp"
 
-#include <algorithm>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 extern char** environ;
 
@@ -29,7 +27,9 @@ std::chrono::milliseconds since(clock_type::time_point t) {
 
 }  // namespace
 
-std::string ecsd_server::binary() { return ECSD_BINARY; }
+std::string ecsd_server::binary() {
+    return ECSD_BINARY;
+}
 
 ecsd_server::ecsd_server(std::vector<std::string> args) {
     server_options o;
@@ -37,7 +37,9 @@ ecsd_server::ecsd_server(std::vector<std::string> args) {
     start(o);
 }
 
-ecsd_server::ecsd_server(server_options options) { start(options); }
+ecsd_server::ecsd_server(server_options options) {
+    start(options);
+}
 
 void ecsd_server::start(const server_options& options) {
     std::vector<std::string> argv{binary(), "--port", "0", "--log-level", options.log_level};
@@ -154,8 +156,8 @@ ecsd_server::~ecsd_server() {
     if (!reaped_) {
         const auto st = stop(SIGTERM, std::chrono::milliseconds(3000));
         if (!st.exited || st.code != 0)
-            ADD_FAILURE() << "ecsd did not exit 0 on SIGTERM (exit code " << st.code << ", signal " << st.signal
-                          << "); a sanitizer report, if any, is on the test's stderr";
+            ADD_FAILURE() << "ecsd did not exit 0 on SIGTERM (exit code " << st.code << ", signal "
+                          << st.signal << "); a sanitizer report, if any, is on the test's stderr";
     }
     if (stdout_fd_ >= 0) ::close(stdout_fd_);
 }

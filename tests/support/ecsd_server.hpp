@@ -10,8 +10,8 @@
 //   auto status = server.stop(SIGTERM);                         // exit code and how long it took
 //
 // ecsd_server forks ECSD_BINARY (a compile definition: the ecsd built with the tests) with
-// `--port 0 --log-level warn` (and `--http-port 0` unless you pass one) plus your arguments, reads its stdout until the line
-// `listening on HOST:PORT`, and remembers the port. Its stderr (the log) goes to the test's
+// `--port 0 --log-level warn` (and `--http-port 0` unless you pass one) plus your arguments, reads its stdout
+// until the line `listening on HOST:PORT`, and remembers the port. Its stderr (the log) goes to the test's
 // stderr, or to a file when log_path is given. The destructor sends SIGTERM and, if ecsd has
 // not exited within 3 s, SIGKILL. Link `ecsd_test_support`; it adds the ecsd build dependency.
 
@@ -26,24 +26,24 @@ namespace ecsd::test {
 
 /// @brief How a stopped ecsd ended.
 struct exit_status {
-    bool exited = false;     ///< ended by exit() rather than a signal
-    int code = -1;           ///< exit code when exited
-    int signal = 0;          ///< terminating signal otherwise
+    bool exited = false;                   ///< ended by exit() rather than a signal
+    int code = -1;                         ///< exit code when exited
+    int signal = 0;                        ///< terminating signal otherwise
     std::chrono::milliseconds elapsed{0};  ///< from the signal to the end of the process
 };
 
 /// @brief Options beyond command-line arguments.
 struct server_options {
-    std::vector<std::string> args;                ///< extra ecsd arguments
-    std::vector<std::string> env;                 ///< extra "NAME=value" environment entries
-    std::optional<std::string> log_path;          ///< write ecsd's stderr here instead of inheriting it
+    std::vector<std::string> args;        ///< extra ecsd arguments
+    std::vector<std::string> env;         ///< extra "NAME=value" environment entries
+    std::optional<std::string> log_path;  ///< write ecsd's stderr here instead of inheriting it
     std::string log_level = "warn";
     std::chrono::milliseconds start_timeout{5000};
 };
 
 /// @brief A running ecsd on a free port, stopped when destroyed.
 class ecsd_server {
-public:
+  public:
     /// @brief Starts ECSD_BINARY with `--port 0` and these extra arguments; throws std::runtime_error
     /// when it does not print its listening line in time.
     explicit ecsd_server(std::vector<std::string> args = {});
@@ -67,7 +67,7 @@ public:
     /// @brief The ecsd binary the tests were built with.
     [[nodiscard]] static std::string binary();
 
-private:
+  private:
     void start(const server_options& options);
 
     pid_t pid_ = -1;

@@ -1,6 +1,7 @@
 #include "line_client.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -9,8 +10,6 @@
 
 #include <cerrno>
 #include <stdexcept>
-
-#include <gtest/gtest.h>
 
 namespace ecsd::test {
 
@@ -23,7 +22,8 @@ line_client::line_client(int port, const std::string& host, int receive_buffer) 
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) throw std::runtime_error("bad address " + host);
+    if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1)
+        throw std::runtime_error("bad address " + host);
     if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         ::close(fd_);
         throw std::runtime_error("connect to " + host + ":" + std::to_string(port) + " failed");
@@ -49,7 +49,8 @@ bool line_client::send_raw(std::string_view bytes) {
 int line_client::fill(std::chrono::steady_clock::time_point deadline) {
     for (;;) {
         const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
+                .count();
         if (left <= 0) return -2;
         pollfd p{fd_, POLLIN, 0};
         const int r = ::poll(&p, 1, static_cast<int>(left));
@@ -110,6 +111,8 @@ bool line_client::wait_closed(std::chrono::milliseconds timeout) {
     }
 }
 
-void line_client::shutdown_write() { ::shutdown(fd_, SHUT_WR); }
+void line_client::shutdown_write() {
+    ::shutdown(fd_, SHUT_WR);
+}
 
 }  // namespace ecsd::test

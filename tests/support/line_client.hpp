@@ -3,17 +3,16 @@
 // timeout. See ecsd_server.hpp for an example. Never raises SIGPIPE (MSG_NOSIGNAL).
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace ecsd::test {
 
 /// @brief One blocking connection that speaks lines.
 class line_client {
-public:
+  public:
     /// @brief Connects to host:port; throws std::runtime_error on failure. A positive
     /// receive_buffer sets SO_RCVBUF before connecting (to make a slow reader).
     explicit line_client(int port, const std::string& host = "127.0.0.1", int receive_buffer = 0);
@@ -29,7 +28,8 @@ public:
     bool send_json(const nlohmann::json& message) { return send_line(message.dump()); }
 
     /// @brief The next line without its newline; nullopt on timeout, end of stream or error.
-    [[nodiscard]] std::optional<std::string> read_line(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+    [[nodiscard]] std::optional<std::string> read_line(
+        std::chrono::milliseconds timeout = std::chrono::seconds(5));
     /// @brief The next line parsed as JSON; null JSON on timeout/close (a parse error throws).
     [[nodiscard]] nlohmann::json read_json(std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
@@ -47,7 +47,7 @@ public:
     /// @brief The socket, for tests that need raw access.
     [[nodiscard]] int fd() const noexcept { return fd_; }
 
-private:
+  private:
     // 1: data read, 0: end of stream, -1: error, -2: timeout
     int fill(std::chrono::steady_clock::time_point deadline);
 

@@ -31,9 +31,12 @@ json insert_components(method_context& ctx) {
 json mutate_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     const auto component = ctx.params.at("component").get<std::string>();
-    ctx.world().mutate_component(e, component, ctx.params.at("path").get<std::string>(), ctx.params.at("value"));
+    ctx.world().mutate_component(e, component, ctx.params.at("path").get<std::string>(),
+                                 ctx.params.at("value"));
     const auto& reg = ctx.world().registry();
-    return {{"entity", e}, {"component", component}, {"value", reg.get_json(e, reg.component_by_name(component))}};
+    return {{"entity", e},
+            {"component", component},
+            {"value", reg.get_json(e, reg.component_by_name(component))}};
 }
 
 json remove_components(method_context& ctx) {
@@ -65,27 +68,37 @@ json register_component(method_context& ctx) {
 void register_component_methods(method_table& table) {
     const auto write = method_flags::world_bound | method_flags::mutating;
     const auto read = method_flags::world_bound | method_flags::read_only;
-    table.add({"world.get_components", "Component values of an entity: all of them, or the named ones.",
-               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
-               object_schema({{"entity", schemas::entity()}, {"components", {{"type", "object"}}}}, {"entity", "components"}),
-               read, get_components});
-    table.add({"world.insert_components", "Adds components or replaces their whole values (all validated first).",
-               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::component_map()}}, {"entity", "components"}),
+    table.add(
+        {"world.get_components", "Component values of an entity: all of them, or the named ones.",
+         object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
+         object_schema({{"entity", schemas::entity()}, {"components", {{"type", "object"}}}},
+                       {"entity", "components"}),
+         read, get_components});
+    table.add({"world.insert_components",
+               "Adds components or replaces their whole values (all validated first).",
+               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::component_map()}},
+                             {"entity", "components"}),
                object_schema({{"entity", schemas::entity()}}, {"entity"}), write, insert_components});
-    table.add({"world.mutate_components", "Sets one field of one component, e.g. path \"x\" of Position.",
-               object_schema({{"entity", schemas::entity_ref()},
-                              {"component", {{"type", "string"}}},
-                              {"path", {{"type", "string"}, {"description", "a field name; a leading / is accepted"}}},
-                              {"value", json::object()}},
-                             {"entity", "component", "path", "value"}),
-               object_schema({{"entity", schemas::entity()}, {"component", {{"type", "string"}}}, {"value", json::object()}},
-                             {"entity"}),
-               write, mutate_components});
-    table.add({"world.remove_components", "Removes the named components; fails whole if the entity lacks one.",
-               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity", "components"}),
+    table.add(
+        {"world.mutate_components", "Sets one field of one component, e.g. path \"x\" of Position.",
+         object_schema(
+             {{"entity", schemas::entity_ref()},
+              {"component", {{"type", "string"}}},
+              {"path", {{"type", "string"}, {"description", "a field name; a leading / is accepted"}}},
+              {"value", json::object()}},
+             {"entity", "component", "path", "value"}),
+         object_schema(
+             {{"entity", schemas::entity()}, {"component", {{"type", "string"}}}, {"value", json::object()}},
+             {"entity"}),
+         write, mutate_components});
+    table.add({"world.remove_components",
+               "Removes the named components; fails whole if the entity lacks one.",
+               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}},
+                             {"entity", "components"}),
                object_schema({{"entity", schemas::entity()}}, {"entity"}), write, remove_components});
     table.add({"world.list_components",
-               "With entity: the names of its components. Without: every component type with kind, fields and count.",
+               "With entity: the names of its components. Without: every component type with kind, fields "
+               "and count.",
                object_schema({{"entity", schemas::entity_ref()}}),
                object_schema({{"components", {{"type", "array"}}}}, {"components"}), read, list_components});
     table.add({"world.register_component",
@@ -93,8 +106,8 @@ void register_component_methods(method_table& table) {
                object_schema({{"name", {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}},
                               {"fields", {{"type", "object"}, {"maxProperties", 64}}}},
                              {"name"}),
-               object_schema({{"name", {{"type", "string"}}}, {"fields", {{"type", "array"}}}}, {"name"}), write,
-               register_component});
+               object_schema({{"name", {{"type", "string"}}}, {"fields", {{"type", "array"}}}}, {"name"}),
+               write, register_component});
 }
 
 }  // namespace ecsd::net

@@ -16,12 +16,14 @@ using nlohmann::json;
 world_log& log_of(method_context& ctx) {
     if (auto* log = ctx.hosted->log()) return *log;
     throw protocol::rpc_error(protocol::reason::invalid_params,
-                              "the server has no --data-dir: nothing is saved or loaded", {{"world", ctx.hosted->name()}});
+                              "the server has no --data-dir: nothing is saved or loaded",
+                              {{"world", ctx.hosted->name()}});
 }
 
 json save(method_context& ctx) {
     const auto r = log_of(ctx).save(ctx.world());
-    return {{"world", ctx.hosted->name()}, {"path", r.path}, {"bytes", r.bytes}, {"tick", r.tick}, {"ms", r.ms}};
+    return {
+        {"world", ctx.hosted->name()}, {"path", r.path}, {"bytes", r.bytes}, {"tick", r.tick}, {"ms", r.ms}};
 }
 
 json load(method_context& ctx) {
@@ -40,7 +42,10 @@ json load(method_context& ctx) {
     ctx.hosted->drop_log(/*remove_files=*/false);
     attach_log(*ctx.hosted, ctx.services, loaded.seq, /*save_now=*/false);
     ctx.hosted->replace_world(world);
-    return {{"world", name}, {"tick", world->tick()}, {"entities", world->registry().size()}, {"replayed", loaded.replayed}};
+    return {{"world", name},
+            {"tick", world->tick()},
+            {"entities", world->registry().size()},
+            {"replayed", loaded.replayed}};
 }
 
 }  // namespace
@@ -52,15 +57,18 @@ void register_persist_methods(method_table& table) {
                                        {"tick", {{"type", "integer"}}},
                                        {"ms", {{"type", "number"}}}},
                                       {"world", "path", "tick"});
-    table.add({"world.save", "Writes the world's snapshot now (atomically) and empties its journal.", object_schema(),
-               report, method_flags::world_bound | method_flags::read_only, save});
-    table.add({"world.load",
-               "Replaces the world with what its snapshot and journal on disk hold (discarding unsaved changes "
-               "is impossible: every acknowledged request is journaled).",
-               object_schema(),
-               object_schema({{"world", {{"type", "string"}}}, {"tick", {{"type", "integer"}}}, {"entities", {{"type", "integer"}}}},
-                             {"world", "tick"}),
-               method_flags::world_bound | method_flags::admin, load});
+    table.add({"world.save", "Writes the world's snapshot now (atomically) and empties its journal.",
+               object_schema(), report, method_flags::world_bound | method_flags::read_only, save});
+    table.add(
+        {"world.load",
+         "Replaces the world with what its snapshot and journal on disk hold (discarding unsaved changes "
+         "is impossible: every acknowledged request is journaled).",
+         object_schema(),
+         object_schema({{"world", {{"type", "string"}}},
+                        {"tick", {{"type", "integer"}}},
+                        {"entities", {{"type", "integer"}}}},
+                       {"world", "tick"}),
+         method_flags::world_bound | method_flags::admin, load});
 }
 
 }  // namespace ecsd::net

@@ -1,4 +1,5 @@
-// world.define_prefab, world.spawn_prefab, world.list_prefabs: named sets of components to spawn from, like a createTree helper.
+// world.define_prefab, world.spawn_prefab, world.list_prefabs: named sets of components to spawn from, like a
+// createTree helper.
 #include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
@@ -23,7 +24,8 @@ json spawn_prefab(method_context& ctx) {
 
 json list_prefabs(method_context& ctx) {
     json out = json::array();
-    for (const auto& [name, components] : ctx.world().prefabs()) out.push_back({{"name", name}, {"components", components}});
+    for (const auto& [name, components] : ctx.world().prefabs())
+        out.push_back({{"name", name}, {"components", components}});
     return {{"prefabs", out}};
 }
 
@@ -31,17 +33,19 @@ json list_prefabs(method_context& ctx) {
 
 void register_prefab_methods(method_table& table) {
     const json name{{"type", "string"}, {"minLength", 1}, {"maxLength", 64}};
-    table.add({"world.define_prefab", "Defines (or redefines) a named set of components to spawn from.",
-               object_schema({{"name", name}, {"components", schemas::component_map()}}, {"name", "components"}),
-               object_schema({{"name", name}}, {"name"}), method_flags::world_bound | method_flags::mutating,
-               define_prefab});
-    table.add({"world.spawn_prefab", "Spawns count copies of a prefab; overrides merge field by field.",
-               object_schema({{"name", name},
-                              {"count", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100000}, {"default", 1}}},
-                              {"overrides", schemas::component_map()}},
-                             {"name"}),
-               object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}),
-               method_flags::world_bound | method_flags::mutating, spawn_prefab});
+    table.add(
+        {"world.define_prefab", "Defines (or redefines) a named set of components to spawn from.",
+         object_schema({{"name", name}, {"components", schemas::component_map()}}, {"name", "components"}),
+         object_schema({{"name", name}}, {"name"}), method_flags::world_bound | method_flags::mutating,
+         define_prefab});
+    table.add(
+        {"world.spawn_prefab", "Spawns count copies of a prefab; overrides merge field by field.",
+         object_schema({{"name", name},
+                        {"count", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100000}, {"default", 1}}},
+                        {"overrides", schemas::component_map()}},
+                       {"name"}),
+         object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}),
+         method_flags::world_bound | method_flags::mutating, spawn_prefab});
     table.add({"world.list_prefabs", "Every prefab of the world with its components.", object_schema(),
                object_schema({{"prefabs", {{"type", "array"}}}}, {"prefabs"}),
                method_flags::world_bound | method_flags::read_only, list_prefabs});

@@ -13,23 +13,26 @@ json query(method_context& ctx) {
     // Written as text: a page of entities with their values would otherwise be a tree of thousands of nodes.
     ecs::json_text w(ctx.raw_result);
     ctx.world().write_query(ctx.params.at("query"), schemas::optional_names(ctx.params, "fields"),
-                            ctx.params.value("limit", std::size_t{100}), ctx.params.value("offset", std::size_t{0}), w);
+                            ctx.params.value("limit", std::size_t{100}),
+                            ctx.params.value("offset", std::size_t{0}), w);
     return nullptr;
 }
 
 }  // namespace
 
 void register_query_methods(method_table& table) {
-    table.add({"world.query",
-               "Entities matching a query, in id order: text (\"Position, Velocity, !Frozen, Health|Shield, "
-               "changed(Position), near(0, 0, 10)\") or {all, any, none, added, changed, removed, died, near}.",
-               object_schema({{"query", schemas::query()},
-                              {"fields", schemas::names()},
-                              {"limit", schemas::page_limit()},
-                              {"offset", schemas::page_offset()}},
-                             {"query"}),
-               object_schema({{"entities", {{"type", "array"}}}, {"total", {{"type", "integer"}}}}, {"entities", "total"}),
-               method_flags::world_bound | method_flags::read_only, query});
+    table.add(
+        {"world.query",
+         "Entities matching a query, in id order: text (\"Position, Velocity, !Frozen, Health|Shield, "
+         "changed(Position), near(0, 0, 10)\") or {all, any, none, added, changed, removed, died, near}.",
+         object_schema({{"query", schemas::query()},
+                        {"fields", schemas::names()},
+                        {"limit", schemas::page_limit()},
+                        {"offset", schemas::page_offset()}},
+                       {"query"}),
+         object_schema({{"entities", {{"type", "array"}}}, {"total", {{"type", "integer"}}}},
+                       {"entities", "total"}),
+         method_flags::world_bound | method_flags::read_only, query});
 }
 
 }  // namespace ecsd::net

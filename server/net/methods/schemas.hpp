@@ -3,11 +3,10 @@
 // (entity, component, query, system, spell, prefab methods).
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/ids.hpp"
 
@@ -15,17 +14,27 @@ namespace ecsd::net::schemas {
 
 using nlohmann::json;
 
-inline json entity() { return protocol::entity_id_schema(); }
+inline json entity() {
+    return protocol::entity_id_schema();
+}
 /// @brief An entity a request names: its id, or its Name (a string).
 inline json entity_ref() {
-    return {{"anyOf", {protocol::entity_id_schema(), {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}}}};
+    return {
+        {"anyOf", {protocol::entity_id_schema(), {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}}}};
 }
-inline json names() { return {{"type", "array"}, {"items", {{"type", "string"}, {"maxLength", 64}}}, {"maxItems", 1024}}; }
+inline json names() {
+    return {{"type", "array"}, {"items", {{"type", "string"}, {"maxLength", 64}}}, {"maxItems", 1024}};
+}
 inline json component_map() {
-    return {{"type", "object"}, {"description", "{\"ComponentName\": value}; a tag or all-defaults takes {}"}};
+    return {{"type", "object"},
+            {"description", "{\"ComponentName\": value}; a tag or all-defaults takes {}"}};
 }
-inline json page_limit() { return {{"type", "integer"}, {"minimum", 0}, {"maximum", 10000}, {"default", 100}}; }
-inline json page_offset() { return {{"type", "integer"}, {"minimum", 0}, {"default", 0}}; }
+inline json page_limit() {
+    return {{"type", "integer"}, {"minimum", 0}, {"maximum", 10000}, {"default", 100}};
+}
+inline json page_offset() {
+    return {{"type", "integer"}, {"minimum", 0}, {"default", 0}};
+}
 
 /// @brief The entity param (the schema already checked it): an id, or a Name looked up in `w`.
 template <typename World>
@@ -33,7 +42,8 @@ std::uint64_t entity_param(const World& w, const json& params, const char* key =
     return w.entity_ref(params.at(key));
 }
 
-/// @brief A query: text ("Position, !Frozen, near(0, 0, 10)") or {all, any, none, optional, added, changed, removed, died, near, where}.
+/// @brief A query: text ("Position, !Frozen, near(0, 0, 10)") or {all, any, none, optional, added, changed,
+/// removed, died, near, where}.
 inline json query() {
     const json structured = {{"type", "object"},
                              {"additionalProperties", false},

@@ -10,11 +10,11 @@
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/errors.hpp"
 #include "ecsd/protocol/version.hpp"
+#include "hosted_world.hpp"
 #include "method_table.hpp"
 #include "methods.hpp"
 #include "services.hpp"
 #include "session.hpp"
-#include "hosted_world.hpp"
 #include "world_directory.hpp"
 
 namespace ecsd::net {
@@ -22,9 +22,13 @@ namespace {
 
 using nlohmann::json;
 
-json discover(method_context& ctx) { return ctx.services.openrpc; }
+json discover(method_context& ctx) {
+    return ctx.services.openrpc;
+}
 
-json ping(method_context&) { return "pong"; }
+json ping(method_context&) {
+    return "pong";
+}
 
 /// @brief The process's resident memory and each world's registry, as of its last tick.
 json memory_of(const server_services& s) {
@@ -48,7 +52,9 @@ json memory_of(const server_services& s) {
 json cpu_of() {
     ::rusage ru{};
     if (::getrusage(RUSAGE_SELF, &ru) != 0) return {{"user_s", 0.0}, {"system_s", 0.0}};
-    const auto seconds = [](const ::timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    const auto seconds = [](const ::timeval& t) {
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+    };
     return {{"user_s", seconds(ru.ru_utime)}, {"system_s", seconds(ru.ru_stime)}};
 }
 
@@ -63,7 +69,8 @@ json monitor(method_context& ctx) {
     auto& hub = ctx.services.monitors;
     if (ctx.params.value("stop", false)) return {{"monitoring", false}, {"was", hub.remove(ctx.caller->id)}};
     if (!ctx.caller->watches || !ctx.caller->lines) {
-        throw protocol::rpc_error(protocol::reason::invalid_params, "server.monitor streams over TCP only (notifications on the connection)");
+        throw protocol::rpc_error(protocol::reason::invalid_params,
+                                  "server.monitor streams over TCP only (notifications on the connection)");
     }
     hub.add(ctx.caller->id, ctx.caller->watches);
     return {{"monitoring", true}};
@@ -76,7 +83,9 @@ json info(method_context& ctx) {
     return {{"version", protocol::version},
             {"uptime_s", uptime},
             {"connections",
-             {{"open", s.connections_open.load()}, {"total", s.connections_total.load()}, {"max", c.max_connections}}},
+             {{"open", s.connections_open.load()},
+              {"total", s.connections_total.load()},
+              {"max", c.max_connections}}},
             {"requests_total", s.requests_total.load()},
             {"bytes", {{"in", s.bytes_in.load()}, {"out", s.bytes_out.load()}}},
             {"methods", s.stats ? s.stats->to_json(s.methods) : json::object()},
@@ -116,7 +125,8 @@ json auth(method_context& ctx) {
     }
     if (!constant_time_equal(ctx.params.at("token").get_ref<const std::string&>(), expected)) {
         const double lockout = guard.failed(address, now);
-        if (++ctx.caller->auth_failures >= auth_limiter::connection_failures) ctx.caller->close_requested = true;
+        if (++ctx.caller->auth_failures >= auth_limiter::connection_failures)
+            ctx.caller->close_requested = true;
         if (lockout > 0) {
             throw protocol::rpc_error(protocol::reason::rate_limited,
                                       "invalid token; too many from " + address + ", try again in " +
@@ -132,21 +142,27 @@ json auth(method_context& ctx) {
 
 json info_schema() {
     const json count{{"type", "integer"}, {"minimum", 0}};
-    return {{"type", "object"},
-            {"properties",
-             {{"version", {{"type", "string"}}},
-              {"uptime_s", {{"type", "number"}}},
-              {"connections", object_schema({{"open", count}, {"total", count}, {"max", count}})},
-              {"requests_total", count},
-              {"bytes", object_schema({{"in", count}, {"out", count}})},
-              {"methods", {{"type", "object"}, {"description", "per method called so far: calls, errors, total_ms, p50_us, p99_us, max_us"}}},
-              {"memory", {{"type", "object"}, {"description", "rss_bytes, and per world: entities, registry_bytes, tick (as of its last tick)"}}},
-              {"cpu", object_schema({{"user_s", {{"type", "number"}}}, {"system_s", {{"type", "number"}}}})},
-              {"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}},
-              {"limits", {{"type", "object"}}},
-              {"auth_required", {{"type", "boolean"}}},
-              {"config", {{"type", "object"}, {"description", "every setting; the token shows as \"set\""}}}}},
-            {"required", {"version", "uptime_s", "connections", "worlds", "limits", "config"}}};
+    return {
+        {"type", "object"},
+        {"properties",
+         {{"version", {{"type", "string"}}},
+          {"uptime_s", {{"type", "number"}}},
+          {"connections", object_schema({{"open", count}, {"total", count}, {"max", count}})},
+          {"requests_total", count},
+          {"bytes", object_schema({{"in", count}, {"out", count}})},
+          {"methods",
+           {{"type", "object"},
+            {"description", "per method called so far: calls, errors, total_ms, p50_us, p99_us, max_us"}}},
+          {"memory",
+           {{"type", "object"},
+            {"description",
+             "rss_bytes, and per world: entities, registry_bytes, tick (as of its last tick)"}}},
+          {"cpu", object_schema({{"user_s", {{"type", "number"}}}, {"system_s", {{"type", "number"}}}})},
+          {"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+          {"limits", {{"type", "object"}}},
+          {"auth_required", {{"type", "boolean"}}},
+          {"config", {{"type", "object"}, {"description", "every setting; the token shows as \"set\""}}}}},
+        {"required", {"version", "uptime_s", "connections", "worlds", "limits", "config"}}};
 }
 
 }  // namespace
@@ -171,9 +187,11 @@ void register_server_methods(method_table& table) {
                .flags = method_flags::read_only,
                .handler = info});
     table.add({.name = "server.slowlog",
-               .summary = "The slowest recent requests (handler time at least --slowlog-us), newest first; reset empties it.",
-               .params = object_schema({{"count", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100000}, {"default", 10}}},
-                                        {"reset", {{"type", "boolean"}, {"default", false}}}}),
+               .summary = "The slowest recent requests (handler time at least --slowlog-us), newest first; "
+                          "reset empties it.",
+               .params = object_schema(
+                   {{"count", {{"type", "integer"}, {"minimum", 0}, {"maximum", 100000}, {"default", 10}}},
+                    {"reset", {{"type", "boolean"}, {"default", false}}}}),
                .result = object_schema({{"entries", {{"type", "array"}}},
                                         {"len", {{"type", "integer"}}},
                                         {"threshold_us", {{"type", "integer"}}},
@@ -182,18 +200,21 @@ void register_server_methods(method_table& table) {
                .flags = method_flags::read_only,
                .handler = slowlog});
     table.add({.name = "server.monitor",
-               .summary = "Streams every later request of the other connections to this one as server.monitor "
-                          "notifications (like Redis's MONITOR); {stop: true} ends it.",
+               .summary =
+                   "Streams every later request of the other connections to this one as server.monitor "
+                   "notifications (like Redis's MONITOR); {stop: true} ends it.",
                .params = object_schema({{"stop", {{"type", "boolean"}, {"default", false}}}}),
-               .result = object_schema({{"monitoring", {{"type", "boolean"}}}, {"was", {{"type", "boolean"}}}}, {"monitoring"}),
+               .result = object_schema(
+                   {{"monitoring", {{"type", "boolean"}}}, {"was", {{"type", "boolean"}}}}, {"monitoring"}),
                .flags = method_flags::read_only,
                .handler = monitor});
-    table.add({.name = "server.auth",
-               .summary = "Authenticates the connection with the server's token; required first when one is set.",
-               .params = object_schema({{"token", {{"type", "string"}, {"maxLength", 1024}}}}, {"token"}),
-               .result = object_schema({{"authenticated", {{"const", true}}}}, {"authenticated"}),
-               .flags = method_flags::pre_auth,
-               .handler = auth});
+    table.add(
+        {.name = "server.auth",
+         .summary = "Authenticates the connection with the server's token; required first when one is set.",
+         .params = object_schema({{"token", {{"type", "string"}, {"maxLength", 1024}}}}, {"token"}),
+         .result = object_schema({{"authenticated", {{"const", true}}}}, {"authenticated"}),
+         .flags = method_flags::pre_auth,
+         .handler = auth});
 }
 
 }  // namespace ecsd::net

@@ -9,12 +9,15 @@ namespace {
 
 using nlohmann::json;
 
-json list_spells(method_context& ctx) { return {{"spells", ctx.world().list_spells()}}; }
+json list_spells(method_context& ctx) {
+    return {{"spells", ctx.world().list_spells()}};
+}
 
 json cast_spell(method_context& ctx) {
     const auto caster = schemas::entity_param(ctx.world(), ctx.params, "caster");
     const auto spell = ctx.params.at("spell").get<std::string>();
-    const auto target = ctx.params.contains("target") ? schemas::entity_param(ctx.world(), ctx.params, "target") : 0;
+    const auto target =
+        ctx.params.contains("target") ? schemas::entity_param(ctx.world(), ctx.params, "target") : 0;
     const auto tick = ctx.world().cast_spell(caster, spell, target, ctx.params.value("amount", 0.0));
     return {{"caster", caster}, {"spell", spell}, {"takes_effect_at_tick", tick}};
 }

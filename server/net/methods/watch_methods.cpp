@@ -15,16 +15,17 @@ using nlohmann::json;
 
 watch_sink& sink_of(method_context& ctx) {
     if (ctx.caller == nullptr || !ctx.caller->watches)
-        throw protocol::rpc_error(protocol::reason::invalid_request, "world.watch needs a connection to send to");
+        throw protocol::rpc_error(protocol::reason::invalid_request,
+                                  "world.watch needs a connection to send to");
     return *ctx.caller->watches;
 }
 
 json watch(method_context& ctx) {
     (void)sink_of(ctx);
     auto& hosted = *ctx.hosted;
-    ctx.raw_result = hosted.watches().subscribe(ctx.world(), ctx.caller->watches, hosted.weak_from_this(),
-                                                ctx.params.at("query"), schemas::optional_names(ctx.params, "fields"),
-                                                ctx.params.value("every", std::uint64_t{1}));
+    ctx.raw_result = hosted.watches().subscribe(
+        ctx.world(), ctx.caller->watches, hosted.weak_from_this(), ctx.params.at("query"),
+        schemas::optional_names(ctx.params, "fields"), ctx.params.value("every", std::uint64_t{1}));
     return nullptr;
 }
 
@@ -33,8 +34,8 @@ json unwatch(method_context& ctx) {
     const auto sub = ctx.params.at("subscription").get<std::uint64_t>();
     if (!ctx.hosted->watches().unsubscribe(&sink, sub) || !sink.remove(sub)) {
         throw protocol::rpc_error(protocol::reason::no_such_subscription,
-                                  "no subscription " + std::to_string(sub) + " of this connection in world '" +
-                                      ctx.hosted->name() + "'",
+                                  "no subscription " + std::to_string(sub) +
+                                      " of this connection in world '" + ctx.hosted->name() + "'",
                                   {{"subscription", sub}});
     }
     return {{"subscription", sub}, {"ended", true}};
@@ -44,7 +45,8 @@ json watch_entity(method_context& ctx, bool names_only) {
     (void)sink_of(ctx);
     auto& hosted = *ctx.hosted;
     ctx.raw_result = hosted.watches().subscribe_entity(
-        ctx.world(), ctx.caller->watches, hosted.weak_from_this(), schemas::entity_param(ctx.world(), ctx.params),
+        ctx.world(), ctx.caller->watches, hosted.weak_from_this(),
+        schemas::entity_param(ctx.world(), ctx.params),
         names_only ? std::nullopt : schemas::optional_names(ctx.params, "components"), names_only);
     return nullptr;
 }
@@ -55,10 +57,11 @@ void register_watch_methods(method_table& table) {
     table.add({"world.watch",
                "Follows a query: answers the matching entities now, then sends a world.watch notification "
                "for every tick (or every N ticks) in which they changed: entered, changed, left.",
-               object_schema({{"query", schemas::query()},
-                              {"fields", schemas::names()},
-                              {"every", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000000}, {"default", 1}}}},
-                             {"query"}),
+               object_schema(
+                   {{"query", schemas::query()},
+                    {"fields", schemas::names()},
+                    {"every", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000000}, {"default", 1}}}},
+                   {"query"}),
                object_schema({{"subscription", {{"type", "integer"}}},
                               {"tick", {{"type", "integer"}}},
                               {"entities", {{"type", "array"}}}},
@@ -66,20 +69,23 @@ void register_watch_methods(method_table& table) {
                method_flags::world_bound | method_flags::read_only | method_flags::opens_stream, watch});
     // The Bevy Remote Protocol's streaming names, served by the same machinery: each update is one
     // more response with the request's id, until the connection closes.
-    table.add({"world.get_components+watch",
-               "BRP: the entity's components now, then one response with the same id whenever their values "
-               "change: {components (changed), removed, errors}.",
-               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
-               object_schema({{"components", {{"type", "object"}}}, {"removed", {{"type", "array"}}},
-                              {"errors", {{"type", "object"}}}},
-                             {"components", "removed", "errors"}),
-               method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
-               [](method_context& ctx) { return watch_entity(ctx, false); }});
+    table.add(
+        {"world.get_components+watch",
+         "BRP: the entity's components now, then one response with the same id whenever their values "
+         "change: {components (changed), removed, errors}.",
+         object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
+         object_schema({{"components", {{"type", "object"}}},
+                        {"removed", {{"type", "array"}}},
+                        {"errors", {{"type", "object"}}}},
+                       {"components", "removed", "errors"}),
+         method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
+         [](method_context& ctx) { return watch_entity(ctx, false); }});
     table.add({"world.list_components+watch",
                "BRP: the names of the entity's components now, then one response with the same id whenever "
                "components are added or removed: {added, removed}.",
                object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
-               object_schema({{"added", {{"type", "array"}}}, {"removed", {{"type", "array"}}}}, {"added", "removed"}),
+               object_schema({{"added", {{"type", "array"}}}, {"removed", {{"type", "array"}}}},
+                             {"added", "removed"}),
                method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
                [](method_context& ctx) { return watch_entity(ctx, true); }});
     table.add({"world.unwatch", "Ends a subscription of this connection.",

@@ -26,7 +26,8 @@ const json world_name{{"type", "string"}, {"minLength", 1}, {"maxLength", 64}, {
 json create(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
     if (ctx.services.worlds.find(name)) {
-        throw protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists", {{"world", name}});
+        throw protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists",
+                                  {{"world", name}});
     }
     auto w = make_world(name, ctx.params);
     json info = w->info();  // safe: nobody else sees the world before add()
@@ -39,14 +40,19 @@ json create(method_context& ctx) {
 json destroy(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
     if (!ctx.services.worlds.remove(name)) {
-        throw protocol::rpc_error(protocol::reason::no_such_world, "no world '" + name + "'", {{"world", name}});
+        throw protocol::rpc_error(protocol::reason::no_such_world, "no world '" + name + "'",
+                                  {{"world", name}});
     }
     return {{"destroyed", name}};
 }
 
-json list(method_context& ctx) { return {{"worlds", ctx.services.worlds.names()}}; }
+json list(method_context& ctx) {
+    return {{"worlds", ctx.services.worlds.names()}};
+}
 
-json info(method_context& ctx) { return ctx.world().info(); }
+json info(method_context& ctx) {
+    return ctx.world().info();
+}
 
 json pause(method_context& ctx) {
     auto& w = ctx.world();
@@ -103,33 +109,39 @@ void register_world_methods(method_table& table) {
                          object_schema({{"x", {{"type", "number"}}}, {"y", {{"type", "number"}}}})}}};
     const json side{{"type", json::array({"number", "null"})}};
     const json bounds = object_schema({{"left", side}, {"right", side}, {"bottom", side}, {"top", side}});
-    table.add({"world.create", "Creates a world; it starts ticking at once unless paused.",
-               object_schema({{"world", world_name},
-                              {"tick_hz", {{"type", "number"}, {"minimum", 1}, {"maximum", 1000}, {"default", 60}}},
-                              {"gravity", gravity},
-                              {"bounds", bounds},
-                              {"paused", {{"type", "boolean"}, {"default", false}}}},
-                             {"world"}),
-               info_schema(), method_flags::admin, create});
+    table.add(
+        {"world.create", "Creates a world; it starts ticking at once unless paused.",
+         object_schema({{"world", world_name},
+                        {"tick_hz", {{"type", "number"}, {"minimum", 1}, {"maximum", 1000}, {"default", 60}}},
+                        {"gravity", gravity},
+                        {"bounds", bounds},
+                        {"paused", {{"type", "boolean"}, {"default", false}}}},
+                       {"world"}),
+         info_schema(), method_flags::admin, create});
     table.add({"world.destroy", "Destroys a world and every entity in it.",
                object_schema({{"world", world_name}}, {"world"}),
-               object_schema({{"destroyed", {{"type", "string"}}}}, {"destroyed"}), method_flags::admin, destroy});
+               object_schema({{"destroyed", {{"type", "string"}}}}, {"destroyed"}), method_flags::admin,
+               destroy});
     table.add({"world.list", "Names of all worlds.", object_schema(),
                object_schema({{"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}}}, {"worlds"}),
                method_flags::read_only, list});
-    table.add({"world.info", "Tick, tick rate, paused, gravity, entity count, overruns and timing of a world.",
+    table.add({"world.info",
+               "Tick, tick rate, paused, gravity, entity count, overruns and timing of a world.",
                object_schema(), info_schema(), method_flags::world_bound | method_flags::read_only, info});
-    table.add({"world.pause", "Stops the fixed-rate tick; world.step still works.", object_schema(), state_schema(),
-               method_flags::world_bound | method_flags::mutating, pause});
+    table.add({"world.pause", "Stops the fixed-rate tick; world.step still works.", object_schema(),
+               state_schema(), method_flags::world_bound | method_flags::mutating, pause});
     table.add({"world.resume", "Restarts the fixed-rate tick; the next tick is one period from now.",
                object_schema(), state_schema(), method_flags::world_bound | method_flags::mutating, resume});
-    table.add({"world.step", "Runs ticks now, paused or not; returns the new tick.",
-               object_schema({{"ticks", {{"type", "integer"}, {"minimum", 1}, {"maximum", max_step_ticks}, {"default", 1}}}}),
-               object_schema({{"tick", {{"type", "integer"}}}}, {"tick"}),
-               method_flags::world_bound | method_flags::mutating | method_flags::in_slices, step});
+    table.add(
+        {"world.step", "Runs ticks now, paused or not; returns the new tick.",
+         object_schema(
+             {{"ticks", {{"type", "integer"}, {"minimum", 1}, {"maximum", max_step_ticks}, {"default", 1}}}}),
+         object_schema({{"tick", {{"type", "integer"}}}}, {"tick"}),
+         method_flags::world_bound | method_flags::mutating | method_flags::in_slices, step});
     table.add({"world.hash", "Hash of every entity and component value at the current tick (16 hex digits).",
                object_schema(),
-               object_schema({{"tick", {{"type", "integer"}}}, {"hash", {{"type", "string"}, {"minLength", 16}, {"maxLength", 16}}}},
+               object_schema({{"tick", {{"type", "integer"}}},
+                              {"hash", {{"type", "string"}, {"minLength", 16}, {"maxLength", 16}}}},
                              {"tick", "hash"}),
                method_flags::world_bound | method_flags::read_only, hash});
 }

@@ -16,7 +16,8 @@ TEST(DocsDrift, EcsctlMdHasARowForEveryVerb) {
         const std::string start = "| `" + std::string(v.name);
         bool found = false;
         for (const auto& l : lines) {
-            found = found || (l.starts_with(start) && l.size() > start.size() && (l[start.size()] == ' ' || l[start.size()] == '`'));
+            found = found || (l.starts_with(start) && l.size() > start.size() &&
+                              (l[start.size()] == ' ' || l[start.size()] == '`'));
         }
         EXPECT_TRUE(found) << "docs/ecsctl.md has no table row for the verb '" << v.name << "'";
     }

@@ -10,7 +10,8 @@ using namespace ecsd::cli;
 
 TEST(Expect, ComparesNumbersAsNumbersAndTextsAsTexts) {
     EXPECT_EQ(failed_expectation({"3", "==", "3.0"}), std::nullopt);
-    EXPECT_EQ(failed_expectation({"2", "<", "10"}), std::nullopt) << "10 is not before 2 as text, but as a number it is larger";
+    EXPECT_EQ(failed_expectation({"2", "<", "10"}), std::nullopt)
+        << "10 is not before 2 as text, but as a number it is larger";
     EXPECT_EQ(failed_expectation({"abc", "<", "abd"}), std::nullopt);
     EXPECT_EQ(failed_expectation({"hero", "==", "hero"}), std::nullopt);
     EXPECT_EQ(failed_expectation({"5", ">=", "5"}), std::nullopt);

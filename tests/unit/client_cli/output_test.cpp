@@ -82,7 +82,8 @@ TEST(render_human, list_inside_object_with_scalar_footer) {
 }
 
 TEST(render_human, components_object_one_row_per_component_in_natural_order) {
-    const auto result = json::parse(R"({"entity":5,"components":{"Frozen":{},"Mana":{"points":2},"Position":{"x":1}}})");
+    const auto result =
+        json::parse(R"({"entity":5,"components":{"Frozen":{},"Mana":{"points":2},"Position":{"x":1}}})");
     EXPECT_EQ(render_human(result),
               "COMPONENT  VALUE\n"
               "Position   {\"x\":1}\n"
@@ -93,7 +94,8 @@ TEST(render_human, components_object_one_row_per_component_in_natural_order) {
 
 TEST(render_human, systems_columns_in_natural_order_not_alphabetical) {
     // The server's objects arrive with their members sorted.
-    const auto systems = json::parse(R"({"systems":[{"enabled":true,"last_ms":0.5,"members":3,"name":"movement",
+    const auto systems =
+        json::parse(R"({"systems":[{"enabled":true,"last_ms":0.5,"members":3,"name":"movement",
         "order":0,"p50_ms":0.25,"p99_ms":1.0,"phase":"update","runs":7,"signature":"Position, Velocity"}]})");
     const auto text = render_human(systems);
     EXPECT_EQ(text.substr(0, text.find('\n')),
@@ -159,12 +161,14 @@ TEST(render_human, long_cells_are_cut_unless_wide) {
     const auto rows = json::array({{{"name", "a"}, {"description", long_text}}});
     EXPECT_EQ(render_human(rows),
               "NAME  DESCRIPTION\n"
-              "a     " + std::string(39, 'x') + "…\n");
+              "a     " +
+                  std::string(39, 'x') + "…\n");
     table_options wide;
     wide.max_cell_width = 0;
     EXPECT_EQ(render_human(rows, wide),
               "NAME  DESCRIPTION\n"
-              "a     " + long_text + "\n");
+              "a     " +
+                  long_text + "\n");
     // KEY/VALUE rows too; a footer line is never cut.
     const auto object = json::object({{"config", long_text}});
     EXPECT_NE(render_human(object).find(std::string(39, 'x') + "…\n"), std::string::npos);
@@ -206,14 +210,20 @@ TEST(to_yaml, block_style_with_nested_objects_and_lists) {
 }
 
 TEST(to_yaml, quotes_strings_that_would_read_as_something_else) {
-    for (const char* text : {"", "yes", "No", "off", "null", "true", "1.5", "42", "-x", " lead", "trail ", "a: b",
-                             "key:", "#c", "Position, Velocity", "!Frozen", "*a", "&a", "{}", "'q'", "@x", "~",
-                             "0.1.0", "multi\nline", "tab\there", ".inf"}) {
+    for (const char* text : {"",        "yes",  "No",    "off",         "null",
+                             "true",    "1.5",  "42",    "-x",          " lead",
+                             "trail ",  "a: b", "key:",  "#c",          "Position, Velocity",
+                             "!Frozen", "*a",   "&a",    "{}",          "'q'",
+                             "@x",      "~",    "0.1.0", "multi\nline", "tab\there",
+                             ".inf"}) {
         const std::string yaml = to_yaml(json(text));
         EXPECT_EQ(yaml.substr(4, 1), "\"") << text << " -> " << yaml;
     }
     EXPECT_EQ(to_yaml(json("multi\nline")), "---\n\"multi\\nline\"\n");
-    EXPECT_EQ(to_yaml(json(R"(say "hi")")), "---\n" R"("say \"hi\"")" "\n");
+    EXPECT_EQ(to_yaml(json(R"(say "hi")")),
+              "---\n"
+              R"("say \"hi\"")"
+              "\n");
     for (const char* text : {"Position", "kill_all_monsters", "/tmp/data", "a:b", "héllo wörld", "x-y z"}) {
         EXPECT_EQ(to_yaml(json(text)), "---\n" + std::string(text) + "\n") << text;
     }

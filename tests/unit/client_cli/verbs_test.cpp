@@ -126,9 +126,9 @@ TEST(verbs, an_entity_is_an_id_or_a_name) {
 
 TEST(verbs, usage_errors) {
     std::ostringstream help;
-    for (const char* bad : {"frobnicate", "get", "get -1", "get 12abc", "get 1 Position={}", "remove 1", "step -1",
-                            "step x", "query", "world", "world create", "call", "call m '{'", "call m 5",
-                            "spawn Position={", "cast 1", "get 1 --nope"}) {
+    for (const char* bad : {"frobnicate", "get", "get -1", "get 12abc", "get 1 Position={}", "remove 1",
+                            "step -1", "step x", "query", "world", "world create", "call", "call m '{'",
+                            "call m 5", "spawn Position={", "cast 1", "get 1 --nope"}) {
         EXPECT_THROW(
             {
                 const auto p = parse_words(split_words(bad), help);
@@ -172,7 +172,8 @@ TEST(verbs, describe_table_lists_components_then_systems_then_changes) {
     ASSERT_NE(v, nullptr);
     ASSERT_TRUE(static_cast<bool>(v->table_view));
     // As the server sends it: members sorted.
-    const auto result = json::parse(R"({"changes":{"added":["Frozen"],"changed":["Position","Velocity"],"removed":[]},
+    const auto result =
+        json::parse(R"({"changes":{"added":["Frozen"],"changed":["Position","Velocity"],"removed":[]},
         "components":{"Frozen":{},"Position":{"x":1.0000000000000013,"y":0.0},"Velocity":{"x":1.0,"y":0.0}},
         "entity":4294967296,"systems":["movement","collision_detection"]})");
     EXPECT_EQ(render_human(v->table_view(result)),
@@ -204,7 +205,8 @@ TEST(verbs, requested_columns_are_the_fields_in_the_order_given) {
 
 TEST(verbs, unknown_verbs_get_one_message_with_a_suggestion) {
     using words = std::vector<std::string>;
-    EXPECT_EQ(unknown_verb(words{"spwan", "Position"}), "unknown verb 'spwan'; did you mean 'spawn'? (help lists them)");
+    EXPECT_EQ(unknown_verb(words{"spwan", "Position"}),
+              "unknown verb 'spwan'; did you mean 'spawn'? (help lists them)");
     EXPECT_EQ(unknown_verb(words{"frobnicate"}), "unknown verb 'frobnicate' (help lists them)");
     EXPECT_EQ(unknown_verb(words{"world", "creat", "arena"}),
               "unknown verb 'world creat'; did you mean 'world create'? (help world lists them)");

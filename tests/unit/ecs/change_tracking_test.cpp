@@ -7,7 +7,7 @@ using namespace ecsd::ecs;
 using test::Position;
 
 class ChangeTracking : public ::testing::Test {
-protected:
+  protected:
     ChangeTracking() {
         reg.register_component<Position>();
         reg.register_component<test::Velocity>();

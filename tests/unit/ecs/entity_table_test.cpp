@@ -94,7 +94,7 @@ TEST(EntityTable, RecordsGrowFourBytesPerThirtyTwoMoreTypes) {
         t.reserve(1000);
         return t.bytes() / 1000;
     };
-    EXPECT_EQ(bytes_per_slot(3), 4u);    // generation, alive bit and 10 signature bits share one word
+    EXPECT_EQ(bytes_per_slot(3), 4u);  // generation, alive bit and 10 signature bits share one word
     EXPECT_EQ(bytes_per_slot(10), 4u);
     EXPECT_EQ(bytes_per_slot(11), 8u);
     EXPECT_EQ(bytes_per_slot(42), 8u);

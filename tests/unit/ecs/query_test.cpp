@@ -43,12 +43,14 @@ TEST(QueryText, OptionalTermsFilterNothingButMustName) {
     EXPECT_EQ(q.optional, (std::vector<std::string>{"Health"}));
     registry reg;
     reg.register_component<test::Position>();
-    EXPECT_THROW((void)reg.resolve(parse_query("Position, ?Nope")), ecs_error) << "an unknown optional name is still an error";
+    EXPECT_THROW((void)reg.resolve(parse_query("Position, ?Nope")), ecs_error)
+        << "an unknown optional name is still an error";
     EXPECT_THROW((void)parse_query("Position, ?"), ecs_error);
 }
 
 TEST(QueryText, ValueFiltersParseAndImplyTheirComponent) {
-    const auto q = parse_query(R"(Position, Health.hp < 50, AI.kind == "boss, the big one", Position.y >= -2.5)");
+    const auto q =
+        parse_query(R"(Position, Health.hp < 50, AI.kind == "boss, the big one", Position.y >= -2.5)");
     EXPECT_EQ(q.all, (std::vector<std::string>{"Position", "Health", "AI"}));
     ASSERT_EQ(q.where.size(), 3u);
     EXPECT_EQ(q.where[0].component, "Health");
@@ -59,7 +61,8 @@ TEST(QueryText, ValueFiltersParseAndImplyTheirComponent) {
     EXPECT_EQ(q.where[2].op, ">=");
     EXPECT_EQ(q.where[2].value, -2.5);
     EXPECT_EQ(parse_query("!Frozen").where.size(), 0u) << "a leading ! is a none term";
-    for (const char* bad : {"Health.hp = 5", "Health < 5", "Health.hp < boss", "Health.hp < true", "Health.hp <", "Health. < 1"})
+    for (const char* bad : {"Health.hp = 5", "Health < 5", "Health.hp < boss", "Health.hp < true",
+                            "Health.hp <", "Health. < 1"})
         EXPECT_THROW((void)parse_query(bad), ecs_error) << bad;
 }
 

@@ -11,7 +11,7 @@ using test::Position;
 using test::Velocity;
 
 class RegistryTest : public ::testing::Test {
-protected:
+  protected:
     RegistryTest() {
         reg.register_component<Position>();
         reg.register_component<Velocity>();
@@ -124,7 +124,8 @@ TEST_F(RegistryTest, OwningGroupKeepsPairsAlignedThroughChurn) {
     }
     for (int i = 0; i < 50; i += 4) reg.destroy(ids[static_cast<std::size_t>(i)]);
     for (int i = 1; i < 50; i += 5)
-        if (reg.has<Velocity>(ids[static_cast<std::size_t>(i)])) reg.remove<Velocity>(ids[static_cast<std::size_t>(i)]);
+        if (reg.has<Velocity>(ids[static_cast<std::size_t>(i)]))
+            reg.remove<Velocity>(ids[static_cast<std::size_t>(i)]);
 
     std::size_t expected = 0;
     for (auto e : ids) expected += reg.has<Position>(e) && reg.has<Velocity>(e);
@@ -190,8 +191,7 @@ TEST_F(RegistryTest, JsonFaceValidatesAndChangesNothingOnError) {
 TEST(RegistryTypes, AThousandComponentTypesInOneWorld) {
     registry reg;
     std::vector<component_id> ids;
-    for (int i = 0; i < 1024; ++i)
-        ids.push_back(reg.register_dynamic("C" + std::to_string(i), {{"v", i}}));
+    for (int i = 0; i < 1024; ++i) ids.push_back(reg.register_dynamic("C" + std::to_string(i), {{"v", i}}));
     const auto e = reg.create();
     reg.emplace_json(e, ids[1023], {{"v", 5}});
     reg.emplace_json(e, ids[7], json::object());  // {} for the defaults (null is only for tags)

@@ -66,4 +66,5 @@ TEST(Seed004DeferredDeletion, DestroyDuringSystemWalkAppliesAtEndOfTick) {
 }
 
 // Seed 004's ECS.fetch_world("Admin"): named, independent worlds are served by ecsd itself
-// (world.create / world.list; server/net/world_directory), tested in tests/integration/world_methods_test.cpp.
+// (world.create / world.list; server/net/world_directory), tested in
+// tests/integration/world_methods_test.cpp.

@@ -10,7 +10,9 @@
 using namespace ecsd::ecs;
 
 namespace {
-std::vector<std::uint32_t> dense(const sparse_set& s) { return {s.slots(), s.slots() + s.size()}; }
+std::vector<std::uint32_t> dense(const sparse_set& s) {
+    return {s.slots(), s.slots() + s.size()};
+}
 }  // namespace
 
 // Seed 000 (iThome, "Entity Component System"): add A,B,C,D; remove B; remove D; add E.

@@ -1,9 +1,10 @@
+#include "config.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <vector>
 
-#include "config.hpp"
 #include "constant_time.hpp"
 
 using namespace ecsd::net;

@@ -1,6 +1,7 @@
+#include "dispatcher.hpp"
+
 #include <gtest/gtest.h>
 
-#include "dispatcher.hpp"
 #include "ecs/error.hpp"
 #include "hosted_world.hpp"
 #include "services.hpp"
@@ -17,12 +18,14 @@ namespace {
 // A dispatcher over a small table and a directory holding one world-less host "w", so the
 // routing is tested without sockets, threads or a World.
 class DispatcherTest : public testing::Test {
-protected:
+  protected:
     DispatcherTest() {
-        const auto add = [this](std::string name, method_flags flags, method_handler h, json params = object_schema()) {
+        const auto add = [this](std::string name, method_flags flags, method_handler h,
+                                json params = object_schema()) {
             table_.add({std::move(name), "test", std::move(params), json::object(), flags, std::move(h)});
         };
-        add("t.echo", method_flags::read_only, [](method_context& ctx) { return ctx.params; },
+        add(
+            "t.echo", method_flags::read_only, [](method_context& ctx) { return ctx.params; },
             object_schema({{"n", {{"type", "integer"}, {"minimum", 0}}}}));
         add("t.open", method_flags::pre_auth, [](method_context&) { return json("open"); });
         add("t.write", method_flags::mutating, [](method_context&) { return json("wrote"); });
@@ -32,7 +35,8 @@ protected:
         add("t.ecs_error", method_flags::none, [](method_context&) -> json {
             throw ecsd::ecs::ecs_error(ecsd::ecs::reason::no_such_entity, "entity 9 is gone");
         });
-        add("t.crash", method_flags::none, [](method_context&) -> json { throw std::runtime_error("secret detail"); });
+        add("t.crash", method_flags::none,
+            [](method_context&) -> json { throw std::runtime_error("secret detail"); });
         add("t.where", method_flags::world_bound | method_flags::read_only,
             [](method_context& ctx) { return json(ctx.hosted->name()); });
         (void)worlds_.add("w", nullptr);
@@ -70,7 +74,9 @@ TEST_F(DispatcherTest, RunsAndEchoesId) {
     EXPECT_EQ(call("t.echo")["result"], json::object());  // absent params count as {}
 }
 
-TEST_F(DispatcherTest, UnknownMethod) { EXPECT_EQ(reason_of(call("t.nope")), "method_not_found"); }
+TEST_F(DispatcherTest, UnknownMethod) {
+    EXPECT_EQ(reason_of(call("t.nope")), "method_not_found");
+}
 
 TEST_F(DispatcherTest, ParamsAreValidated) {
     EXPECT_EQ(reason_of(call("t.echo", json{{"n", -1}})), "invalid_params");
@@ -140,14 +146,16 @@ TEST(WorldLogPaths, AreBuiltFromApprovedNamesOnly) {
     const std::filesystem::path dir = "/data";
     EXPECT_EQ(world_log::snapshot_path(dir, "arena-1.x"), dir / "arena-1.x.snapshot.json");
     EXPECT_EQ(world_log::journal_path(dir, "arena-1.x"), dir / "arena-1.x.journal");
-    for (const std::string& bad : std::vector<std::string>{"../victim", "/tmp/abs", "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), ""}) {
+    for (const std::string& bad : std::vector<std::string>{
+             "../victim", "/tmp/abs", "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), ""}) {
         EXPECT_THROW((void)world_log::snapshot_path(dir, bad), std::invalid_argument) << bad;
         EXPECT_THROW((void)world_log::journal_path(dir, bad), std::invalid_argument) << bad;
     }
 }
 
 TEST_F(DispatcherTest, AWorldNameThatIsNoFileNameIsInvalidParamsBeforeAnyHandler) {
-    for (const std::string& bad : std::vector<std::string>{"../victim", "/tmp/abs", "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), ""}) {
+    for (const std::string& bad : std::vector<std::string>{
+             "../victim", "/tmp/abs", "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), ""}) {
         for (const char* method : {"t.where", "t.echo", "t.open"}) {
             const auto r = call(method, json{{"world", bad}});
             EXPECT_EQ(reason_of(r), "invalid_params") << method << " " << json(bad).dump();

@@ -31,7 +31,8 @@ TEST(DocsDrift, ProtocolMdHasASectionForEveryMethod) {
     for (const auto& m : table.methods()) {
         const std::string quoted = "`" + m.name + "`";
         bool found = false;
-        for (const auto& l : lines) found = found || (l.starts_with("#### ") && l.find(quoted) != std::string::npos);
+        for (const auto& l : lines)
+            found = found || (l.starts_with("#### ") && l.find(quoted) != std::string::npos);
         EXPECT_TRUE(found) << "docs/protocol.md has no '#### ' heading naming " << quoted;
     }
 }

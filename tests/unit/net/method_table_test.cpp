@@ -1,6 +1,7 @@
+#include "method_table.hpp"
+
 #include <gtest/gtest.h>
 
-#include "method_table.hpp"
 #include "openrpc.hpp"
 
 using namespace ecsd::net;
@@ -9,7 +10,8 @@ using nlohmann::json;
 namespace {
 
 method_info row(std::string name, method_flags flags, json params = object_schema()) {
-    return {std::move(name), "test", std::move(params), json::object(), flags, [](method_context&) { return json(1); }};
+    return {std::move(name), "test", std::move(params),
+            json::object(),  flags,  [](method_context&) { return json(1); }};
 }
 
 }  // namespace
@@ -29,7 +31,8 @@ TEST(MethodTable, RefusesBadRows) {
     EXPECT_THROW(t.add(row("x", method_flags::none)), std::invalid_argument);
     EXPECT_THROW(t.add(row("y", method_flags::read_only | method_flags::mutating)), std::invalid_argument);
     EXPECT_THROW(t.add(row("z", method_flags::none, json{{"type", "array"}})), std::invalid_argument);
-    EXPECT_THROW(t.add(row("w", method_flags::none, json{{"type", "object"}, {"propertees", 1}})), std::invalid_argument);
+    EXPECT_THROW(t.add(row("w", method_flags::none, json{{"type", "object"}, {"propertees", 1}})),
+                 std::invalid_argument);
     EXPECT_THROW(t.add(method_info{"v", "", json::object(), json::object(), method_flags::none, nullptr}),
                  std::invalid_argument);
 }
@@ -53,9 +56,9 @@ TEST(MethodTable, FlagNames) {
 
 TEST(OpenRpc, DescribesEveryMethodByName) {
     method_table t;
-    t.add(row("one", method_flags::read_only, object_schema({{"a", {{"type", "string"}, {"description", "A"}}},
-                                                             {"b", {{"type", "integer"}}}},
-                                                            {"a"})));
+    t.add(row("one", method_flags::read_only,
+              object_schema({{"a", {{"type", "string"}, {"description", "A"}}}, {"b", {{"type", "integer"}}}},
+                            {"a"})));
     t.add(row("two", method_flags::world_bound | method_flags::mutating));
     const auto doc = make_openrpc(t);
     EXPECT_EQ(doc["openrpc"], "1.2.6");

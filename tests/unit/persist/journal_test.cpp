@@ -27,13 +27,18 @@ std::string read_all(const fs::path& p) {
 }
 }  // namespace
 
-TEST(Crc32, MatchesZlib) { EXPECT_EQ(crc32("123456789"), 0xCBF43926u); }
+TEST(Crc32, MatchesZlib) {
+    EXPECT_EQ(crc32("123456789"), 0xCBF43926u);
+}
 
 TEST(Journal, AppendsAndReadsBack) {
     const auto dir = fresh_dir("append");
     {
         journal_writer w(dir / "j", fsync_policy::always);
-        w.append({{"seq", 1}, {"tick", 0}, {"method", "world.spawn_entity"}, {"params", {{"components", json::object()}}}});
+        w.append({{"seq", 1},
+                  {"tick", 0},
+                  {"method", "world.spawn_entity"},
+                  {"params", {{"components", json::object()}}}});
         w.append({{"seq", 2}, {"tick", 1}});
     }
     const auto got = read_journal(dir / "j");
@@ -48,7 +53,8 @@ TEST(Journal, TruncatedAtEveryOffsetOfTheLastRecordLoadsTheValidPrefix) {
     const auto dir = fresh_dir("torn");
     {
         journal_writer w(dir / "j", fsync_policy::never);
-        for (int i = 1; i <= 3; ++i) w.append({{"seq", i}, {"tick", i}, {"method", "world.step"}, {"params", {{"ticks", i}}}});
+        for (int i = 1; i <= 3; ++i)
+            w.append({{"seq", i}, {"tick", i}, {"method", "world.step"}, {"params", {{"ticks", i}}}});
     }
     const std::string full = read_all(dir / "j");
     const auto last_start = full.rfind('\n', full.size() - 2) + 1;
@@ -76,7 +82,8 @@ TEST(Journal, CorruptionBeforeTheEndStopsWithFileAndOffset) {
         FAIL();
     } catch (const persist_error& e) {
         EXPECT_NE(std::string(e.what()).find((dir / "j").string()), std::string::npos);
-        EXPECT_NE(std::string(e.what()).find("offset " + std::to_string(second)), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("offset " + std::to_string(second)), std::string::npos)
+            << e.what();
     }
 }
 
@@ -113,7 +120,7 @@ namespace {
 /// @brief Lowers RLIMIT_FSIZE while alive: writes past `bytes` fail (EFBIG) after a short write,
 /// the way a full disk cuts a write short. SIGXFSZ is ignored so the write returns instead.
 class file_size_limit {
-public:
+  public:
     explicit file_size_limit(rlim_t bytes) {
         ::getrlimit(RLIMIT_FSIZE, &old_);
         old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
@@ -128,12 +135,14 @@ public:
     file_size_limit(const file_size_limit&) = delete;
     file_size_limit& operator=(const file_size_limit&) = delete;
 
-private:
+  private:
     rlimit old_{};
     void (*old_handler_)(int) = nullptr;
 };
 
-json step_record(int seq) { return {{"seq", seq}, {"tick", seq}, {"method", "world.step"}, {"params", {{"ticks", 1}}}}; }
+json step_record(int seq) {
+    return {{"seq", seq}, {"tick", seq}, {"method", "world.step"}, {"params", {{"ticks", 1}}}};
+}
 }  // namespace
 
 TEST(Journal, AFailedAppendLeavesNoPartialRecordAndTheNextOneIsReadable) {
@@ -188,7 +197,8 @@ TEST(Journal, ACompleteLastRecordWithAFlippedBitIsCorruptionNotATornTail) {
     } catch (const journal_error& e) {
         EXPECT_EQ(e.offset, last);
         EXPECT_EQ(e.records_lost, 1u);
-        EXPECT_NE(std::string(e.what()).find("offset " + std::to_string(last)), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("offset " + std::to_string(last)), std::string::npos)
+            << e.what();
     }
 }
 

@@ -24,10 +24,14 @@ std::unique_ptr<world::World> busy_world() {
     w->register_component("vector2", {{"x", 0}, {"y", 0}});
     w->define_prefab("rock", {{"Position", json::object()}, {"Collider", {{"radius", 0.5}}}});
     for (int i = 0; i < 60; ++i)
-        w->spawn({{"Position", {{"x", (i % 8) * 0.9}, {"y", (i / 8) * 0.9}}}, {"Velocity", {{"x", (i % 3) - 1}}},
-                  {"RigidBody", {{"restitution", 0.4}}}, {"Collider", {{"radius", 0.5}}}, {"vector2", {{"x", i}}}});
+        w->spawn({{"Position", {{"x", (i % 8) * 0.9}, {"y", (i / 8) * 0.9}}},
+                  {"Velocity", {{"x", (i % 3) - 1}}},
+                  {"RigidBody", {{"restitution", 0.4}}},
+                  {"Collider", {{"radius", 0.5}}},
+                  {"vector2", {{"x", i}}}});
     w->spawn_prefab("rock", 5, {{"Position", {{"y", -2}}}});
-    for (std::uint64_t slot : {3u, 10u, 11u, 40u}) w->despawn(ecs::make_entity(static_cast<std::uint32_t>(slot), 1));
+    for (std::uint64_t slot : {3u, 10u, 11u, 40u})
+        w->despawn(ecs::make_entity(static_cast<std::uint32_t>(slot), 1));
     w->set_system_enabled("lifetime", false);
     w->step(30);
     return w;
@@ -119,7 +123,8 @@ TEST(SnapshotChecksum, AChangedDigitFailsTheChecksum) {
     auto w = busy_world();
     std::string text = persist::seal_snapshot(persist::snapshot_text(*w, 3));
     const auto at = text.find("\"x\":", text.find("\"entities\"")) + 4;
-    ASSERT_TRUE(std::isdigit(static_cast<unsigned char>(text[at + 1])) || std::isdigit(static_cast<unsigned char>(text[at])));
+    ASSERT_TRUE(std::isdigit(static_cast<unsigned char>(text[at + 1])) ||
+                std::isdigit(static_cast<unsigned char>(text[at])));
     const auto digit = std::isdigit(static_cast<unsigned char>(text[at])) ? at : at + 1;
     text[digit] = text[digit] == '7' ? '8' : '7';  // still valid JSON, a different value
     EXPECT_TRUE(json::accept(text));
@@ -130,7 +135,8 @@ TEST(SnapshotChecksum, AChangedDigitFailsTheChecksum) {
 
 TEST(SnapshotChecksum, ASnapshotWithoutOneReadsAsMissing) {
     auto w = busy_world();
-    EXPECT_EQ(persist::check_snapshot_seal(persist::snapshot_text(*w, 0)).status, persist::snapshot_seal::state::missing);
+    EXPECT_EQ(persist::check_snapshot_seal(persist::snapshot_text(*w, 0)).status,
+              persist::snapshot_seal::state::missing);
     EXPECT_EQ(persist::check_snapshot_seal("{}").status, persist::snapshot_seal::state::missing);
     // A component value named "checksum" inside the document is not the seal.
     EXPECT_EQ(persist::check_snapshot_seal(R"({"a":{"checksum":"crc32:00000000"},"b":1})").status,

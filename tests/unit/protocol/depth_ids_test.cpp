@@ -9,7 +9,9 @@ namespace p = ecsd::protocol;
 using nlohmann::json;
 
 namespace {
-std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nested(std::size_t depth) {
+    return std::string(depth, '[') + std::string(depth, ']');
+}
 }  // namespace
 
 TEST(Depth, AtLimitPassesOverLimitFails) {

@@ -1,9 +1,9 @@
+#include "ecsd/protocol/errors.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
-
-#include "ecsd/protocol/errors.hpp"
 
 namespace p = ecsd::protocol;
 
@@ -28,10 +28,10 @@ TEST(Errors, ApplicationCodesAreUniqueAndInRange) {
 }
 
 TEST(Errors, IssueReasonSetIsComplete) {
-    for (const char* name : {"parse_error", "invalid_request", "method_not_found", "invalid_params", "no_such_world",
-                             "world_exists", "no_such_entity", "no_such_component", "component_exists",
-                             "invalid_value", "no_such_system", "no_such_spell", "no_such_prefab", "unauthorized",
-                             "too_large", "limit_reached", "internal"}) {
+    for (const char* name : {"parse_error", "invalid_request", "method_not_found", "invalid_params",
+                             "no_such_world", "world_exists", "no_such_entity", "no_such_component",
+                             "component_exists", "invalid_value", "no_such_system", "no_such_spell",
+                             "no_such_prefab", "unauthorized", "too_large", "limit_reached", "internal"}) {
         auto r = p::reason_from_name(name);
         ASSERT_TRUE(r.has_value()) << name;
         EXPECT_EQ(p::name(*r), name);

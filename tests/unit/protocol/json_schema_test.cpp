@@ -1,22 +1,24 @@
+#include "ecsd/protocol/json_schema.hpp"
+
 #include <gtest/gtest.h>
 
 #include "ecsd/protocol/ids.hpp"
-#include "ecsd/protocol/json_schema.hpp"
 
 namespace p = ecsd::protocol;
 using nlohmann::json;
 
 namespace {
 
-const p::json_schema step_schema(json{{"type", "object"},
-                                      {"properties",
-                                       {{"world", {{"type", "string"}, {"minLength", 1}, {"maxLength", 4}}},
-                                        {"ticks", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}}},
-                                        {"entity", p::entity_id_schema()},
-                                        {"mode", {{"enum", {"a", "b"}}}},
-                                        {"tags", {{"type", "array"}, {"items", {{"type", "string"}}}, {"maxItems", 2}}}}},
-                                      {"required", {"ticks"}},
-                                      {"additionalProperties", false}});
+const p::json_schema step_schema(json{
+    {"type", "object"},
+    {"properties",
+     {{"world", {{"type", "string"}, {"minLength", 1}, {"maxLength", 4}}},
+      {"ticks", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100}}},
+      {"entity", p::entity_id_schema()},
+      {"mode", {{"enum", {"a", "b"}}}},
+      {"tags", {{"type", "array"}, {"items", {{"type", "string"}}}, {"maxItems", 2}}}}},
+    {"required", {"ticks"}},
+    {"additionalProperties", false}});
 
 }  // namespace
 
@@ -32,7 +34,8 @@ TEST(JsonSchema, ReportsLocationOfFirstProblem) {
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 1.5}}), "params.ticks: expected integer, got number");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 0}}), "params.ticks: must be >= 1");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 1}, {"x", 1}}), "params.x: unknown member");
-    EXPECT_EQ(*step_schema.validate(json{{"ticks", 1}, {"tags", {"a", 2}}}), "params.tags[1]: expected string, got number");
+    EXPECT_EQ(*step_schema.validate(json{{"ticks", 1}, {"tags", {"a", 2}}}),
+              "params.tags[1]: expected string, got number");
     EXPECT_TRUE(step_schema.validate(json{{"ticks", 1}, {"tags", {"a", "b", "c"}}}));
     EXPECT_TRUE(step_schema.validate(json{{"ticks", 1}, {"mode", "c"}}));
     EXPECT_TRUE(step_schema.validate(json{{"ticks", 1}, {"world", ""}}));

@@ -1,8 +1,8 @@
+#include "ecsd/protocol/jsonrpc.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "ecsd/protocol/jsonrpc.hpp"
 
 namespace p = ecsd::protocol;
 using nlohmann::json;
@@ -149,11 +149,13 @@ TEST(Requests, RoundTrip) {
 
 // Issue 21, low: a valid request followed by a NUL and garbage used to run.
 TEST(ParseLine, ALineWithANulByteIsAParseErrorAndRunsNothing) {
-    const std::string line = std::string(R"({"jsonrpc":"2.0","id":1,"method":"world.despawn_entity"})") + '\0' + "garbage";
+    const std::string line =
+        std::string(R"({"jsonrpc":"2.0","id":1,"method":"world.despawn_entity"})") + '\0' + "garbage";
     const auto out = p::parse_line(line);
     ASSERT_EQ(out.messages.size(), 1U);
     EXPECT_EQ(as_bad(out.messages[0]).why, p::reason::parse_error);
-    EXPECT_NE(as_bad(out.messages[0]).detail.find("at byte 57: a NUL byte"), std::string::npos) << as_bad(out.messages[0]).detail;
+    EXPECT_NE(as_bad(out.messages[0]).detail.find("at byte 57: a NUL byte"), std::string::npos)
+        << as_bad(out.messages[0]).detail;
 }
 
 TEST(ParseLine, ParseErrorsSpeakPlainlyWithoutTheLibrarysTags) {
@@ -163,10 +165,12 @@ TEST(ParseLine, ParseErrorsSpeakPlainlyWithoutTheLibrarysTags) {
     EXPECT_EQ(detail_of(R"({"a":)"), "invalid JSON at byte 6: unexpected end of input");
     EXPECT_EQ(detail_of("{\"a\":\"\x01\"}"), "invalid JSON at byte 7: unexpected byte 0x01");
     EXPECT_EQ(detail_of(R"({"x":1e400})"), "invalid JSON: a number too large to represent (beyond 1.8e308)");
-    for (const char* line : {"garbage", R"({"x":1e400})", R"({"a":)", "[1,]", "{\"a\":\"\xff\"}", "tru", "\"\\q\""}) {
+    for (const char* line :
+         {"garbage", R"({"x":1e400})", R"({"a":)", "[1,]", "{\"a\":\"\xff\"}", "tru", "\"\\q\""}) {
         const auto detail = detail_of(line);
         EXPECT_EQ(detail.rfind("invalid JSON", 0), 0U) << detail;
-        for (const char* leak : {"json.exception", "parse error", "syntax error", "last read", "while parsing"})
+        for (const char* leak :
+             {"json.exception", "parse error", "syntax error", "last read", "while parsing"})
             EXPECT_EQ(detail.find(leak), std::string::npos) << detail;
     }
 }
@@ -179,7 +183,9 @@ TEST(ParseLine, AnIdThatIsNotAnIntegerOrTooLargeIsRefusedNotEchoedAsAFloat) {
         EXPECT_EQ(bad.why, p::reason::invalid_request) << line;
         EXPECT_TRUE(bad.id.is_null());
     }
-    EXPECT_EQ(as_request(p::parse_line(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"m"})").messages[0]).id,
-              18446744073709551615ULL);
+    EXPECT_EQ(
+        as_request(p::parse_line(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"m"})").messages[0])
+            .id,
+        18446744073709551615ULL);
     EXPECT_EQ(as_request(p::parse_line(R"({"jsonrpc":"2.0","id":-3,"method":"m"})").messages[0]).id, -3);
 }

@@ -1,20 +1,22 @@
 // World names become file names in --data-dir: the one rule every request and path goes through.
+#include "ecsd/protocol/names.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "ecsd/protocol/names.hpp"
 
 namespace ecsd::protocol {
 namespace {
 
 TEST(WorldNames, LettersDigitsUnderscoreDotAndDashUpTo64) {
-    for (const char* ok : {"default", "arena-2", "zone_7.north", "A", "a.b.c", "x-"}) EXPECT_FALSE(world_name_problem(ok)) << ok;
+    for (const char* ok : {"default", "arena-2", "zone_7.north", "A", "a.b.c", "x-"})
+        EXPECT_FALSE(world_name_problem(ok)) << ok;
     EXPECT_FALSE(world_name_problem(std::string(64, 'w')));
 }
 
 TEST(WorldNames, NothingThatCouldLeaveTheDataFolderOrHideInIt) {
-    for (const char* bad : {"../victim", "/abs/path", "a/b", "a\\b", ".hidden", "..", ".", "a b", "é", "a:b", "*"})
+    for (const char* bad :
+         {"../victim", "/abs/path", "a/b", "a\\b", ".hidden", "..", ".", "a b", "é", "a:b", "*"})
         EXPECT_TRUE(world_name_problem(bad)) << bad;
     EXPECT_TRUE(world_name_problem(std::string("a\0b", 3))) << "a NUL byte";
     EXPECT_TRUE(world_name_problem(""));

@@ -1,9 +1,10 @@
+#include "ecsd/protocol/version.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "ecsd/protocol/version.hpp"
-
 TEST(Version, LineNamesProgramAndVersion) {
-    EXPECT_EQ(std::string(ecsd::protocol::version_line("ecsd")), std::string("ecsd ") + ecsd::protocol::version);
+    EXPECT_EQ(std::string(ecsd::protocol::version_line("ecsd")),
+              std::string("ecsd ") + ecsd::protocol::version);
 }

@@ -29,7 +29,9 @@ std::string reason_of(const std::function<void()>& f) {
 
 TEST(Physics, FallingBodyLandsWhereSemiImplicitEulerSays) {
     World w(paused_world());
-    const auto e = w.spawn({{"Position", {{"x", 0}, {"y", 100}}}, {"Velocity", {{"x", 2}, {"y", 0}}}, {"RigidBody", json::object()}});
+    const auto e = w.spawn({{"Position", {{"x", 0}, {"y", 100}}},
+                            {"Velocity", {{"x", 2}, {"y", 0}}},
+                            {"RigidBody", json::object()}});
     const int n = 120;
     w.step(n);
     // v_k = k*g*dt, p_n = p0 + sum_{k=1..n} v_k*dt = p0 + g*dt^2*n(n+1)/2
@@ -52,7 +54,9 @@ TEST(Physics, GravityScaleAndWorldGravity) {
     WorldSettings s = paused_world();
     s.gravity_y = -2;
     World w(s);
-    const auto e = w.spawn({{"Position", json::object()}, {"Velocity", json::object()}, {"RigidBody", {{"gravity_scale", 0.5}}}});
+    const auto e = w.spawn({{"Position", json::object()},
+                            {"Velocity", json::object()},
+                            {"RigidBody", {{"gravity_scale", 0.5}}}});
     w.step(60);
     EXPECT_NEAR(w.registry().get<Velocity>(e).y, -1.0, 1e-9);
 }
@@ -68,13 +72,16 @@ TEST(Physics, ARigidBodyWithoutAVelocityGetsOneAndFalls) {
     w.insert_components(later, {{"RigidBody", json::object()}});
     EXPECT_TRUE(w.registry().has<Velocity>(later));
     // A frozen body stays frozen: the freeze spell took its Velocity on purpose.
-    const auto frozen = w.spawn({{"Position", json::object()}, {"Frozen", json::object()}, {"RigidBody", json::object()}});
+    const auto frozen =
+        w.spawn({{"Position", json::object()}, {"Frozen", json::object()}, {"RigidBody", json::object()}});
     EXPECT_FALSE(w.registry().has<Velocity>(frozen));
 }
 
 TEST(Physics, AnImmovableBodyOfMassZeroFeelsNoGravity) {
     World w(paused_world());
-    const auto e = w.spawn({{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", {{"mass", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    const auto e = w.spawn({{"Position", {{"x", 0}, {"y", 10}}},
+                            {"RigidBody", {{"mass", 0}}},
+                            {"Velocity", {{"x", 1}, {"y", 0}}}});
     w.step(60);
     EXPECT_DOUBLE_EQ(w.registry().get<Position>(e).y, 10) << "mass 0 does not fall";
     EXPECT_NEAR(w.registry().get<Position>(e).x, 1, 1e-9) << "but it still moves with its velocity";
@@ -84,7 +91,9 @@ TEST(Bounds, BodiesFallOntoTheGroundAndComeToRest) {
     WorldSettings s = paused_world();
     s.bounds.bottom = 0;
     World w(s);
-    const auto ball = w.spawn({{"Position", {{"x", 0}, {"y", 10}}}, {"RigidBody", {{"restitution", 0.5}}}, {"Collider", {{"radius", 0.5}}}});
+    const auto ball = w.spawn({{"Position", {{"x", 0}, {"y", 10}}},
+                               {"RigidBody", {{"restitution", 0.5}}},
+                               {"Collider", {{"radius", 0.5}}}});
     const auto point = w.spawn({{"Position", {{"x", 3}, {"y", 10}}}, {"RigidBody", {{"restitution", 0}}}});
     double highest_after_bounce = 0;
     bool bounced = false;
@@ -99,7 +108,8 @@ TEST(Bounds, BodiesFallOntoTheGroundAndComeToRest) {
     EXPECT_LT(highest_after_bounce, 10 * 0.5) << "a bounce keeps restitution^2 of the height";
     EXPECT_DOUBLE_EQ(w.registry().get<Position>(ball).y, 0.5) << "at rest on the ground after 10 s";
     EXPECT_DOUBLE_EQ(w.registry().get<Velocity>(ball).y, 0);
-    EXPECT_DOUBLE_EQ(w.registry().get<Position>(point).y, 0) << "without a Collider the point itself rests on it";
+    EXPECT_DOUBLE_EQ(w.registry().get<Position>(point).y, 0)
+        << "without a Collider the point itself rests on it";
 }
 
 TEST(Bounds, WallsBounceMoversBackWithoutARigidBodyLosingNothing) {
@@ -131,13 +141,20 @@ TEST(Bounds, SettingsAreCheckedAndShownInInfo) {
     WorldSettings ok = paused_world();
     ok.bounds = b;
     World w(ok);
-    EXPECT_EQ(w.info()["bounds"], (json{{"left", nullptr}, {"right", nullptr}, {"bottom", 0.0}, {"top", nullptr}}));
+    EXPECT_EQ(w.info()["bounds"],
+              (json{{"left", nullptr}, {"right", nullptr}, {"bottom", 0.0}, {"top", nullptr}}));
 }
 
 TEST(Collision, OverlappingCirclesGetContactsAndAreSeparated) {
     World w(paused_world());
-    const auto a = w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}, {"RigidBody", {{"gravity_scale", 0}, {"restitution", 1}}}, {"Collider", {{"radius", 1}}}});
-    const auto b = w.spawn({{"Position", {{"x", 1.5}, {"y", 0}}}, {"Velocity", {{"x", -1}, {"y", 0}}}, {"RigidBody", {{"gravity_scale", 0}, {"restitution", 1}}}, {"Collider", {{"radius", 1}}}});
+    const auto a = w.spawn({{"Position", {{"x", 0}, {"y", 0}}},
+                            {"Velocity", {{"x", 1}, {"y", 0}}},
+                            {"RigidBody", {{"gravity_scale", 0}, {"restitution", 1}}},
+                            {"Collider", {{"radius", 1}}}});
+    const auto b = w.spawn({{"Position", {{"x", 1.5}, {"y", 0}}},
+                            {"Velocity", {{"x", -1}, {"y", 0}}},
+                            {"RigidBody", {{"gravity_scale", 0}, {"restitution", 1}}},
+                            {"Collider", {{"radius", 1}}}});
     const auto far = w.spawn({{"Position", {{"x", 50}, {"y", 0}}}, {"Collider", {{"radius", 1}}}});
     w.step(1);
     auto& reg = w.registry();
@@ -153,8 +170,10 @@ TEST(Collision, OverlappingCirclesGetContactsAndAreSeparated) {
 
 TEST(Collision, LayerAndMaskMustMatchBothWays) {
     World w(paused_world());
-    const auto a = w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}, {"layer", 1}, {"mask", 2}}}});
-    const auto b = w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}, {"layer", 4}, {"mask", 1}}}});
+    const auto a =
+        w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}, {"layer", 1}, {"mask", 2}}}});
+    const auto b =
+        w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}, {"layer", 4}, {"mask", 1}}}});
     w.step(1);
     EXPECT_FALSE(w.registry().has<Contacts>(a));
     EXPECT_FALSE(w.registry().has<Contacts>(b));
@@ -168,15 +187,19 @@ TEST(Collision, BroadphaseFindsEveryTouchingPairOfAGrid) {
             w.spawn({{"Position", {{"x", i * 0.9}, {"y", j * 0.9}}}, {"Collider", {{"radius", 0.5}}}});
     w.run_system("collision_detection");
     std::size_t links = 0;
-    w.registry().each<const Contacts>([&](ecsd::ecs::entity_id, const Contacts& c) { links += c.entities.size(); });
+    w.registry().each<const Contacts>(
+        [&](ecsd::ecs::entity_id, const Contacts& c) { links += c.entities.size(); });
     EXPECT_EQ(links, 2u * (2 * 20 * 19));  // 760 undirected pairs, seen from both ends
 }
 
 TEST(Ghost, PassesThroughExactlyTheNamedKindsAndExpiresOnTime) {
     World w(paused_world(10));
     auto& reg = w.registry();
-    const auto ghost = w.spawn({{"Position", json::object()}, {"Collider", {{"radius", 1}}}, {"Ghost", {{"passes", {"AI"}}, {"remaining", 0.5}}}});
-    const auto monster = w.spawn({{"Position", {{"x", 0.5}}}, {"Collider", {{"radius", 1}}}, {"AI", json::object()}});
+    const auto ghost = w.spawn({{"Position", json::object()},
+                                {"Collider", {{"radius", 1}}},
+                                {"Ghost", {{"passes", {"AI"}}, {"remaining", 0.5}}}});
+    const auto monster =
+        w.spawn({{"Position", {{"x", 0.5}}}, {"Collider", {{"radius", 1}}}, {"AI", json::object()}});
     const auto wall = w.spawn({{"Position", {{"x", -0.5}}}, {"Collider", {{"radius", 1}}}});
     w.step(1);
     EXPECT_EQ(reg.get<Contacts>(ghost).entities, (std::vector<ecsd::ecs::entity_ref>{{wall}}));
@@ -228,7 +251,8 @@ TEST(Spells, GhostAndHeal) {
     w.step(1);
     EXPECT_EQ(w.registry().get<Health>(hero).hp, 25);
     w.cast_spell(hero, "ghost", 0, 2);
-    EXPECT_EQ(reason_of([&] { w.cast_spell(hero, "heal", 0, 0); }), "component_exists");  // one spell per tick
+    EXPECT_EQ(reason_of([&] { w.cast_spell(hero, "heal", 0, 0); }),
+              "component_exists");  // one spell per tick
     w.step(1);
     ASSERT_TRUE(w.registry().has<Ghost>(hero));
     EXPECT_EQ(w.registry().get<Ghost>(hero).remaining, 2.0 - 1.0 / 60);
@@ -274,8 +298,10 @@ TEST(Determinism, TwoWorldsFedTheSameCommandsHashTheSameEveryTick) {
     World a(paused_world()), b(paused_world());
     for (World* w : {&a, &b}) {
         for (int i = 0; i < 200; ++i)
-            w->spawn({{"Position", {{"x", (i % 20) * 0.8}, {"y", (i / 20) * 0.8 + 5}}}, {"Velocity", {{"x", (i % 3) - 1}}},
-                      {"RigidBody", {{"restitution", 0.3}}}, {"Collider", {{"radius", 0.5}}}});
+            w->spawn({{"Position", {{"x", (i % 20) * 0.8}, {"y", (i / 20) * 0.8 + 5}}},
+                      {"Velocity", {{"x", (i % 3) - 1}}},
+                      {"RigidBody", {{"restitution", 0.3}}},
+                      {"Collider", {{"radius", 0.5}}}});
         w->spawn({{"Position", {{"x", 5}, {"y", -10}}}, {"Collider", {{"radius", 8}}}});  // the ground
     }
     for (int t = 0; t < 120; ++t) {
@@ -294,7 +320,8 @@ TEST(Clock, CatchUpIsBoundedAndSkippedTimeIsCounted) {
     const auto t0 = World::clock::now();
     w.start_clock(t0);
     const auto at = [&](double periods) {
-        return t0 + std::chrono::duration_cast<World::clock::duration>(std::chrono::duration<double>(periods / 60));
+        return t0 + std::chrono::duration_cast<World::clock::duration>(
+                        std::chrono::duration<double>(periods / 60));
     };
     auto next = w.advance(at(3.5));  // deadlines 1, 2, 3 are due
     EXPECT_EQ(w.tick(), 3u);
@@ -321,11 +348,20 @@ TEST(WorldJson, BadInputChangesNothing) {
     World w(paused_world());
     const auto e = w.spawn({{"Position", {{"x", 1}}}});
     const auto before = w.state_hash();
-    EXPECT_EQ(reason_of([&] { w.spawn({{"Position", json::object()}, {"Nope", json::object()}}); }), "no_such_component");
-    EXPECT_EQ(reason_of([&] { w.insert_components(e, {{"Velocity", json::object()}, {"Position", {{"x", "a"}}}}); }), "invalid_value");
+    EXPECT_EQ(reason_of([&] {
+                  w.spawn({{"Position", json::object()}, {"Nope", json::object()}});
+              }),
+              "no_such_component");
+    EXPECT_EQ(reason_of([&] {
+                  w.insert_components(e, {{"Velocity", json::object()}, {"Position", {{"x", "a"}}}});
+              }),
+              "invalid_value");
     EXPECT_EQ(reason_of([&] { w.remove_components(e, {"Position", "Velocity"}); }), "no_such_component");
     EXPECT_EQ(reason_of([&] { w.mutate_component(e, "Position", "z", 1); }), "invalid_value");
-    EXPECT_EQ(reason_of([&] { w.spawn_many(json::array({{{"Position", json::object()}}, {{"Health", {{"hp", "x"}}}}})); }), "invalid_value");
+    EXPECT_EQ(reason_of([&] {
+                  w.spawn_many(json::array({{{"Position", json::object()}}, {{"Health", {{"hp", "x"}}}}}));
+              }),
+              "invalid_value");
     EXPECT_EQ(reason_of([&] { w.despawn(e + (std::uint64_t{1} << 32)); }), "no_such_entity");
     EXPECT_EQ(w.state_hash(), before);
     EXPECT_EQ(w.registry().size(), 1u);
@@ -382,7 +418,8 @@ TEST(Collision, FarAwayBodiesDoNotBreakTheGrid) {
 // json path (value_json, as snapshots use) builds, dumped.
 TEST(ComponentText, WrittenTextEqualsTheDumpedTreeForEveryKind) {
     World w(paused_world());
-    w.register_component("Loot", json{{"gold", 3}, {"scores", json::array({1.5, 2})}, {"cursed", false}, {"title", "x"}});
+    w.register_component(
+        "Loot", json{{"gold", 3}, {"scores", json::array({1.5, 2})}, {"cursed", false}, {"title", "x"}});
     const auto other = w.spawn(json::object());
     const auto e = w.spawn({{"Position", {{"x", 0.1}, {"y", -2.5e-7}}},
                             {"Velocity", {{"x", 1e15}}},
@@ -423,9 +460,12 @@ TEST(ComponentText, AMissingComponentIsAnErrorAndWritesNothing) {
     const auto e = w.spawn({{"Position", json::object()}});
     std::string out;
     ecsd::ecs::json_text t(out);
-    EXPECT_EQ(reason_of([&] { w.write_components(e, std::vector<std::string>{"Position", "Health"}, t); }),
+    EXPECT_EQ(reason_of([&] {
+                  w.write_components(e, std::vector<std::string>{"Position", "Health"}, t);
+              }),
               "no_such_component");
-    EXPECT_EQ(reason_of([&] { w.write_components(e, std::vector<std::string>{"Nope"}, t); }), "no_such_component");
+    EXPECT_EQ(reason_of([&] { w.write_components(e, std::vector<std::string>{"Nope"}, t); }),
+              "no_such_component");
     EXPECT_TRUE(out.empty());
 }
 
@@ -433,29 +473,34 @@ TEST(ComponentText, QueryTextIsCanonicalJsonWithLiveAndDeadRows) {
     World w(paused_world());
     std::vector<ecsd::ecs::entity_id> ids;
     for (int i = 0; i < 6; ++i)
-        ids.push_back(w.spawn({{"Position", {{"x", i}}}, {"RigidBody", json::object()}, {"Health", {{"hp", 50 + i}}}}));
+        ids.push_back(
+            w.spawn({{"Position", {{"x", i}}}, {"RigidBody", json::object()}, {"Health", {{"hp", 50 + i}}}}));
     w.despawn(ids[2]);
-    const auto text_of = [&](const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
-                             std::size_t offset) {
+    const auto text_of = [&](const json& q, const std::optional<std::vector<std::string>>& fields,
+                             std::size_t limit, std::size_t offset) {
         std::string out;
         ecsd::ecs::json_text t(out);
         w.write_query(q, fields, limit, offset, t);
         return out;
     };
     // Canonical: the text is exactly what nlohmann would dump for the same value (sorted keys, same numbers).
-    for (const auto& text : {text_of("Position", std::nullopt, 100, 0),
-                             text_of("Position, Health", std::vector<std::string>{"Health", "Velocity", "Health"}, 2, 1),
-                             text_of(json{{"died", true}}, std::nullopt, 100, 0)}) {
+    for (const auto& text :
+         {text_of("Position", std::nullopt, 100, 0),
+          text_of("Position, Health", std::vector<std::string>{"Health", "Velocity", "Health"}, 2, 1),
+          text_of(json{{"died", true}}, std::nullopt, 100, 0)}) {
         EXPECT_EQ(text, json::parse(text).dump());
     }
-    const auto page = json::parse(text_of("Position, Health", std::vector<std::string>{"Health", "Collider"}, 2, 1));
+    const auto page =
+        json::parse(text_of("Position, Health", std::vector<std::string>{"Health", "Collider"}, 2, 1));
     EXPECT_EQ(page["total"], 5);
     ASSERT_EQ(page["entities"].size(), 2u);
-    EXPECT_EQ(page["entities"][0]["components"], (json{{"Health", {{"hp", 51.0}, {"max", 100.0}}}}));  // no Collider
+    EXPECT_EQ(page["entities"][0]["components"],
+              (json{{"Health", {{"hp", 51.0}, {"max", 100.0}}}}));  // no Collider
     const auto died = json::parse(text_of(json{{"died", true}}, std::nullopt, 100, 0));
     EXPECT_EQ(died["entities"], (json::array({{{"alive", false}, {"entity", ids[2]}}})));
     std::string untouched;
     ecsd::ecs::json_text t(untouched);
-    EXPECT_EQ(reason_of([&] { w.write_query("Position, Nope", std::nullopt, 10, 0, t); }), "no_such_component");
+    EXPECT_EQ(reason_of([&] { w.write_query("Position, Nope", std::nullopt, 10, 0, t); }),
+              "no_such_component");
     EXPECT_TRUE(untouched.empty());
 }

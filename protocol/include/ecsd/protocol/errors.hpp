@@ -4,13 +4,12 @@
 // the application range -32000..-32099 for the rest. Never renumber or rename a row: add new ones.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace ecsd::protocol {
 
@@ -55,15 +54,19 @@ inline constexpr int unknown_reason_code = -32000;
 /// @brief The row for one reason.
 [[nodiscard]] const reason_info& info(reason r) noexcept;
 /// @brief The wire name of a reason, e.g. "no_such_entity".
-[[nodiscard]] inline std::string_view name(reason r) noexcept { return info(r).name; }
+[[nodiscard]] inline std::string_view name(reason r) noexcept {
+    return info(r).name;
+}
 /// @brief The JSON-RPC code of a reason.
-[[nodiscard]] inline int code(reason r) noexcept { return info(r).code; }
+[[nodiscard]] inline int code(reason r) noexcept {
+    return info(r).code;
+}
 /// @brief Looks a reason up by its wire name.
 [[nodiscard]] std::optional<reason> reason_from_name(std::string_view name) noexcept;
 
 /// @brief Thrown by method handlers to answer with an error; nothing was changed when it is thrown.
 class rpc_error : public std::runtime_error {
-public:
+  public:
     /// @brief An error with a reason, a one-sentence message and optional extra data members.
     rpc_error(reason why, const std::string& message, nlohmann::json data = nullptr)
         : std::runtime_error(message), reason_(why), data_(std::move(data)) {}
@@ -72,7 +75,7 @@ public:
     /// @brief Extra members merged into error.data next to `reason` (null or an object).
     [[nodiscard]] const nlohmann::json& data() const noexcept { return data_; }
 
-private:
+  private:
     reason reason_;
     nlohmann::json data_;
 };

@@ -28,7 +28,7 @@ struct frame {
 
 /// @brief Incremental LF/CRLF line splitter with a maximum line length.
 class line_framer {
-public:
+  public:
     /// @brief A framer refusing lines longer than max_line_bytes.
     explicit line_framer(std::size_t max_line_bytes = default_max_line_bytes) noexcept
         : max_line_(max_line_bytes) {}
@@ -50,7 +50,7 @@ public:
     /// @brief Bytes received and not yet returned as lines.
     [[nodiscard]] std::size_t buffered() const noexcept { return size_ - start_; }
 
-private:
+  private:
     void compact();
 
     std::string buf_;

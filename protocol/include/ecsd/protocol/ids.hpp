@@ -3,9 +3,8 @@
 // JavaScript's doubles) carries them exactly.
 
 #include <cstdint>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace ecsd::protocol {
 

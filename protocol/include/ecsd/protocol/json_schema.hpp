@@ -9,10 +9,9 @@
 // Any other keyword is refused when compiling, so a typo in a schema fails at start-up.
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace ecsd::protocol {
 
@@ -22,7 +21,7 @@ struct schema_node;
 
 /// @brief A compiled JSON Schema; copying shares the compiled form.
 class json_schema {
-public:
+  public:
     /// @brief Accepts everything (the schema `true` / `{}`).
     json_schema();
     /// @brief Compiles a schema; throws std::invalid_argument on an unsupported keyword.
@@ -36,7 +35,7 @@ public:
     /// @brief The schema text it was compiled from.
     [[nodiscard]] const nlohmann::json& source() const noexcept { return source_; }
 
-private:
+  private:
     nlohmann::json source_;
     std::shared_ptr<const internal::schema_node> root_;
 };

@@ -3,12 +3,11 @@
 // response lines. Pure functions; the server and ecsctl share them.
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/errors.hpp"
@@ -20,7 +19,7 @@ struct request {
     nlohmann::json id;          ///< string, number or null; meaningless for notifications
     bool notification = false;  ///< true when the message had no "id" member: no response
     std::string method;
-    nlohmann::json params;      ///< object, array, or null when absent
+    nlohmann::json params;  ///< object, array, or null when absent
 };
 
 /// @brief A message that must be answered with an error instead of being dispatched.
