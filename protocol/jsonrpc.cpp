@@ -125,13 +125,6 @@ json error_object(reason why, std::string_view detail, const json& data) {
                 {"data", std::move(error_data)}};
 }
 
-json error_object(std::string_view reason_name, std::string_view detail) {
-    if (auto known = reason_from_name(reason_name)) return error_object(*known, detail);
-    return json{{"code", unknown_reason_code},
-                {"message", detail.empty() ? std::string_view("Server error") : detail},
-                {"data", {{"reason", reason_name}}}};
-}
-
 void append_json(std::string& out, const json& value) {
     // What json::dump() does, minus its temporary string: serialise straight onto `out`.
     nlohmann::detail::serializer<json> s(nlohmann::detail::output_adapter<char>(out), ' ',
@@ -170,16 +163,16 @@ std::string make_error(const json& id, reason why, std::string_view detail, cons
     return make_response(id, error_object(why, detail, data), true);
 }
 
-std::string make_request(const json& id, std::string_view method, const json& params) {
-    json msg{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
+std::string make_request(const json& id, std::string_view method, const nlohmann::ordered_json& params) {
+    nlohmann::ordered_json msg{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
     if (!params.is_null()) msg["params"] = params;
-    return msg.dump();
+    return msg.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string make_notification(std::string_view method, const json& params) {
-    json msg{{"jsonrpc", "2.0"}, {"method", method}};
+std::string make_notification(std::string_view method, const nlohmann::ordered_json& params) {
+    nlohmann::ordered_json msg{{"jsonrpc", "2.0"}, {"method", method}};
     if (!params.is_null()) msg["params"] = params;
-    return msg.dump();
+    return msg.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace ecsd::protocol

@@ -116,7 +116,8 @@ T typed_from_json(const json& j, T base = T{}) {
     const std::string type = component_traits<T>::name;
     if (j.is_null() && internal::restoring()) return base;  // an older server's null: the defaults
     if (!j.is_object()) internal::bad_value(type, "an object ({} for the defaults)", j);
-    for (const auto& [key, _] : j.items()) {
+    for (const auto& item : j.items()) {
+        const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
         bool known = false;
         internal::for_each_field<T>([&](const auto& d) { known = known || key == d.name; });
         if (!known) throw ecs_error(reason::invalid_value, type + ": unknown field '" + key + "'");

@@ -4,9 +4,10 @@
 // Scalars go through nlohmann's own serializer, so numbers read exactly as json::dump() writes
 // them; callers write object keys in sorted order, as json::dump() does for std::map objects.
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace ecsd::ecs {
 

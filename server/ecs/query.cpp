@@ -4,8 +4,12 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <functional>
+#include <unordered_set>
+#include <vector>
 
 #include "ecs/error.hpp"
+#include "ecs/registry.hpp"
 
 namespace ecsd::ecs {
 
@@ -209,6 +213,149 @@ query_terms parse_query(std::string_view text) {
         start = comma + 1;
     }
     return q;
+}
+
+// --- matching: a resolved query against a registry ------------------------------------------
+// Three concerns, one function each: entities that may be gone (died / removed), the change
+// filters of live entities (added / changed), and the walk that picks which slots to test.
+
+namespace {
+
+using id_set = std::unordered_set<entity_id>;
+
+/// @brief Both generations of a per-tick record (the tick that ended last, and this one).
+id_set both(const id_list (&lists)[2]) {
+    id_set s(lists[0].begin(), lists[0].end());
+    s.insert(lists[1].begin(), lists[1].end());
+    return s;
+}
+
+/// @brief `died` and `removed(C)`: candidates come from the records, and may be dead.
+void each_dead_match(const registry& r, const query& q, const std::function<void(entity_id)>& f) {
+    std::vector<entity_id> candidates;
+    if (q.died) {
+        candidates = r.died();
+    } else {
+        for (auto c : q.removed)
+            for (const auto& list : r.storage(c).removed)
+                candidates.insert(candidates.end(), list.begin(), list.end());
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    std::vector<id_set> removed;
+    for (auto c : q.removed) removed.push_back(both(r.storage(c).removed));
+    for (auto e : candidates) {
+        const bool in_every =
+            std::all_of(removed.begin(), removed.end(), [e](const id_set& s) { return s.count(e); });
+        const bool live = r.alive(e);
+        if (!in_every || (q.died && live)) continue;
+        if (live ? r.matches(index_of(e), q) : q.all.empty()) f(e);
+    }
+}
+
+/// @brief `added(C)` and `changed(C)` for a live slot. A pool with write stamps answers
+/// `changed` from its stamps; one without counts an addition as the only change it can see.
+class change_filter {
+  public:
+    change_filter(const registry& r, const query& q) : r_(r), q_(q) {
+        for (auto c : q.added) added_.push_back(both(r.storage(c).added));
+        for (auto c : q.changed)
+            if (!r.storage(c).tracks_writes()) added_.push_back(both(r.storage(c).added));
+    }
+
+    [[nodiscard]] bool passes(std::uint32_t slot) const {
+        const entity_id e = r_.entities().id_of(slot);
+        std::size_t k = 0;
+        for (auto c : q_.added)
+            if (!r_.storage(c).contains(slot) || !added_[k++].count(e)) return false;
+        for (auto c : q_.changed) {
+            const pool& p = r_.storage(c);
+            if (!p.contains(slot)) return false;
+            const bool changed =
+                p.tracks_writes() ? p.stamp_at(p.index(slot)) >= r_.change_floor() : added_[k++].count(e) > 0;
+            if (!changed) return false;
+        }
+        return true;
+    }
+
+  private:
+    const registry& r_;
+    const query& q_;
+    std::vector<id_set> added_;
+};
+
+}  // namespace
+
+query registry::resolve(const query_terms& t) const {
+    query q;
+    for (const auto& n : t.all) {
+        const auto c = component_by_name(n);
+        q.all.set(c);
+        q.all_ids.push_back(c);
+    }
+    for (const auto& n : t.none) q.none.set(component_by_name(n));
+    for (const auto& n : t.optional) (void)component_by_name(n);  // filters nothing, but must exist
+    for (const auto& group : t.any) {
+        component_mask m;
+        for (const auto& n : group) m.set(component_by_name(n));
+        q.any.push_back(std::move(m));
+    }
+    for (const auto& n : t.added) q.added.push_back(component_by_name(n));
+    for (const auto& n : t.changed) q.changed.push_back(component_by_name(n));
+    for (const auto& n : t.removed) q.removed.push_back(component_by_name(n));
+    q.died = t.died;
+    return q;
+}
+
+bool registry::matches(std::uint32_t slot, const query& q) const noexcept {
+    static const component_mask empty;
+    if (!entities_.matches(slot, q.all, empty, q.none)) return false;
+    for (const auto& g : q.any)
+        if (!entities_.matches(slot, empty, g, empty)) return false;
+    return true;
+}
+
+void registry::for_each_match(const query& q, const std::function<void(entity_id)>& f) const {
+    if (q.died || !q.removed.empty()) {
+        each_dead_match(*this, q, f);
+        return;
+    }
+    const change_filter changes(*this, q);
+    const auto visit = [&](std::uint32_t slot) {
+        if (matches(slot, q) && changes.passes(slot)) f(entities_.id_of(slot));
+    };
+    // Walk the smallest pool the query requires when it is much smaller than the entity table.
+    const pool* lead = nullptr;
+    for (const auto* ids : {&q.all_ids, &q.added})
+        for (auto c : *ids)
+            if (!lead || pools_[c]->size() < lead->size()) lead = pools_[c].get();
+    if (lead && lead->size() * 8 < entities_.slot_count()) {
+        std::vector<std::uint32_t> slots(lead->slots(), lead->slots() + lead->size());
+        std::sort(slots.begin(), slots.end());  // ascending ids, as the full walk gives them
+        for (auto slot : slots) visit(slot);
+        return;
+    }
+    for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
+        if (entities_.slot_alive(slot)) visit(slot);
+}
+
+registry::entity_changes registry::changes_of(entity_id e) const {
+    entity_changes out;
+    const auto listed = [e](const id_list(&lists)[2]) {
+        return std::find(lists[0].begin(), lists[0].end(), e) != lists[0].end() ||
+               std::find(lists[1].begin(), lists[1].end(), e) != lists[1].end();
+    };
+    const bool live = alive(e);
+    const auto slot = index_of(e);
+    for (component_id c = 0; c < pools_.size(); ++c) {
+        const pool& p = *pools_[c];
+        if (listed(p.removed)) out.removed.push_back(c);
+        if (!live || !p.contains(slot)) continue;
+        const bool added = listed(p.added);
+        if (added) out.added.push_back(c);
+        if (p.tracks_writes() ? p.stamp_at(p.index(slot)) >= change_floor() : added) out.changed.push_back(c);
+    }
+    return out;
 }
 
 }  // namespace ecsd::ecs

@@ -4,11 +4,12 @@
 // same thing. Names are resolved to ids by the registry (registry::resolve).
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "ecs/signature.hpp"
 

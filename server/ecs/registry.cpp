@@ -103,18 +103,9 @@ void registry::destroy(std::span<const entity_id> ids) {
 void registry::destroy_now(entity_id e) {
     ++structure_version_;
     const auto slot = index_of(e);
-    // Leave owning groups first: a member has every owned component. When every owned pool
-    // holds only group members, the swap-and-pop below keeps them aligned with no group swap.
-    for (auto& grp : groups_) {
-        bool member = true;
-        for (auto o : grp.owned) member = member && entities_.has(slot, o);
-        if (!member) continue;
-        bool tail_only = true;
-        for (auto o : grp.owned) tail_only = tail_only && pools_[o]->size() == grp.size;
-        --grp.size;
-        if (!tail_only)
-            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
-    }
+    // Leave owning groups first: a member has every owned component.
+    for (auto& grp : groups_)
+        if (grp.complete(entities_, slot)) grp.leave_all(pools_, slot);
     entities_.for_each_component(slot, [&](component_id c) {
         pool& p = *pools_[c];
         p.erase(slot);
@@ -212,12 +203,7 @@ void registry::on_added(std::uint32_t slot, component_id c) {
     pools_[c]->added[1].push_back(entities_.id_of(slot));
     if (const int g = pools_[c]->owner_group; g >= 0) {
         auto& grp = groups_[static_cast<std::size_t>(g)];
-        bool all = true;
-        for (auto o : grp.owned) all = all && entities_.has(slot, o);
-        if (all && pools_[grp.owned[0]]->index(slot) >= grp.size) {
-            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
-            ++grp.size;
-        }
+        if (grp.complete(entities_, slot) && !grp.holds(pools_, slot)) grp.enter(pools_, slot);
     }
     update_watches(slot, c);
 }
@@ -225,10 +211,7 @@ void registry::on_added(std::uint32_t slot, component_id c) {
 void registry::before_removed(std::uint32_t slot, component_id c) {
     if (const int g = pools_[c]->owner_group; g >= 0) {
         auto& grp = groups_[static_cast<std::size_t>(g)];
-        if (pools_[c]->index(slot) < grp.size) {
-            --grp.size;
-            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
-        }
+        if (grp.holds(pools_, slot)) grp.leave(pools_, slot);
     }
 }
 
@@ -242,6 +225,12 @@ void registry::update_watches(std::uint32_t slot, component_id c) {
     }
 }
 
+void registry::rebuild_members(watch_entry& w) const {
+    w.members.clear();
+    for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
+        if (entities_.slot_alive(slot) && matches(slot, w.q)) w.members.insert(slot);
+}
+
 void registry::own_group_ids(std::vector<component_id> owned) {
     for (auto c : owned) {
         if (c == null_index || c >= pools_.size())
@@ -251,24 +240,14 @@ void registry::own_group_ids(std::vector<component_id> owned) {
     }
     ++structure_version_;
     const int g = static_cast<int>(groups_.size());
-    groups_.push_back({owned, 0});
     for (auto c : owned) pools_[c]->owner_group = g;
-    // Align the entities that already have every owned component.
-    const pool& lead = *pools_[owned[0]];
-    for (std::size_t i = 0; i < lead.size(); ++i) {
-        const auto slot = lead.slot_at(i);
-        bool all = true;
-        for (auto o : owned) all = all && pools_[o]->contains(slot);
-        if (!all) continue;
-        auto& grp = groups_.back();
-        for (auto o : owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
-        ++grp.size;
-    }
+    groups_.emplace_back(std::move(owned));
+    groups_.back().rebuild(pools_);  // align the entities that already have every owned component
 }
 
 long registry::group_size_of(component_id c) const noexcept {
     const int g = pools_[c]->owner_group;
-    return g < 0 ? -1 : static_cast<long>(groups_[static_cast<std::size_t>(g)].size);
+    return g < 0 ? -1 : static_cast<long>(groups_[static_cast<std::size_t>(g)].size());
 }
 
 int registry::watch(const query& q) {
@@ -280,128 +259,9 @@ int registry::watch(const query& q) {
     q.none.for_each([&](component_id c) { mentioned.insert(c); });
     for (const auto& g : q.any) g.for_each([&](component_id c) { mentioned.insert(c); });
     for (auto c : mentioned) watches_by_component_[c].push_back(id);
-    for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
-        if (entities_.slot_alive(slot) && matches(slot, q)) entry->members.insert(slot);
+    rebuild_members(*entry);
     watches_.push_back(std::move(entry));
     return id;
-}
-
-// --- queries --------------------------------------------------------------------------
-
-query registry::resolve(const query_terms& t) const {
-    query q;
-    for (const auto& n : t.all) {
-        const auto c = component_by_name(n);
-        q.all.set(c);
-        q.all_ids.push_back(c);
-    }
-    for (const auto& n : t.none) q.none.set(component_by_name(n));
-    for (const auto& n : t.optional) (void)component_by_name(n);  // filters nothing, but must exist
-    for (const auto& group : t.any) {
-        component_mask m;
-        for (const auto& n : group) m.set(component_by_name(n));
-        q.any.push_back(std::move(m));
-    }
-    for (const auto& n : t.added) q.added.push_back(component_by_name(n));
-    for (const auto& n : t.changed) q.changed.push_back(component_by_name(n));
-    for (const auto& n : t.removed) q.removed.push_back(component_by_name(n));
-    q.died = t.died;
-    return q;
-}
-
-bool registry::matches(std::uint32_t slot, const query& q) const noexcept {
-    static const component_mask empty;
-    if (!entities_.matches(slot, q.all, empty, q.none)) return false;
-    for (const auto& g : q.any)
-        if (!entities_.matches(slot, empty, g, empty)) return false;
-    return true;
-}
-
-void registry::for_each_match(const query& q, const std::function<void(entity_id)>& f) const {
-    // Dead entities first: `died` and `removed` name entities that may be gone.
-    if (q.died || !q.removed.empty()) {
-        std::vector<entity_id> candidates;
-        if (q.died) {
-            candidates = died();
-        } else {
-            for (auto c : q.removed)
-                for (int g = 0; g < 2; ++g)
-                    for (auto e : pools_[c]->removed[g]) candidates.push_back(e);
-        }
-        std::sort(candidates.begin(), candidates.end());
-        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-        std::vector<std::unordered_set<entity_id>> removed_sets;
-        for (auto c : q.removed) {
-            const auto& r = pools_[c]->removed;
-            std::unordered_set<entity_id> s(r[0].begin(), r[0].end());
-            s.insert(r[1].begin(), r[1].end());
-            removed_sets.push_back(std::move(s));
-        }
-        for (auto e : candidates) {
-            bool ok = true;
-            for (const auto& s : removed_sets) ok = ok && s.count(e) > 0;
-            const bool live = alive(e);
-            if (ok && (!q.died || !live) && (live ? matches(index_of(e), q) : q.all.empty())) f(e);
-        }
-        return;
-    }
-    // Entities added in the last tick or since, per `added` (and untracked `changed`) component.
-    std::vector<std::unordered_set<entity_id>> added_sets;
-    const auto added_set = [&](component_id c) {
-        std::unordered_set<entity_id> s;
-        for (int g = 0; g < 2; ++g) s.insert(pools_[c]->added[g].begin(), pools_[c]->added[g].end());
-        return s;
-    };
-    for (auto c : q.added) added_sets.push_back(added_set(c));
-    for (auto c : q.changed)
-        if (!pools_[c]->tracks_writes()) added_sets.push_back(added_set(c));
-    const auto passes_changes = [&](std::uint32_t slot) {
-        const entity_id e = entities_.id_of(slot);
-        std::size_t k = 0;
-        for (auto c : q.added)
-            if (!pools_[c]->contains(slot) || !added_sets[k++].count(e)) return false;
-        for (auto c : q.changed) {
-            const pool& p = *pools_[c];
-            if (!p.contains(slot)) return false;
-            if (p.tracks_writes() ? p.stamp_at(p.index(slot)) < change_floor() : !added_sets[k++].count(e))
-                return false;
-        }
-        return true;
-    };
-    // Walk the smallest `all` pool when it is much smaller than the entity table.
-    const pool* lead = nullptr;
-    for (auto c : q.all_ids)
-        if (!lead || pools_[c]->size() < lead->size()) lead = pools_[c].get();
-    for (auto c : q.added)
-        if (!lead || pools_[c]->size() < lead->size()) lead = pools_[c].get();
-    if (lead && lead->size() * 8 < entities_.slot_count()) {
-        std::vector<std::uint32_t> slots(lead->slots(), lead->slots() + lead->size());
-        std::sort(slots.begin(), slots.end());
-        for (auto slot : slots)
-            if (matches(slot, q) && passes_changes(slot)) f(entities_.id_of(slot));
-        return;
-    }
-    for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
-        if (entities_.slot_alive(slot) && matches(slot, q) && passes_changes(slot)) f(entities_.id_of(slot));
-}
-
-registry::entity_changes registry::changes_of(entity_id e) const {
-    entity_changes out;
-    const auto listed = [e](const id_list(&lists)[2]) {
-        return std::find(lists[0].begin(), lists[0].end(), e) != lists[0].end() ||
-               std::find(lists[1].begin(), lists[1].end(), e) != lists[1].end();
-    };
-    const bool live = alive(e);
-    const auto slot = index_of(e);
-    for (component_id c = 0; c < pools_.size(); ++c) {
-        const pool& p = *pools_[c];
-        if (listed(p.removed)) out.removed.push_back(c);
-        if (!live || !p.contains(slot)) continue;
-        const bool added = listed(p.added);
-        if (added) out.added.push_back(c);
-        if (p.tracks_writes() ? p.stamp_at(p.index(slot)) >= change_floor() : added) out.changed.push_back(c);
-    }
-    return out;
 }
 
 // --- restore ------------------------------------------------------------------------------
@@ -445,24 +305,8 @@ void registry::restore_component(component_id c, entity_id e, const json& value)
 }
 
 void registry::finish_restore() {
-    for (std::size_t g = 0; g < groups_.size(); ++g) {
-        auto& grp = groups_[g];
-        grp.size = 0;
-        const pool& lead = *pools_[grp.owned[0]];
-        for (std::size_t i = 0; i < lead.size(); ++i) {
-            const auto slot = lead.slot_at(i);
-            bool all = true;
-            for (auto o : grp.owned) all = all && pools_[o]->contains(slot);
-            if (!all) continue;
-            for (auto o : grp.owned) pools_[o]->swap_positions(pools_[o]->index(slot), grp.size);
-            ++grp.size;
-        }
-    }
-    for (auto& w : watches_) {
-        w->members.clear();
-        for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
-            if (entities_.slot_alive(slot) && matches(slot, w->q)) w->members.insert(slot);
-    }
+    for (auto& grp : groups_) grp.rebuild(pools_);
+    for (auto& w : watches_) rebuild_members(*w);
     ++structure_version_;
 }
 

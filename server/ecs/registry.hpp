@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ecs/entity_table.hpp"
+#include "ecs/group.hpp"
 #include "ecs/pool.hpp"
 #include "ecs/query.hpp"
 
@@ -260,16 +261,13 @@ class registry {
         query q;
         entity_set members;
     };
-    struct group_entry {
-        std::vector<component_id> owned;
-        std::uint32_t size = 0;
-    };
 
     component_id next_id(const std::string& name) const;
     void install(std::unique_ptr<pool> p);
     void on_added(std::uint32_t slot, component_id c);
     void before_removed(std::uint32_t slot, component_id c);
     void update_watches(std::uint32_t slot, component_id c);
+    void rebuild_members(watch_entry& w) const;
     [[noreturn]] void throw_exists(entity_id e, component_id c) const;
     [[noreturn]] static void throw_unregistered(const char* type_name);
     void destroy_now(entity_id e);
@@ -281,7 +279,7 @@ class registry {
     std::vector<std::unique_ptr<pool>> pools_;
     std::unordered_map<std::string, component_id> by_name_;
     std::vector<component_id> typed_ids_;
-    std::vector<group_entry> groups_;
+    std::vector<owning_group> groups_;
     std::vector<std::unique_ptr<watch_entry>> watches_;
     std::vector<std::vector<int>> watches_by_component_;
     std::vector<std::function<void()>> deferred_;
@@ -306,8 +304,8 @@ void registry::each(F&& f) {
     if constexpr (sizeof...(T) == 2) {
         const int g0 = pools_[ids[0]]->owner_group;
         if (g0 >= 0 && g0 == pools_[ids[1]]->owner_group &&
-            groups_[static_cast<std::size_t>(g0)].owned.size() == 2) {
-            const std::uint32_t n = groups_[static_cast<std::size_t>(g0)].size;
+            groups_[static_cast<std::size_t>(g0)].owned().size() == 2) {
+            const std::uint32_t n = groups_[static_cast<std::size_t>(g0)].size();
             auto ptrs = std::make_tuple(storage<T>().data()...);
             const std::uint32_t* slots = pools_[ids[0]]->slots();
             auto stamp_ptrs = std::array<std::uint32_t*, 2>{

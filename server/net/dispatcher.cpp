@@ -1,9 +1,9 @@
 #include "dispatcher.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <atomic>
 #include <chrono>
+
+#include <spdlog/spdlog.h>
 
 #include "ecs/error.hpp"
 #include "ecsd/protocol/names.hpp"
@@ -93,11 +93,7 @@ job_result dispatcher::invoke(const method_entry& method, method_context& ctx,
     } catch (const protocol::rpc_error& e) {
         r = error_result(e.why(), e.what(), e.data());
     } catch (const ecs::ecs_error& e) {
-        r = {protocol::error_object(e.reason(), e.what()), true, {}};
-        if (!protocol::reason_from_name(e.reason())) {
-            spdlog::warn("conn {}: {} threw reason '{}' which is not in the reason table", connection,
-                         method.name, e.reason());
-        }
+        r = error_result(e.why(), e.what());
     } catch (const persist::storage_error& e) {
         // A snapshot or journal that cannot be written (world.save, world.create on a full disk).
         r = error_result(reason::storage_error, e.what(), {{"detail", e.what()}});

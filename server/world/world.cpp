@@ -1,9 +1,9 @@
 #include "world/world.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include <spdlog/spdlog.h>
 
 #include "ecs/state_hasher.hpp"
 #include "ecs/value_codec.hpp"
@@ -13,7 +13,7 @@
 namespace ecsd::world {
 
 using ecs::ecs_error;
-namespace reason = ecs::reason;
+using ecs::reason;
 
 namespace {
 void check_settings(const WorldSettings& s) {

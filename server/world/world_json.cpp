@@ -11,7 +11,7 @@
 namespace ecsd::world {
 
 using ecs::ecs_error;
-namespace reason = ecs::reason;
+using ecs::reason;
 
 namespace {
 constexpr std::size_t max_prefabs = 1024;

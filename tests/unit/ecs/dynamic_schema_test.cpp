@@ -26,7 +26,7 @@ TEST(DynamicSchema, WrongFieldOrTypeIsInvalidValue) {
             (void)s.make_value(bad);
             FAIL() << bad.dump();
         } catch (const ecs_error& e) {
-            EXPECT_STREQ(e.reason(), reason::invalid_value);
+            EXPECT_EQ(e.why(), reason::invalid_value);
         }
     }
 }

@@ -1,8 +1,8 @@
 #include "ecs/entity_table.hpp"
 
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 using namespace ecsd::ecs;
 

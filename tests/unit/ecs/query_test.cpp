@@ -31,7 +31,7 @@ TEST(QueryText, BadTextIsAClearError) {
             (void)parse_query(bad);
             FAIL() << "accepted: " << bad;
         } catch (const ecs_error& e) {
-            EXPECT_STREQ(e.reason(), reason::invalid_params);
+            EXPECT_EQ(e.why(), reason::invalid_params);
             EXPECT_NE(std::string(e.what()).find("character"), std::string::npos) << e.what();
         }
     }
@@ -88,7 +88,7 @@ TEST(QueryResolve, UnknownComponentIsNoSuchComponent) {
         (void)reg.resolve(parse_query("Position, Nope"));
         FAIL();
     } catch (const ecs_error& e) {
-        EXPECT_STREQ(e.reason(), reason::no_such_component);
+        EXPECT_EQ(e.why(), reason::no_such_component);
     }
 }
 

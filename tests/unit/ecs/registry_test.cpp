@@ -1,8 +1,8 @@
 #include "ecs/registry.hpp"
 
-#include <gtest/gtest.h>
-
 #include <stdexcept>
+
+#include <gtest/gtest.h>
 
 #include "test_components.hpp"
 
@@ -52,7 +52,7 @@ TEST_F(RegistryTest, AddingTwiceIsComponentExists) {
         reg.emplace<Position>(e);
         FAIL() << "expected component_exists";
     } catch (const ecs_error& err) {
-        EXPECT_STREQ(err.reason(), reason::component_exists);
+        EXPECT_EQ(err.why(), reason::component_exists);
     }
 }
 
@@ -68,7 +68,7 @@ TEST_F(RegistryTest, StaleIdIsReportedAndNeverTouchesTheNewOwner) {
         reg.insert_json(old_id, reg.id_of<Position>(), {{"x", 0}});
         FAIL() << "expected no_such_entity";
     } catch (const ecs_error& err) {
-        EXPECT_STREQ(err.reason(), reason::no_such_entity);
+        EXPECT_EQ(err.why(), reason::no_such_entity);
         EXPECT_NE(std::string(err.what()).find("stale"), std::string::npos);
     }
     EXPECT_THROW(reg.destroy(old_id), ecs_error);
@@ -211,7 +211,7 @@ TEST(RegistryTypes, DuplicateNameIsComponentExists) {
         reg.register_dynamic("vector2", {{"x", 0}});
         FAIL();
     } catch (const ecs_error& e) {
-        EXPECT_STREQ(e.reason(), reason::component_exists);
+        EXPECT_EQ(e.why(), reason::component_exists);
     }
 }
 

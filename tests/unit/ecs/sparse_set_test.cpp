@@ -1,8 +1,8 @@
 #include "ecs/sparse_set.hpp"
 
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "ecs/pool.hpp"
 #include "test_components.hpp"

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/ids.hpp"

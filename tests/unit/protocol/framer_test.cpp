@@ -1,10 +1,10 @@
 #include "ecsd/protocol/framer.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 using ecsd::protocol::frame_status;
 using ecsd::protocol::line_framer;

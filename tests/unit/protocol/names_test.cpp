@@ -1,9 +1,9 @@
 // World names become file names in --data-dir: the one rule every request and path goes through.
 #include "ecsd/protocol/names.hpp"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace ecsd::protocol {
 namespace {

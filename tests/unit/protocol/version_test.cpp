@@ -1,8 +1,8 @@
 #include "ecsd/protocol/version.hpp"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 TEST(Version, LineNamesProgramAndVersion) {
     EXPECT_EQ(std::string(ecsd::protocol::version_line("ecsd")),

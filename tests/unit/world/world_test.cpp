@@ -1,9 +1,9 @@
 #include "world/world.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 using namespace ecsd::world;
 using ecsd::ecs::ecs_error;
@@ -21,7 +21,7 @@ std::string reason_of(const std::function<void()>& f) {
     try {
         f();
     } catch (const ecs_error& e) {
-        return e.reason();
+        return std::string(e.reason_name());
     }
     return "no error";
 }

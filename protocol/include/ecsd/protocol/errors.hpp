@@ -4,12 +4,13 @@
 // the application range -32000..-32099 for the rest. Never renumber or rename a row: add new ones.
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace ecsd::protocol {
 
@@ -45,9 +46,6 @@ struct reason_info {
     int code;                  ///< the JSON-RPC error code
     std::string_view message;  ///< default error.message
 };
-
-/// @brief Code used for a reason string not in the table (never expected; logged by the server).
-inline constexpr int unknown_reason_code = -32000;
 
 /// @brief Every row of the reason table, in enum order.
 [[nodiscard]] std::span<const reason_info> all_reasons() noexcept;

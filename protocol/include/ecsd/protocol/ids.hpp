@@ -3,8 +3,9 @@
 // JavaScript's doubles) carries them exactly.
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 namespace ecsd::protocol {
 

@@ -9,9 +9,10 @@
 // Any other keyword is refused when compiling, so a typo in a schema fails at start-up.
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace ecsd::protocol {
 

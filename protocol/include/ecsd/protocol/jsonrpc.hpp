@@ -3,11 +3,12 @@
 // response lines. Pure functions; the server and ecsctl share them.
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/errors.hpp"
@@ -70,9 +71,6 @@ struct parse_limits {
 [[nodiscard]] nlohmann::json error_object(reason why, std::string_view detail = {},
                                           const nlohmann::json& data = nullptr);
 
-/// @brief An error object for a reason string outside the table (code unknown_reason_code).
-[[nodiscard]] nlohmann::json error_object(std::string_view reason_name, std::string_view detail);
-
 /// @brief Appends the compact JSON text of `value` to `out` (invalid UTF-8 replaced, never throws for it).
 void append_json(std::string& out, const nlohmann::json& value);
 
@@ -80,11 +78,15 @@ void append_json(std::string& out, const nlohmann::json& value);
 [[nodiscard]] std::string make_response(const nlohmann::json& id, const nlohmann::json& result_or_error,
                                         bool is_error);
 
-/// @brief The text of a request line, without the newline; params omitted when null.
+/// @brief The text of a request line, without the newline: {"jsonrpc":"2.0","id":..,"method":..,"params":..},
+/// params omitted when null and written in their own member order (an ordered_json keeps its
+/// writer's; a json converts in name order). Invalid UTF-8 is replaced, never thrown. The one request
+/// builder of ecsctl, the tests and the benchmarks.
 [[nodiscard]] std::string make_request(const nlohmann::json& id, std::string_view method,
-                                       const nlohmann::json& params = nullptr);
+                                       const nlohmann::ordered_json& params = nullptr);
 
-/// @brief The text of a notification line (no id, so no response), without the newline.
-[[nodiscard]] std::string make_notification(std::string_view method, const nlohmann::json& params = nullptr);
+/// @brief The text of a notification line (no id, so no response), without the newline; as make_request.
+[[nodiscard]] std::string make_notification(std::string_view method,
+                                            const nlohmann::ordered_json& params = nullptr);
 
 }  // namespace ecsd::protocol

@@ -1,0 +1,81 @@
+#pragma once
+// An owning group: pools kept aligned so that the first `size()` packed positions of every owned
+// pool hold the same entities in the same order (EnTT's full-owning group). A walk over the group
+// reads two packed arrays side by side. Every piece of group upkeep lives here: the registry calls
+// enter / leave / rebuild from its signature hooks and never moves group members itself.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "ecs/entity_table.hpp"
+#include "ecs/pool.hpp"
+
+namespace ecsd::ecs {
+
+class owning_group {
+  public:
+    using pools = std::span<const std::unique_ptr<pool>>;
+
+    explicit owning_group(std::vector<component_id> owned) : owned_(std::move(owned)) {}
+
+    /// @brief The owned component ids, in the order the group was made.
+    [[nodiscard]] const std::vector<component_id>& owned() const noexcept { return owned_; }
+    /// @brief How many entities the group holds: the aligned prefix of every owned pool.
+    [[nodiscard]] std::uint32_t size() const noexcept { return size_; }
+
+    /// @brief True when the slot has every owned component (it belongs in the group).
+    [[nodiscard]] bool complete(const entity_table& entities, std::uint32_t slot) const noexcept {
+        for (auto c : owned_)
+            if (!entities.has(slot, c)) return false;
+        return true;
+    }
+    /// @brief True when the slot is inside the aligned prefix (the slot must be in the lead pool).
+    [[nodiscard]] bool holds(pools p, std::uint32_t slot) const noexcept {
+        return p[owned_[0]]->index(slot) < size_;
+    }
+
+    /// @brief Moves a slot that just became complete to the end of the prefix, in every pool.
+    void enter(pools p, std::uint32_t slot) {
+        for (auto c : owned_) p[c]->swap_positions(p[c]->index(slot), size_);
+        ++size_;
+    }
+    /// @brief Moves a slot out of the prefix, in every pool, before one of its owned components
+    /// goes (the pool's swap-and-pop then only touches positions past the prefix).
+    void leave(pools p, std::uint32_t slot) {
+        --size_;
+        for (auto c : owned_) p[c]->swap_positions(p[c]->index(slot), size_);
+    }
+    /// @brief leave() for a slot whose owned components all go at once (a destroyed entity). When
+    /// every owned pool holds group members only, the pools' own swap-and-pop keeps them aligned
+    /// (each moves the same last entity into the same hole), so no group swap is needed.
+    void leave_all(pools p, std::uint32_t slot) {
+        for (auto c : owned_) {
+            if (p[c]->size() != size_) {
+                leave(p, slot);
+                return;
+            }
+        }
+        --size_;
+    }
+    /// @brief Realigns from scratch, keeping the lead pool's order among members (a new group, or
+    /// storages restored from a snapshot).
+    void rebuild(pools p) {
+        size_ = 0;
+        const pool& lead = *p[owned_[0]];
+        for (std::size_t i = 0; i < lead.size(); ++i) {
+            const auto slot = lead.slot_at(i);
+            bool all = true;
+            for (auto c : owned_) all = all && p[c]->contains(slot);
+            if (all) enter(p, slot);
+        }
+    }
+
+  private:
+    std::vector<component_id> owned_;
+    std::uint32_t size_ = 0;
+};
+
+}  // namespace ecsd::ecs
