@@ -14,8 +14,9 @@ if [ "${1:-}" != --build-only ]; then
   packages+=(
     e2fsprogs mount  # the disk-full tests mount a small tmpfs and a loop ext4 (as root)
     chromium  # the viewer's browser tests (tests/browser, driven by Node with puppeteer-core)
-    python3 python3-pytest  # the Python client's tests (clients/python) and its pytest plugin
+    python3 python3-pytest python3-venv  # the Python client's tests (clients/python), its pytest plugin and README install
     jq curl  # the docs' examples pipe ecsctl into jq and talk HTTP with curl (tests/docs)
+    clang libclang-rt-14-dev  # scripts/fuzz.sh: clang with its libFuzzer runtime
   )
   # Node runs the browser suite and the Node client's tests; Debian's nodejs (18) serves when the
   # machine has no newer one of its own.

@@ -1,23 +1,16 @@
 'use strict';
 
 // The README's example is examples/arena.test.mjs, run here as a user would run it (node --test,
-// pointed at a server by ECSD_PORT), so the README cannot drift from code that passes.
+// pointed at a server by ECSD_PORT); readme.test.js checks that the README quotes it whole.
 
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { EcsdServer } = require('..');
 
 const root = path.join(__dirname, '..');
 const example = path.join(root, 'examples', 'arena.test.mjs');
-
-test('README.md holds examples/arena.test.mjs verbatim', () => {
-  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-  const text = fs.readFileSync(example, 'utf8');
-  assert.ok(readme.includes('```js\n' + text + '```\n'), 'README.md must quote examples/arena.test.mjs whole, in a js block');
-});
 
 test('the example passes under node --test against a running ecsd', async (t) => {
   const server = await EcsdServer.start({ dataDir: false });

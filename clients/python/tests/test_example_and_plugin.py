@@ -1,5 +1,5 @@
-"""The README's example runs as it stands, the README quotes it whole, and the pytest plugin
-works on its own (``-p ecsd_client.pytest_plugin``, no conftest)."""
+"""The README's example runs as it stands (test_readme.py checks that the README quotes it whole),
+and the pytest plugin works on its own (``-p ecsd_client.pytest_plugin``, no conftest)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from ecsd_client.testing import EcsdServer, find_binary
 
 HERE = Path(__file__).resolve().parent
 EXAMPLE = HERE.parent / "examples" / "test_arena.py"
-README = HERE.parent / "README.md"
 
 
 def run_pytest(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -34,12 +33,6 @@ def child_env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), *filter(None, [os.environ.get("PYTHONPATH")])])
     env.update(extra)
     return env
-
-
-def test_the_readme_quotes_the_example_whole() -> None:
-    example = EXAMPLE.read_text("utf-8")
-    readme = README.read_text("utf-8")
-    assert f"```python\n{example}```" in readme, "README.md must quote examples/test_arena.py verbatim"
 
 
 def test_the_example_passes_against_a_server(tmp_path: Path) -> None:
