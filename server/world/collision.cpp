@@ -36,22 +36,23 @@ void gather(World& w, collision_state& st, double& max_r) {
     auto& vel = reg.storage<Velocity>();
     auto& rbs = reg.storage<RigidBody>();
     st.unsorted.clear();
-    reg.each<const Position, const Collider>([&](entity_id e, const Position& p, const Collider& c) {
-        const auto slot = ecs::index_of(e);
-        const double r = std::max(0.0, c.radius);
-        Velocity* v = vel.contains(slot) ? &vel.get(slot) : nullptr;
-        const RigidBody* rb = rbs.contains(slot) ? &rbs.get(slot) : nullptr;
-        // A mass too small to invert safely counts as immovable rather than as infinitely light.
-        const double inv = (v && rb && rb->mass > 1e-9) ? 1.0 / rb->mass : 0.0;
-        st.unsorted.push_back(
-            {e, p.x, p.y, r, c.layer, c.mask, 0, 0, &pos.get(slot), v, inv, rb ? rb->restitution : 1.0});
-        max_r = std::max(max_r, r);
-    });
+    w.walk<collision_detection_system, const Position, const Collider>(
+        [&](entity_id e, const Position& p, const Collider& c) {
+            const auto slot = ecs::index_of(e);
+            const double r = std::max(0.0, c.radius);
+            Velocity* v = vel.contains(slot) ? &vel.get(slot) : nullptr;
+            const RigidBody* rb = rbs.contains(slot) ? &rbs.get(slot) : nullptr;
+            // A mass too small to invert safely counts as immovable rather than as infinitely light.
+            const double inv = (v && rb && rb->mass > 1e-9) ? 1.0 / rb->mass : 0.0;
+            st.unsorted.push_back(
+                {e, p.x, p.y, r, c.layer, c.mask, 0, 0, &pos.get(slot), v, inv, rb ? rb->restitution : 1.0});
+            max_r = std::max(max_r, r);
+        });
 }
 }  // namespace
 
-void collision_detection_system(World& w) {
-    auto& st = w.collision();
+void collision_detection_system::run(World& w) {
+    auto& st = w.state<collision_detection_system>();
     auto& reg = w.registry();
     double max_r = 0;
     gather(w, st, max_r);
@@ -161,14 +162,14 @@ void collision_detection_system(World& w) {
     st.version = reg.structure_version();
 }
 
-void collision_response_system(World& w) {
-    auto& st = w.collision();
+void collision_response_system::run(World& w) {
+    auto& st = w.state<collision_detection_system>();
     if (st.tick != w.tick()) return;  // detection did not run this tick (disabled): nothing to respond to
     if (st.version != w.registry().structure_version()) {
         // Something was added or removed since detection (a system run by hand between
         // ticks): the body pointers may dangle, so detect again, keeping the ghost's drops.
         auto dropped = std::move(st.dropped);
-        collision_detection_system(w);
+        collision_detection_system::run(w);
         st.dropped = std::move(dropped);
     }
     std::sort(st.dropped.begin(), st.dropped.end());

@@ -8,11 +8,11 @@
 
 namespace ecsd::world {
 
-void ghost_filter_system(World& w) {
+void ghost_filter_system::run(World& w) {
     auto& reg = w.registry();
     auto& contacts = reg.storage<Contacts>();
     const double dt = w.dt();
-    reg.each<Ghost>([&](entity_id g, Ghost& ghost) {
+    w.walk<ghost_filter_system, Ghost>([&](entity_id g, Ghost& ghost) {
         std::vector<ecs::component_id> passes;
         for (const auto& name : ghost.passes)
             if (auto id = reg.find_component(name)) passes.push_back(*id);
@@ -28,7 +28,7 @@ void ghost_filter_system(World& w) {
                 return drop;
             });
             for (auto other : dropped) {  // the contact is gone from both sides, and from response
-                w.collision().dropped.emplace_back(std::minmax(g, other));
+                w.state<collision_detection_system>().dropped.emplace_back(std::minmax(g, other));
                 if (!contacts.contains(ecs::index_of(other))) continue;
                 std::erase_if(contacts.get(ecs::index_of(other)).entities,
                               [&](ecs::entity_ref r) { return r.id == g; });

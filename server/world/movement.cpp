@@ -26,20 +26,20 @@ void keep_in_range(Velocity& v) noexcept {
     v.y = bounded(v.y);
 }
 
-void movement_system(World& w) {
+void movement_system::run(World& w) {
     auto& reg = w.registry();
     const double dt = w.dt();
     const double gx = w.settings().gravity_x * dt;
     const double gy = w.settings().gravity_y * dt;
     auto& bodies = reg.storage<RigidBody>();
     if (bodies.empty()) {  // nothing feels gravity: one tight pass over the owning group
-        reg.each<Position, const Velocity>([dt](Position& p, const Velocity& v) {
+        w.walk<movement_system, Position, const Velocity>([dt](Position& p, const Velocity& v) {
             p.x = bounded(p.x + v.x * dt);
             p.y = bounded(p.y + v.y * dt);
         });
         return;
     }
-    reg.each<Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
+    w.walk<movement_system, Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
         const auto slot = ecs::index_of(e);
         if (bodies.contains(slot) && bodies.get(slot).mass > 0) {  // mass 0: immovable, gravity too
             const double scale = bodies.get(slot).gravity_scale;
@@ -63,7 +63,7 @@ inline void keep_inside(double& p, double& v, double edge, double inward, double
 }
 }  // namespace
 
-void bounds_system(World& w) {
+void bounds_system::run(World& w) {
     const auto& b = w.settings().bounds;
     if (!b.any()) return;
     auto& reg = w.registry();
@@ -72,7 +72,7 @@ void bounds_system(World& w) {
     const double dt = w.dt();
     const double rest_x = 2 * std::fabs(w.settings().gravity_x) * dt;
     const double rest_y = 2 * std::fabs(w.settings().gravity_y) * dt;
-    reg.each<Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
+    w.walk<bounds_system, Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
         const auto slot = ecs::index_of(e);
         const double r = colliders.contains(slot) ? std::max(0.0, colliders.get(slot).radius) : 0.0;
         const double bounce =
@@ -84,16 +84,16 @@ void bounds_system(World& w) {
     });
 }
 
-void lifetime_system(World& w) {
+void lifetime_system::run(World& w) {
     auto& reg = w.registry();
     const double dt = w.dt();
-    reg.each<Lifetime>([&](entity_id e, Lifetime& l) {
+    w.walk<lifetime_system, Lifetime>([&](entity_id e, Lifetime& l) {
         l.remaining -= dt;
         if (l.remaining <= 1e-9) reg.destroy(e);  // deferred: we are inside a walk
     });
 }
 
-void cleanup_system(World& w) {
+void cleanup_system::run(World& w) {
     w.registry().end_tick();
 }
 

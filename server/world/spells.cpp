@@ -78,10 +78,11 @@ void World::install_builtin_spells() {
     add_spell("heal", "restores `amount` hp (default: all) up to max", heal);
 }
 
-void spells_system(World& w) {
+void spells_system::run(World& w) {
     auto& reg = w.registry();
     std::vector<std::pair<entity_id, MagicInput>> casts;
-    reg.each<const MagicInput>([&](entity_id e, const MagicInput& in) { casts.emplace_back(e, in); });
+    w.walk<spells_system, const MagicInput>(
+        [&](entity_id e, const MagicInput& in) { casts.emplace_back(e, in); });
     // Dense order depends on history; cast in id order so replays are identical.
     std::sort(casts.begin(), casts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [caster, input] : casts) {

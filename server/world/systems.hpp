@@ -1,12 +1,32 @@
 #pragma once
-// The built-in systems, in pipeline order. Each is a plain function over the
-// world; world.cpp lists them with their names, phases and signatures.
+// The built-in systems. Each is a struct that says, in one place, what the world needs to know
+// about it (flecs declares a system the same way: its terms and its phase in one call):
+//   name   what clients call it (world.list_systems, world.set_system_enabled, world.run_system)
+//   when   its phase; the pipeline runs phases in order, systems of one phase in install order
+//   terms  the components its walk iterates; its signature (the member set clients see) is
+//          derived from them, and World::walk<S, T...> refuses at compile time a walk over other
+//          components, so the signature cannot drift from the code
+//   state  (optional) what it keeps between ticks; World::state<S>() is its home, and other
+//          systems read it by naming the system that owns it
+//   run    the work, a plain function over the world
+
+#include <cstdint>
+#include <string_view>
+
+#include "world/components.hpp"
 
 namespace ecsd::world {
 
 class World;
-struct Position;
-struct Velocity;
+struct collision_state;
+
+/// @brief The stages of a tick, in the order they run.
+enum class phase : std::uint8_t { input, simulation, collision, post, cleanup };
+/// @brief The phase's name as clients see it ("input", "simulation", ...).
+[[nodiscard]] std::string_view phase_name(phase p) noexcept;
+
+/// @brief `terms` of a system that works on every live entity (signature `*`).
+struct every_entity {};
 
 /// @brief Clamps to the ±1e15 every number field accepts, so what the systems produce always
 /// saves and loads again.
@@ -14,21 +34,69 @@ void keep_in_range(Position& p) noexcept;
 void keep_in_range(Velocity& v) noexcept;
 
 /// @brief Reads MagicInput, casts the spell from the table, removes the MagicInput.
-void spells_system(World& w);
+struct spells_system {
+    static constexpr std::string_view name = "spells";
+    static constexpr phase when = phase::input;
+    using terms = type_list<MagicInput>;
+    static void run(World& w);
+};
 /// @brief v += g * gravity_scale * dt for RigidBody movers with mass (mass 0 is immovable: no
 /// gravity); p += v * dt for every mover.
-void movement_system(World& w);
-/// @brief Uniform-grid broadphase + circle narrowphase; writes Contacts.
-void collision_detection_system(World& w);
+struct movement_system {
+    static constexpr std::string_view name = "movement";
+    static constexpr phase when = phase::simulation;
+    using terms = type_list<Position, Velocity>;
+    static void run(World& w);
+};
+/// @brief Uniform-grid broadphase + circle narrowphase; writes Contacts and keeps the pairs (its
+/// state) for the ghost filter and collision response.
+struct collision_detection_system {
+    static constexpr std::string_view name = "collision_detection";
+    static constexpr phase when = phase::collision;
+    using terms = type_list<Position, Collider>;
+    using state = collision_state;
+    static void run(World& w);
+};
 /// @brief Drops contacts a Ghost passes through; counts Ghost down and removes it.
-void ghost_filter_system(World& w);
-/// @brief Separates overlapping bodies and reflects velocities by restitution and mass.
-void collision_response_system(World& w);
+struct ghost_filter_system {
+    static constexpr std::string_view name = "ghost_filter";
+    static constexpr phase when = phase::collision;
+    using terms = type_list<Ghost>;
+    static void run(World& w);
+};
+/// @brief Separates overlapping bodies and reflects velocities by restitution and mass. It walks
+/// the pairs detection found (bodies with Position and Collider, whose Contacts it answers).
+struct collision_response_system {
+    static constexpr std::string_view name = "collision_response";
+    static constexpr phase when = phase::collision;
+    using terms = type_list<Position, Collider, Contacts>;
+    static void run(World& w);
+};
 /// @brief Keeps movers inside the world's bounds, bouncing them off its edges (WorldBounds).
-void bounds_system(World& w);
+struct bounds_system {
+    static constexpr std::string_view name = "bounds";
+    static constexpr phase when = phase::collision;
+    using terms = type_list<Position, Velocity>;
+    static void run(World& w);
+};
 /// @brief Counts Lifetime down and destroys at zero.
-void lifetime_system(World& w);
+struct lifetime_system {
+    static constexpr std::string_view name = "lifetime";
+    static constexpr phase when = phase::post;
+    using terms = type_list<Lifetime>;
+    static void run(World& w);
+};
 /// @brief Applies deferred destruction and rotates the per-tick change records.
-void cleanup_system(World& w);
+struct cleanup_system {
+    static constexpr std::string_view name = "cleanup";
+    static constexpr phase when = phase::cleanup;
+    using terms = every_entity;
+    static void run(World& w);
+};
+
+/// @brief Every built-in system, in install order (which orders systems within a phase).
+using builtin_systems =
+    type_list<spells_system, movement_system, collision_detection_system, ghost_filter_system,
+              collision_response_system, bounds_system, lifetime_system, cleanup_system>;
 
 }  // namespace ecsd::world

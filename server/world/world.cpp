@@ -65,11 +65,9 @@ WorldBounds WorldBounds::from_json(const json& j) {
     return b;
 }
 
+// Checked before anything is built from them: the clock divides by tick_hz (a snapshot's 0 was UB).
 World::World(WorldSettings settings)
-    : settings_(std::move(settings)),
-      collision_(std::make_unique<collision_state>()),
-      clock_(settings_.tick_hz) {
-    check_settings(settings_);
+    : settings_((check_settings(settings), std::move(settings))), clock_(settings_.tick_hz) {
     [this]<typename... T>(type_list<T...>) { (reg_.register_component<T>(), ...); }(builtin_components{});
     // Movers walk Position and Velocity as two aligned packed arrays.
     reg_.own_group<Position, Velocity>();
@@ -80,27 +78,49 @@ World::World(WorldSettings settings)
 
 World::~World() = default;
 
-void World::install_builtin_systems() {
-    add_system("spells", "input", "MagicInput", spells_system);
-    add_system("movement", "simulation", "Position, Velocity", movement_system);
-    add_system("collision_detection", "collision", "Position, Collider", collision_detection_system);
-    add_system("ghost_filter", "collision", "Ghost", ghost_filter_system);
-    add_system("collision_response", "collision", "Position, Collider, Contacts", collision_response_system);
-    add_system("bounds", "collision", "Position, Velocity", bounds_system);
-    add_system("lifetime", "post", "Lifetime", lifetime_system);
-    add_system("cleanup", "cleanup", "*", cleanup_system);
+std::string_view phase_name(phase p) noexcept {
+    switch (p) {
+        case phase::input:
+            return "input";
+        case phase::simulation:
+            return "simulation";
+        case phase::collision:
+            return "collision";
+        case phase::post:
+            return "post";
+        case phase::cleanup:
+            return "cleanup";
+    }
+    return "?";
 }
 
-void World::add_system(std::string name, std::string phase, std::string signature,
-                       std::function<void(World&)> run) {
+void World::install_builtin_systems() {
+    [this]<typename... S>(type_list<S...>) { (add_system<S>(), ...); }(builtin_systems{});
+}
+
+template <typename S>
+void World::add_system() {
     system_def s;
-    s.name = std::move(name);
-    s.phase = std::move(phase);
-    s.signature = std::move(signature);
-    s.run = std::move(run);
-    const auto terms = ecs::parse_query(s.signature);
-    if (!terms.match_all) s.watch = reg_.watch(reg_.resolve(terms));
-    systems_.push_back(std::move(s));
+    s.name = S::name;
+    s.phase = S::when;
+    s.run = &S::run;
+    s.key = &system_key<S>;
+    if constexpr (requires { typename S::state; }) s.state = std::make_shared<typename S::state>();
+    if constexpr (std::is_same_v<typename S::terms, every_entity>) {
+        s.signature = "*";
+    } else {
+        ecs::query q;
+        [&]<typename... T>(type_list<T...>) {
+            ((s.signature += (s.signature.empty() ? "" : ", ") + std::string(ecs::component_traits<T>::name)),
+             ...);
+            ((q.all.set(reg_.registered_id<T>()), q.all_ids.push_back(reg_.registered_id<T>())), ...);
+        }(typename S::terms{});
+        s.watch = reg_.watch(q);
+    }
+    // Phases run in order; within one, systems run in the order they were installed.
+    const auto after =
+        std::find_if(systems_.begin(), systems_.end(), [](const system_def& d) { return d.phase > S::when; });
+    systems_.insert(after, std::move(s));
 }
 
 void World::add_spell(std::string name, std::string description, spell_fn fn) {
@@ -213,7 +233,7 @@ json World::list_systems() const {
     int order = 0;
     for (const auto& s : systems_) {
         out.push_back({{"name", s.name},
-                       {"phase", s.phase},
+                       {"phase", phase_name(s.phase)},
                        {"order", order++},
                        {"enabled", s.enabled},
                        {"signature", s.signature},

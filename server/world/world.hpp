@@ -12,13 +12,16 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ecs/registry.hpp"
 #include "world/components.hpp"
 #include "world/system_stats.hpp"
+#include "world/systems.hpp"
 #include "world/tick_clock.hpp"
 
 namespace ecsd::world {
@@ -49,17 +52,18 @@ struct WorldSettings {
 };
 
 class World;
-struct collision_state;
 
-/// @brief One stage of the tick pipeline.
+/// @brief One stage of the tick pipeline, as installed from its system struct (systems.hpp).
 struct system_def {
     std::string name;
-    std::string phase;
-    std::string signature;  // the query text of the entities it works on
+    world::phase phase = phase::simulation;
+    std::string signature;  // the query text of the entities it works on, derived from its terms
     bool enabled = true;
-    std::function<void(World&)> run;
+    void (*run)(World&) = nullptr;
     int watch = -1;  // member set kept current by the registry
     system_stats stats;
+    const void* key = nullptr;    // identifies the system struct (World::state<S>)
+    std::shared_ptr<void> state;  // the system's own state, when it declares one
 };
 
 /// @brief A spell: runs on the caster (and target) when the spells system reads a MagicInput.
@@ -97,8 +101,23 @@ class World {
     [[nodiscard]] bool paused() const noexcept { return settings_.paused; }
     [[nodiscard]] ecs::registry& registry() noexcept { return reg_; }
     [[nodiscard]] const ecs::registry& registry() const noexcept { return reg_; }
-    /// @brief Pairs found by collision detection this tick, for the ghost filter and response.
-    [[nodiscard]] collision_state& collision() noexcept { return *collision_; }
+    /// @brief The state system S declares (`using state = ...`), kept between ticks; other
+    /// systems read a system's state by naming it (collision response reads detection's pairs).
+    template <typename S>
+    [[nodiscard]] typename S::state& state() {
+        for (auto& s : systems_)
+            if (s.key == &system_key<S>) return *static_cast<typename S::state*>(s.state.get());
+        throw std::logic_error("system " + std::string(S::name) + " is not installed");
+    }
+    /// @brief Walks the entities with components T... on behalf of system S: T... must be S's
+    /// terms (const or not: a const T is read, not stamped as written). Checked at compile time,
+    /// so a system's signature, derived from its terms, cannot drift from what it iterates.
+    template <typename S, typename... T, typename F>
+    void walk(F&& f) {
+        static_assert(same_components<typename S::terms, std::remove_const_t<T>...>(),
+                      "a system walks exactly the components its `terms` name");
+        reg_.each<T...>(std::forward<F>(f));
+    }
 
     // --- running ----------------------------------------------------------------------
     /// @brief Runs one tick now: every enabled system in order, then the tick ends, then
@@ -196,8 +215,19 @@ class World {
     }
 
   private:
-    void add_system(std::string name, std::string phase, std::string signature,
-                    std::function<void(World&)> run);
+    template <typename S>
+    static constexpr char system_key = 0;
+    template <typename T, typename... U>
+    static constexpr bool one_of = (std::is_same_v<T, U> || ...);
+    template <typename Terms, typename... T>
+    static constexpr bool same_components() {
+        return []<typename... U>(type_list<U...>) {
+            return sizeof...(U) == sizeof...(T) && (one_of<T, U...> && ...);
+        }(Terms{});
+    }
+    /// @brief Installs system S after the systems of its phase and those before it.
+    template <typename S>
+    void add_system();
     void add_spell(std::string name, std::string description, spell_fn fn);
     void install_builtin_systems();
     void install_builtin_spells();
@@ -214,7 +244,6 @@ class World {
 
     WorldSettings settings_;
     ecs::registry reg_;
-    std::unique_ptr<collision_state> collision_;
     std::vector<system_def> systems_;
     std::vector<spell_def> spells_;
     std::vector<spell_failure> spell_failures_;

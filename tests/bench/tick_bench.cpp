@@ -3,18 +3,18 @@
 //   colliders: 10k and 100k circles (radius 0.5) on a jittered grid 0.9 m apart,
 //              so each touches a few neighbours, with collision detection and response.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N]
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "world/collision.hpp"
 #include "world/world.hpp"
@@ -83,7 +83,7 @@ figures colliders(std::size_t n, int ticks) {
     }
     w.run_tick();  // first contacts are added here: measure the steady state
     auto f = measure(w, ticks);
-    f.pairs = static_cast<double>(w.collision().pairs.size());
+    f.pairs = static_cast<double>(w.state<ecsd::world::collision_detection_system>().pairs.size());
     return f;
 }
 

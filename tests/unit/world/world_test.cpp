@@ -404,6 +404,29 @@ TEST(Systems, ListEnableDisableAndMembers) {
     EXPECT_EQ(w.system_entities("movement", 10, 0)["total"], 1);
 }
 
+TEST(Systems, RunInPhaseOrderWithSignaturesDerivedFromTheirTerms) {
+    World w(paused_world());
+    const auto systems = w.list_systems();
+    const std::vector<std::string> phases{"input", "simulation", "collision", "post", "cleanup"};
+    std::size_t last = 0;
+    for (const auto& s : systems) {
+        const auto at = std::find(phases.begin(), phases.end(), s["phase"].get<std::string>());
+        ASSERT_NE(at, phases.end()) << s.dump();
+        const auto rank = static_cast<std::size_t>(at - phases.begin());
+        EXPECT_GE(rank, last) << s["name"] << " runs before a system of an earlier phase";
+        last = rank;
+    }
+    const auto signature = [&](const std::string& name) {
+        for (const auto& s : systems)
+            if (s["name"] == name) return s["signature"].get<std::string>();
+        return std::string("missing");
+    };
+    EXPECT_EQ(signature("movement"), "Position, Velocity");
+    EXPECT_EQ(signature("collision_response"), "Position, Collider, Contacts");
+    EXPECT_EQ(signature("spells"), "MagicInput");
+    EXPECT_EQ(signature("cleanup"), "*");
+}
+
 TEST(Collision, FarAwayBodiesDoNotBreakTheGrid) {
     World w(paused_world());
     const auto a = w.spawn({{"Position", {{"x", 1e15}, {"y", -1e15}}}, {"Collider", json::object()}});
