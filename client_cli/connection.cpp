@@ -3,10 +3,11 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+
 #include <asio/connect.hpp>
 #include <asio/read_until.hpp>
 #include <asio/write.hpp>
-#include <cerrno>
 
 #include "errors.hpp"
 

@@ -4,14 +4,15 @@
 // blocking_tcp_client example does: asynchronous operations run on a private io_context for at most the
 // time left, and the socket is closed when the time is up.
 
-#include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
 
 namespace ecsd::cli {
 

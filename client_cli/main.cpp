@@ -3,12 +3,13 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "ecsd/protocol/version.hpp"
 #include "errors.hpp"

@@ -1,5 +1,6 @@
 #include "rpc_client.hpp"
 
+#include "ecsd/protocol/jsonrpc.hpp"
 #include "errors.hpp"
 
 namespace ecsd::cli {
@@ -81,11 +82,7 @@ std::optional<json> rpc_client::next_notification(connection::clock::time_point 
 json rpc_client::round_trip(std::string_view method, const json& params,
                             connection::clock::time_point deadline) {
     const std::int64_t id = next_id_++;
-    json request = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-    if (!params.is_null()) {
-        request["params"] = params;
-    }
-    conn_->write_line(request.dump(-1, ' ', false, json::error_handler_t::replace), deadline);
+    conn_->write_line(protocol::make_request(id, method, params), deadline);
     for (;;) {
         const std::string line = conn_->read_line(deadline);
         auto response = json::parse(line, nullptr, /*allow_exceptions=*/false);

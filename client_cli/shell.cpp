@@ -1,9 +1,6 @@
 #include "shell.hpp"
 
 // readline's headers need stdio first.
-#include <readline/history.h>
-#include <readline/readline.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -11,6 +8,9 @@
 #include <iostream>
 #include <optional>
 #include <span>
+
+#include <readline/history.h>
+#include <readline/readline.h>
 
 #include "ecsd/protocol/version.hpp"
 #include "line_parser.hpp"

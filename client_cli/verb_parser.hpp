@@ -3,12 +3,13 @@
 // Turns the verb table into CLI11 subcommands (groups such as `world` become nested subcommands), so the
 // command line, script lines and the interactive shell parse verbs, and print `VERB --help`, the same way.
 
-#include <CLI/CLI.hpp>
 #include <deque>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "verbs.hpp"
 

@@ -1,7 +1,8 @@
 #pragma once
 
 // The verb table: one row per ecsctl verb with its arguments, options, examples and the JSON-RPC request
-// it builds. The command line, script lines, the interactive shell, completion and `help` all read it.
+// it builds (the method named once, in the row). The command line, script lines, the interactive shell,
+// completion and `help` all read it.
 
 #include <functional>
 #include <map>
@@ -70,25 +71,33 @@ struct request {
     json params = json::object();
 };
 
-/// @brief One verb: a row of the table.
+/// @brief One verb: a row of the table. Rows use designated initializers and name only what they need.
 struct verb {
     std::string_view name;     ///< "spawn", or "world create" for a verb inside a group
-    std::string_view method;   ///< the JSON-RPC method it calls, for help ("" for `call`)
+    std::string_view method;   ///< the JSON-RPC method it calls, also shown by help ("" for `call`)
     std::string_view summary;  ///< one line
-    std::vector<positional_spec> args;
-    std::vector<option_spec> options;
-    std::vector<std::string_view> examples;           ///< full command lines, shown by `VERB --help`
-    std::function<request(const verb_input&)> build;  ///< throws usage_error
+    std::vector<positional_spec> args = {};
+    std::vector<option_spec> options = {};
+    std::vector<std::string_view> examples = {};  ///< full command lines, shown by `VERB --help`
+    /// @brief The params of its request, from its words; throws usage_error. Unset: no params ({}).
+    std::function<json(const verb_input&)> params = {};
+    /// @brief For a verb whose words choose the method (`spawn --count`, `despawn` of several ids, `call`):
+    ///        the method to call, or "" for `method`. Unset: always `method`.
+    std::function<std::string(const verb_input&)> method_for = {};
     /// @brief Optional reshaping of the result before it is printed (both formats).
-    std::function<json(const json&)> shape;
+    std::function<json(const json&)> shape = {};
     /// @brief The server list its words' names come from: "components", "systems", "spells", "methods",
     ///        "worlds", "prefabs" or "" (each argument's `completion` says which words take them).
-    std::string_view completes;
+    std::string_view completes = {};
     /// @brief Optional reshaping for tables only (JSON output keeps the server's result).
     std::function<json(const json&)> table_view = {};
     /// @brief True for a verb that opens a stream (`watch`): its request answers once, then
     ///        notifications follow until the client stops; run_watch (watch.hpp) drives it.
     bool streams = false;
+
+    /// @brief The JSON-RPC call its words make: `method_for`'s method, else `method`, with `params`'s
+    ///        params. Throws usage_error.
+    [[nodiscard]] request build(const verb_input& in) const;
 };
 
 /// @brief Every verb, in the order help lists them.

@@ -8,21 +8,24 @@
 //
 // --method takes a preset (ping, get, get_missing, mutate, query, spawn; the world's entities are
 // set up first) or any method name with --params.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
-#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <asio.hpp>
+#include <nlohmann/json.hpp>
+
+#include "ecsd/protocol/jsonrpc.hpp"
 
 namespace {
 
@@ -152,9 +155,7 @@ json call_once(const asio::ip::tcp::endpoint& ep, const std::string& method, con
     asio::io_context io;
     asio::ip::tcp::socket s(io);
     s.connect(ep);
-    json req{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}};
-    if (!params.is_null()) req["params"] = params;
-    asio::write(s, asio::buffer(req.dump() + "\n"));
+    asio::write(s, asio::buffer(ecsd::protocol::make_request(1, method, params) + "\n"));
     asio::streambuf sb;
     asio::read_until(s, sb, '\n');
     std::string line((std::istreambuf_iterator<char>(&sb)), std::istreambuf_iterator<char>());
@@ -286,9 +287,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const std::string& method = work.method;
-    json request{{"jsonrpc", "2.0"}, {"id", 1}, {"method", method}};
-    if (!work.params.is_null()) request["params"] = work.params;
-    const std::string line = request.dump();
+    const std::string line = ecsd::protocol::make_request(1, method, work.params);
 
     std::atomic<bool> stopping{false};
     const auto started = clock_type::now();

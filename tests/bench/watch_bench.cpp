@@ -25,7 +25,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -36,13 +35,17 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "ecsd/protocol/jsonrpc.hpp"
 
 namespace {
 
@@ -115,8 +118,7 @@ class control {
 
     json call(const std::string& method, const json& params) {
         const auto id = next_id_++;
-        send_all(fd_,
-                 json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump() + "\n");
+        send_all(fd_, ecsd::protocol::make_request(id, method, params) + "\n");
         for (;;) {
             auto message = json::parse(read_line());
             if (message.contains("id") && message["id"] == id) {
@@ -301,11 +303,8 @@ void reader(std::vector<watcher*> mine, const std::atomic<bool>& stop) {
 }
 
 std::string watch_request(const std::string& world) {
-    return json{{"jsonrpc", "2.0"},
-                {"id", 1},
-                {"method", "world.watch"},
-                {"params", {{"world", world}, {"query", "Position, Velocity"}}}}
-               .dump() +
+    return ecsd::protocol::make_request(1, "world.watch",
+                                        {{"world", world}, {"query", "Position, Velocity"}}) +
            "\n";
 }
 

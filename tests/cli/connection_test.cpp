@@ -1,9 +1,9 @@
 // Connection options, their environment fallbacks, and exit codes 1 and 3, against a fake line server
 // (silence, hanging up and garbage are what a healthy ecsd never does) or no server at all.
 
-#include <gtest/gtest.h>
-
 #include <chrono>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "fake_server.hpp"

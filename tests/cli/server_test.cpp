@@ -1,14 +1,14 @@
 // ecsctl against a real ecsd on a free port: every verb, both output formats, exit codes, script mode
 // with variables and a failing line, and the interactive shell on a pseudo-terminal.
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ecsd_server.hpp"
 #include "process.hpp"

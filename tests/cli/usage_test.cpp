@@ -1,10 +1,11 @@
 // ecsctl's help, usage errors (exit 2), output formats and shell completion: nothing here needs a real
 // ecsd; where something must be sent, a fake line server gives fixed answers.
 
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "fake_server.hpp"
 #include "process.hpp"

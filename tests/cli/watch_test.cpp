@@ -1,12 +1,13 @@
 // ecsctl watch against a real ecsd with ticking worlds: JSON lines in a pipe with --count, Ctrl-C on a
 // pipe and on a terminal, the live table, the interactive shell, and the error exits.
 
-#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "ecsd_server.hpp"
 #include "process.hpp"

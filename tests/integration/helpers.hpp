@@ -1,9 +1,11 @@
 #pragma once
 // Small helpers shared by the integration tests.
 
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "ecsd/protocol/jsonrpc.hpp"
 #include "ecsd_server.hpp"
 #include "line_client.hpp"
 
@@ -31,18 +33,14 @@ inline std::string reason_of(const json& response) {
     return response["error"]["data"].value("reason", "");
 }
 
-/// @brief The text of one request line (no newline).
+/// @brief The text of one request line (no newline): protocol::make_request, ecsctl's builder.
 inline std::string request_line(const json& id, const std::string& method, const json& params = nullptr) {
-    json r{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-    if (!params.is_null()) r["params"] = params;
-    return r.dump();
+    return protocol::make_request(id, method, params);
 }
 
-/// @brief The text of one notification line (no newline).
+/// @brief The text of one notification line (no newline): protocol::make_notification.
 inline std::string notification_line(const std::string& method, const json& params = nullptr) {
-    json r{{"jsonrpc", "2.0"}, {"method", method}};
-    if (!params.is_null()) r["params"] = params;
-    return r.dump();
+    return protocol::make_notification(method, params);
 }
 
 }  // namespace ecsd::test

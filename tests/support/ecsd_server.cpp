@@ -1,7 +1,6 @@
 #include "ecsd_server.hpp"
 
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,6 +12,8 @@
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 extern char** environ;
 

@@ -1,7 +1,6 @@
 #include "line_client.hpp"
 
 #include <arpa/inet.h>
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -10,6 +9,10 @@
 
 #include <cerrno>
 #include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "ecsd/protocol/jsonrpc.hpp"
 
 namespace ecsd::test {
 
@@ -89,9 +92,7 @@ nlohmann::json line_client::read_json(std::chrono::milliseconds timeout) {
 }
 
 nlohmann::json line_client::call(std::string_view method, const nlohmann::json& params) {
-    nlohmann::json request{{"jsonrpc", "2.0"}, {"id", next_id_++}, {"method", method}};
-    if (!params.is_null()) request["params"] = params;
-    if (!send_json(request)) return nullptr;
+    if (!send_line(protocol::make_request(next_id_++, method, params))) return nullptr;
     return read_json();
 }
 

@@ -3,10 +3,11 @@
 // timeout. See ecsd_server.hpp for an example. Never raises SIGPIPE (MSG_NOSIGNAL).
 
 #include <chrono>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 namespace ecsd::test {
 

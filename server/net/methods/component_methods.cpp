@@ -68,46 +68,61 @@ json register_component(method_context& ctx) {
 void register_component_methods(method_table& table) {
     const auto write = method_flags::world_bound | method_flags::mutating;
     const auto read = method_flags::world_bound | method_flags::read_only;
+    table.add({.name = "world.get_components",
+               .summary = "Component values of an entity: all of them, or the named ones.",
+               .params = object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}},
+                                       {"entity"}),
+               .result = object_schema({{"entity", schemas::entity()}, {"components", {{"type", "object"}}}},
+                                       {"entity", "components"}),
+               .flags = read,
+               .handler = get_components});
+    table.add({.name = "world.insert_components",
+               .summary = "Adds components or replaces their whole values (all validated first).",
+               .params = object_schema(
+                   {{"entity", schemas::entity_ref()}, {"components", schemas::component_map()}},
+                   {"entity", "components"}),
+               .result = object_schema({{"entity", schemas::entity()}}, {"entity"}),
+               .flags = write,
+               .handler = insert_components});
     table.add(
-        {"world.get_components", "Component values of an entity: all of them, or the named ones.",
-         object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
-         object_schema({{"entity", schemas::entity()}, {"components", {{"type", "object"}}}},
-                       {"entity", "components"}),
-         read, get_components});
-    table.add({"world.insert_components",
-               "Adds components or replaces their whole values (all validated first).",
-               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::component_map()}},
-                             {"entity", "components"}),
-               object_schema({{"entity", schemas::entity()}}, {"entity"}), write, insert_components});
-    table.add(
-        {"world.mutate_components", "Sets one field of one component, e.g. path \"x\" of Position.",
-         object_schema(
+        {.name = "world.mutate_components",
+         .summary = "Sets one field of one component, e.g. path \"x\" of Position.",
+         .params = object_schema(
              {{"entity", schemas::entity_ref()},
               {"component", {{"type", "string"}}},
               {"path", {{"type", "string"}, {"description", "a field name; a leading / is accepted"}}},
               {"value", json::object()}},
              {"entity", "component", "path", "value"}),
-         object_schema(
+         .result = object_schema(
              {{"entity", schemas::entity()}, {"component", {{"type", "string"}}}, {"value", json::object()}},
              {"entity"}),
-         write, mutate_components});
-    table.add({"world.remove_components",
-               "Removes the named components; fails whole if the entity lacks one.",
-               object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}},
-                             {"entity", "components"}),
-               object_schema({{"entity", schemas::entity()}}, {"entity"}), write, remove_components});
-    table.add({"world.list_components",
-               "With entity: the names of its components. Without: every component type with kind, fields "
-               "and count.",
-               object_schema({{"entity", schemas::entity_ref()}}),
-               object_schema({{"components", {{"type", "array"}}}}, {"components"}), read, list_components});
-    table.add({"world.register_component",
-               "Defines a component at run time: fields {name: default} or {name: {type, default}}.",
-               object_schema({{"name", {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}},
-                              {"fields", {{"type", "object"}, {"maxProperties", 64}}}},
-                             {"name"}),
-               object_schema({{"name", {{"type", "string"}}}, {"fields", {{"type", "array"}}}}, {"name"}),
-               write, register_component});
+         .flags = write,
+         .handler = mutate_components});
+    table.add({.name = "world.remove_components",
+               .summary = "Removes the named components; fails whole if the entity lacks one.",
+               .params = object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}},
+                                       {"entity", "components"}),
+               .result = object_schema({{"entity", schemas::entity()}}, {"entity"}),
+               .flags = write,
+               .handler = remove_components});
+    table.add(
+        {.name = "world.list_components",
+         .summary =
+             "With entity: the names of its components. Without: every component type with kind, fields "
+             "and count.",
+         .params = object_schema({{"entity", schemas::entity_ref()}}),
+         .result = object_schema({{"components", {{"type", "array"}}}}, {"components"}),
+         .flags = read,
+         .handler = list_components});
+    table.add(
+        {.name = "world.register_component",
+         .summary = "Defines a component at run time: fields {name: default} or {name: {type, default}}.",
+         .params = object_schema({{"name", {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}}},
+                                  {"fields", {{"type", "object"}, {"maxProperties", 64}}}},
+                                 {"name"}),
+         .result = object_schema({{"name", {{"type", "string"}}}, {"fields", {{"type", "array"}}}}, {"name"}),
+         .flags = write,
+         .handler = register_component});
 }
 
 }  // namespace ecsd::net

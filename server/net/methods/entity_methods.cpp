@@ -38,42 +38,56 @@ json describe_entity(method_context& ctx) {
 
 void register_entity_methods(method_table& table) {
     const auto flags = method_flags::world_bound | method_flags::mutating;
-    table.add({"world.spawn_entity", "Creates an entity with the given components (all validated first).",
-               object_schema({{"components", schemas::component_map()}}),
-               object_schema({{"entity", schemas::entity()}}, {"entity"}), flags, spawn_entity});
+    table.add({.name = "world.spawn_entity",
+               .summary = "Creates an entity with the given components (all validated first).",
+               .params = object_schema({{"components", schemas::component_map()}}),
+               .result = object_schema({{"entity", schemas::entity()}}, {"entity"}),
+               .flags = flags,
+               .handler = spawn_entity});
     table.add(
-        {"world.spawn_entities", "Creates many entities at once; all or none are created.",
-         object_schema(
+        {.name = "world.spawn_entities",
+         .summary = "Creates many entities at once; all or none are created.",
+         .params = object_schema(
              {{"entities", {{"type", "array"}, {"items", schemas::component_map()}, {"maxItems", 100000}}}},
              {"entities"}),
-         object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}),
-         flags, spawn_entities});
-    table.add(
-        {"world.despawn_entity", "Destroys an entity and its components; its id is never reused.",
-         object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
-         object_schema({{"entity", schemas::entity()}, {"despawned", {{"type", "boolean"}}}}, {"entity"}),
-         flags, despawn_entity});
+         .result =
+             object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}),
+         .flags = flags,
+         .handler = spawn_entities});
+    table.add({.name = "world.despawn_entity",
+               .summary = "Destroys an entity and its components; its id is never reused.",
+               .params = object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
+               .result = object_schema({{"entity", schemas::entity()}, {"despawned", {{"type", "boolean"}}}},
+                                       {"entity"}),
+               .flags = flags,
+               .handler = despawn_entity});
     const json names{{"type", "array"}, {"items", {{"type", "string"}}}};
     table.add(
-        {"world.describe_entity",
-         "One entity for debugging: its components, the systems whose signature it matches, and what "
-         "changed on it in the last tick or since.",
-         object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
-         object_schema({{"entity", schemas::entity()},
-                        {"components", {{"type", "object"}}},
-                        {"systems", names},
-                        {"changes", object_schema({{"added", names}, {"changed", names}, {"removed", names}},
-                                                  {"added", "changed", "removed"})}},
-                       {"entity", "components", "systems", "changes"}),
-         method_flags::world_bound | method_flags::read_only, describe_entity});
-    table.add({"world.despawn_entities",
-               "Destroys many entities at once; all must be live, else none is destroyed. An id given twice "
-               "dies once.",
-               object_schema({{"entities",
-                               {{"type", "array"}, {"items", schemas::entity_ref()}, {"maxItems", 100000}}}},
-                             {"entities"}),
-               object_schema({{"despawned", {{"type", "integer"}, {"minimum", 0}}}}, {"despawned"}), flags,
-               despawn_entities});
+        {.name = "world.describe_entity",
+         .summary =
+             "One entity for debugging: its components, the systems whose signature it matches, and what "
+             "changed on it in the last tick or since.",
+         .params = object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
+         .result = object_schema(
+             {{"entity", schemas::entity()},
+              {"components", {{"type", "object"}}},
+              {"systems", names},
+              {"changes", object_schema({{"added", names}, {"changed", names}, {"removed", names}},
+                                        {"added", "changed", "removed"})}},
+             {"entity", "components", "systems", "changes"}),
+         .flags = method_flags::world_bound | method_flags::read_only,
+         .handler = describe_entity});
+    table.add(
+        {.name = "world.despawn_entities",
+         .summary =
+             "Destroys many entities at once; all must be live, else none is destroyed. An id given twice "
+             "dies once.",
+         .params = object_schema(
+             {{"entities", {{"type", "array"}, {"items", schemas::entity_ref()}, {"maxItems", 100000}}}},
+             {"entities"}),
+         .result = object_schema({{"despawned", {{"type", "integer"}, {"minimum", 0}}}}, {"despawned"}),
+         .flags = flags,
+         .handler = despawn_entities});
 }
 
 }  // namespace ecsd::net

@@ -57,18 +57,24 @@ void register_persist_methods(method_table& table) {
                                        {"tick", {{"type", "integer"}}},
                                        {"ms", {{"type", "number"}}}},
                                       {"world", "path", "tick"});
-    table.add({"world.save", "Writes the world's snapshot now (atomically) and empties its journal.",
-               object_schema(), report, method_flags::world_bound | method_flags::read_only, save});
+    table.add({.name = "world.save",
+               .summary = "Writes the world's snapshot now (atomically) and empties its journal.",
+               .params = object_schema(),
+               .result = report,
+               .flags = method_flags::world_bound | method_flags::read_only,
+               .handler = save});
     table.add(
-        {"world.load",
-         "Replaces the world with what its snapshot and journal on disk hold (discarding unsaved changes "
-         "is impossible: every acknowledged request is journaled).",
-         object_schema(),
-         object_schema({{"world", {{"type", "string"}}},
-                        {"tick", {{"type", "integer"}}},
-                        {"entities", {{"type", "integer"}}}},
-                       {"world", "tick"}),
-         method_flags::world_bound | method_flags::admin, load});
+        {.name = "world.load",
+         .summary =
+             "Replaces the world with what its snapshot and journal on disk hold (discarding unsaved changes "
+             "is impossible: every acknowledged request is journaled).",
+         .params = object_schema(),
+         .result = object_schema({{"world", {{"type", "string"}}},
+                                  {"tick", {{"type", "integer"}}},
+                                  {"entities", {{"type", "integer"}}}},
+                                 {"world", "tick"}),
+         .flags = method_flags::world_bound | method_flags::admin,
+         .handler = load});
 }
 
 }  // namespace ecsd::net

@@ -33,22 +33,30 @@ json list_prefabs(method_context& ctx) {
 
 void register_prefab_methods(method_table& table) {
     const json name{{"type", "string"}, {"minLength", 1}, {"maxLength", 64}};
-    table.add(
-        {"world.define_prefab", "Defines (or redefines) a named set of components to spawn from.",
-         object_schema({{"name", name}, {"components", schemas::component_map()}}, {"name", "components"}),
-         object_schema({{"name", name}}, {"name"}), method_flags::world_bound | method_flags::mutating,
-         define_prefab});
-    table.add(
-        {"world.spawn_prefab", "Spawns count copies of a prefab; overrides merge field by field.",
-         object_schema({{"name", name},
-                        {"count", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100000}, {"default", 1}}},
-                        {"overrides", schemas::component_map()}},
-                       {"name"}),
-         object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}}, {"entities"}),
-         method_flags::world_bound | method_flags::mutating, spawn_prefab});
-    table.add({"world.list_prefabs", "Every prefab of the world with its components.", object_schema(),
-               object_schema({{"prefabs", {{"type", "array"}}}}, {"prefabs"}),
-               method_flags::world_bound | method_flags::read_only, list_prefabs});
+    table.add({.name = "world.define_prefab",
+               .summary = "Defines (or redefines) a named set of components to spawn from.",
+               .params = object_schema({{"name", name}, {"components", schemas::component_map()}},
+                                       {"name", "components"}),
+               .result = object_schema({{"name", name}}, {"name"}),
+               .flags = method_flags::world_bound | method_flags::mutating,
+               .handler = define_prefab});
+    table.add({.name = "world.spawn_prefab",
+               .summary = "Spawns count copies of a prefab; overrides merge field by field.",
+               .params = object_schema(
+                   {{"name", name},
+                    {"count", {{"type", "integer"}, {"minimum", 1}, {"maximum", 100000}, {"default", 1}}},
+                    {"overrides", schemas::component_map()}},
+                   {"name"}),
+               .result = object_schema({{"entities", {{"type", "array"}, {"items", schemas::entity()}}}},
+                                       {"entities"}),
+               .flags = method_flags::world_bound | method_flags::mutating,
+               .handler = spawn_prefab});
+    table.add({.name = "world.list_prefabs",
+               .summary = "Every prefab of the world with its components.",
+               .params = object_schema(),
+               .result = object_schema({{"prefabs", {{"type", "array"}}}}, {"prefabs"}),
+               .flags = method_flags::world_bound | method_flags::read_only,
+               .handler = list_prefabs});
 }
 
 }  // namespace ecsd::net

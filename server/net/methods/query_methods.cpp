@@ -22,17 +22,19 @@ json query(method_context& ctx) {
 
 void register_query_methods(method_table& table) {
     table.add(
-        {"world.query",
-         "Entities matching a query, in id order: text (\"Position, Velocity, !Frozen, Health|Shield, "
-         "changed(Position), near(0, 0, 10)\") or {all, any, none, added, changed, removed, died, near}.",
-         object_schema({{"query", schemas::query()},
-                        {"fields", schemas::names()},
-                        {"limit", schemas::page_limit()},
-                        {"offset", schemas::page_offset()}},
-                       {"query"}),
-         object_schema({{"entities", {{"type", "array"}}}, {"total", {{"type", "integer"}}}},
-                       {"entities", "total"}),
-         method_flags::world_bound | method_flags::read_only, query});
+        {.name = "world.query",
+         .summary =
+             "Entities matching a query, in id order: text (\"Position, Velocity, !Frozen, Health|Shield, "
+             "changed(Position), near(0, 0, 10)\") or {all, any, none, added, changed, removed, died, near}.",
+         .params = object_schema({{"query", schemas::query()},
+                                  {"fields", schemas::names()},
+                                  {"limit", schemas::page_limit()},
+                                  {"offset", schemas::page_offset()}},
+                                 {"query"}),
+         .result = object_schema({{"entities", {{"type", "array"}}}, {"total", {{"type", "integer"}}}},
+                                 {"entities", "total"}),
+         .flags = method_flags::world_bound | method_flags::read_only,
+         .handler = query});
 }
 
 }  // namespace ecsd::net

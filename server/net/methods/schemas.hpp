@@ -3,10 +3,11 @@
 // (entity, component, query, system, spell, prefab methods).
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/ids.hpp"
 
@@ -37,8 +38,8 @@ inline json page_offset() {
 }
 
 /// @brief The entity param (the schema already checked it): an id, or a Name looked up in `w`.
-template <typename World>
-std::uint64_t entity_param(const World& w, const json& params, const char* key = "entity") {
+template <typename W>
+std::uint64_t entity_param(const W& w, const json& params, const char* key = "entity") {
     return w.entity_ref(params.at(key));
 }
 

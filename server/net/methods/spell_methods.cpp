@@ -25,18 +25,24 @@ json cast_spell(method_context& ctx) {
 }  // namespace
 
 void register_spell_methods(method_table& table) {
-    table.add({"world.list_spells", "The spell table: name and description of every spell.", object_schema(),
-               object_schema({{"spells", {{"type", "array"}}}}, {"spells"}),
-               method_flags::world_bound | method_flags::read_only, list_spells});
-    table.add({"world.cast_spell",
-               "Queues a MagicInput on the caster; the spells system casts it at the start of the next tick.",
-               object_schema({{"caster", schemas::entity_ref()},
-                              {"spell", {{"type", "string"}}},
-                              {"target", schemas::entity_ref()},
-                              {"amount", {{"type", "number"}, {"minimum", 0}}}},
-                             {"caster", "spell"}),
-               object_schema({{"takes_effect_at_tick", {{"type", "integer"}}}}, {"takes_effect_at_tick"}),
-               method_flags::world_bound | method_flags::mutating, cast_spell});
+    table.add({.name = "world.list_spells",
+               .summary = "The spell table: name and description of every spell.",
+               .params = object_schema(),
+               .result = object_schema({{"spells", {{"type", "array"}}}}, {"spells"}),
+               .flags = method_flags::world_bound | method_flags::read_only,
+               .handler = list_spells});
+    table.add(
+        {.name = "world.cast_spell",
+         .summary =
+             "Queues a MagicInput on the caster; the spells system casts it at the start of the next tick.",
+         .params = object_schema({{"caster", schemas::entity_ref()},
+                                  {"spell", {{"type", "string"}}},
+                                  {"target", schemas::entity_ref()},
+                                  {"amount", {{"type", "number"}, {"minimum", 0}}}},
+                                 {"caster", "spell"}),
+         .result = object_schema({{"takes_effect_at_tick", {{"type", "integer"}}}}, {"takes_effect_at_tick"}),
+         .flags = method_flags::world_bound | method_flags::mutating,
+         .handler = cast_spell});
 }
 
 }  // namespace ecsd::net

@@ -45,26 +45,41 @@ void register_system_methods(method_table& table) {
         object_schema({{"system", {{"type", "string"}}}, {"enabled", {{"type", "boolean"}}}}, {"system"});
     const auto read = method_flags::world_bound | method_flags::read_only;
     const auto write = method_flags::world_bound | method_flags::mutating;
-    table.add({"world.list_systems",
-               "Systems in tick order: name, phase, order, enabled, signature, members, timing.",
-               object_schema(), object_schema({{"systems", {{"type", "array"}}}}, {"systems"}), read,
-               list_systems});
-    table.add({"world.system_entities", "The entities a system works on, in id order.",
-               object_schema({{"system", {{"type", "string"}}},
-                              {"limit", schemas::page_limit()},
-                              {"offset", schemas::page_offset()}},
-                             {"system"}),
-               object_schema({{"entities", {{"type", "array"}}}, {"total", {{"type", "integer"}}}},
-                             {"entities", "total"}),
-               read, system_entities});
-    table.add(
-        {"world.enable_system", "Puts a system back into the tick.", name, state, write, enable_system});
-    table.add({"world.disable_system", "Leaves a system out of the tick (cleanup cannot be disabled).", name,
-               state, write, disable_system});
-    table.add({"world.run_system",
-               "Runs one system once, now, outside the tick (a spell run as a system, on demand).", name,
-               object_schema({{"system", {{"type", "string"}}}, {"tick", {{"type", "integer"}}}}, {"system"}),
-               write, run_system});
+    table.add({.name = "world.list_systems",
+               .summary = "Systems in tick order: name, phase, order, enabled, signature, members, timing.",
+               .params = object_schema(),
+               .result = object_schema({{"systems", {{"type", "array"}}}}, {"systems"}),
+               .flags = read,
+               .handler = list_systems});
+    table.add({.name = "world.system_entities",
+               .summary = "The entities a system works on, in id order.",
+               .params = object_schema({{"system", {{"type", "string"}}},
+                                        {"limit", schemas::page_limit()},
+                                        {"offset", schemas::page_offset()}},
+                                       {"system"}),
+               .result = object_schema({{"entities", {{"type", "array"}}}, {"total", {{"type", "integer"}}}},
+                                       {"entities", "total"}),
+               .flags = read,
+               .handler = system_entities});
+    table.add({.name = "world.enable_system",
+               .summary = "Puts a system back into the tick.",
+               .params = name,
+               .result = state,
+               .flags = write,
+               .handler = enable_system});
+    table.add({.name = "world.disable_system",
+               .summary = "Leaves a system out of the tick (cleanup cannot be disabled).",
+               .params = name,
+               .result = state,
+               .flags = write,
+               .handler = disable_system});
+    table.add({.name = "world.run_system",
+               .summary = "Runs one system once, now, outside the tick (a spell run as a system, on demand).",
+               .params = name,
+               .result = object_schema({{"system", {{"type", "string"}}}, {"tick", {{"type", "integer"}}}},
+                                       {"system"}),
+               .flags = write,
+               .handler = run_system});
 }
 
 }  // namespace ecsd::net

@@ -54,45 +54,55 @@ json watch_entity(method_context& ctx, bool names_only) {
 }  // namespace
 
 void register_watch_methods(method_table& table) {
-    table.add({"world.watch",
-               "Follows a query: answers the matching entities now, then sends a world.watch notification "
-               "for every tick (or every N ticks) in which they changed: entered, changed, left.",
-               object_schema(
-                   {{"query", schemas::query()},
-                    {"fields", schemas::names()},
-                    {"every", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000000}, {"default", 1}}}},
-                   {"query"}),
-               object_schema({{"subscription", {{"type", "integer"}}},
-                              {"tick", {{"type", "integer"}}},
-                              {"entities", {{"type", "array"}}}},
-                             {"subscription", "tick", "entities"}),
-               method_flags::world_bound | method_flags::read_only | method_flags::opens_stream, watch});
+    table.add(
+        {.name = "world.watch",
+         .summary =
+             "Follows a query: answers the matching entities now, then sends a world.watch notification "
+             "for every tick (or every N ticks) in which they changed: entered, changed, left.",
+         .params = object_schema(
+             {{"query", schemas::query()},
+              {"fields", schemas::names()},
+              {"every", {{"type", "integer"}, {"minimum", 1}, {"maximum", 1000000}, {"default", 1}}}},
+             {"query"}),
+         .result = object_schema({{"subscription", {{"type", "integer"}}},
+                                  {"tick", {{"type", "integer"}}},
+                                  {"entities", {{"type", "array"}}}},
+                                 {"subscription", "tick", "entities"}),
+         .flags = method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
+         .handler = watch});
     // The Bevy Remote Protocol's streaming names, served by the same machinery: each update is one
     // more response with the request's id, until the connection closes.
     table.add(
-        {"world.get_components+watch",
-         "BRP: the entity's components now, then one response with the same id whenever their values "
-         "change: {components (changed), removed, errors}.",
-         object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
-         object_schema({{"components", {{"type", "object"}}},
-                        {"removed", {{"type", "array"}}},
-                        {"errors", {{"type", "object"}}}},
-                       {"components", "removed", "errors"}),
-         method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
-         [](method_context& ctx) { return watch_entity(ctx, false); }});
-    table.add({"world.list_components+watch",
-               "BRP: the names of the entity's components now, then one response with the same id whenever "
-               "components are added or removed: {added, removed}.",
-               object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
-               object_schema({{"added", {{"type", "array"}}}, {"removed", {{"type", "array"}}}},
-                             {"added", "removed"}),
-               method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
-               [](method_context& ctx) { return watch_entity(ctx, true); }});
-    table.add({"world.unwatch", "Ends a subscription of this connection.",
-               object_schema({{"subscription", {{"type", "integer"}, {"minimum", 1}}}}, {"subscription"}),
-               object_schema({{"subscription", {{"type", "integer"}}}, {"ended", {{"type", "boolean"}}}},
-                             {"subscription", "ended"}),
-               method_flags::world_bound | method_flags::read_only, unwatch});
+        {.name = "world.get_components+watch",
+         .summary =
+             "BRP: the entity's components now, then one response with the same id whenever their values "
+             "change: {components (changed), removed, errors}.",
+         .params =
+             object_schema({{"entity", schemas::entity_ref()}, {"components", schemas::names()}}, {"entity"}),
+         .result = object_schema({{"components", {{"type", "object"}}},
+                                  {"removed", {{"type", "array"}}},
+                                  {"errors", {{"type", "object"}}}},
+                                 {"components", "removed", "errors"}),
+         .flags = method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
+         .handler = [](method_context& ctx) { return watch_entity(ctx, false); }});
+    table.add(
+        {.name = "world.list_components+watch",
+         .summary =
+             "BRP: the names of the entity's components now, then one response with the same id whenever "
+             "components are added or removed: {added, removed}.",
+         .params = object_schema({{"entity", schemas::entity_ref()}}, {"entity"}),
+         .result = object_schema({{"added", {{"type", "array"}}}, {"removed", {{"type", "array"}}}},
+                                 {"added", "removed"}),
+         .flags = method_flags::world_bound | method_flags::read_only | method_flags::opens_stream,
+         .handler = [](method_context& ctx) { return watch_entity(ctx, true); }});
+    table.add(
+        {.name = "world.unwatch",
+         .summary = "Ends a subscription of this connection.",
+         .params = object_schema({{"subscription", {{"type", "integer"}, {"minimum", 1}}}}, {"subscription"}),
+         .result = object_schema({{"subscription", {{"type", "integer"}}}, {"ended", {{"type", "boolean"}}}},
+                                 {"subscription", "ended"}),
+         .flags = method_flags::world_bound | method_flags::read_only,
+         .handler = unwatch});
 }
 
 }  // namespace ecsd::net

@@ -109,41 +109,65 @@ void register_world_methods(method_table& table) {
                          object_schema({{"x", {{"type", "number"}}}, {"y", {{"type", "number"}}}})}}};
     const json side{{"type", json::array({"number", "null"})}};
     const json bounds = object_schema({{"left", side}, {"right", side}, {"bottom", side}, {"top", side}});
+    table.add({.name = "world.create",
+               .summary = "Creates a world; it starts ticking at once unless paused.",
+               .params = object_schema(
+                   {{"world", world_name},
+                    {"tick_hz", {{"type", "number"}, {"minimum", 1}, {"maximum", 1000}, {"default", 60}}},
+                    {"gravity", gravity},
+                    {"bounds", bounds},
+                    {"paused", {{"type", "boolean"}, {"default", false}}}},
+                   {"world"}),
+               .result = info_schema(),
+               .flags = method_flags::admin,
+               .handler = create});
+    table.add({.name = "world.destroy",
+               .summary = "Destroys a world and every entity in it.",
+               .params = object_schema({{"world", world_name}}, {"world"}),
+               .result = object_schema({{"destroyed", {{"type", "string"}}}}, {"destroyed"}),
+               .flags = method_flags::admin,
+               .handler = destroy});
+    table.add({.name = "world.list",
+               .summary = "Names of all worlds.",
+               .params = object_schema(),
+               .result = object_schema({{"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}}},
+                                       {"worlds"}),
+               .flags = method_flags::read_only,
+               .handler = list});
+    table.add({.name = "world.info",
+               .summary = "Tick, tick rate, paused, gravity, entity count, overruns and timing of a world.",
+               .params = object_schema(),
+               .result = info_schema(),
+               .flags = method_flags::world_bound | method_flags::read_only,
+               .handler = info});
+    table.add({.name = "world.pause",
+               .summary = "Stops the fixed-rate tick; world.step still works.",
+               .params = object_schema(),
+               .result = state_schema(),
+               .flags = method_flags::world_bound | method_flags::mutating,
+               .handler = pause});
+    table.add({.name = "world.resume",
+               .summary = "Restarts the fixed-rate tick; the next tick is one period from now.",
+               .params = object_schema(),
+               .result = state_schema(),
+               .flags = method_flags::world_bound | method_flags::mutating,
+               .handler = resume});
     table.add(
-        {"world.create", "Creates a world; it starts ticking at once unless paused.",
-         object_schema({{"world", world_name},
-                        {"tick_hz", {{"type", "number"}, {"minimum", 1}, {"maximum", 1000}, {"default", 60}}},
-                        {"gravity", gravity},
-                        {"bounds", bounds},
-                        {"paused", {{"type", "boolean"}, {"default", false}}}},
-                       {"world"}),
-         info_schema(), method_flags::admin, create});
-    table.add({"world.destroy", "Destroys a world and every entity in it.",
-               object_schema({{"world", world_name}}, {"world"}),
-               object_schema({{"destroyed", {{"type", "string"}}}}, {"destroyed"}), method_flags::admin,
-               destroy});
-    table.add({"world.list", "Names of all worlds.", object_schema(),
-               object_schema({{"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}}}, {"worlds"}),
-               method_flags::read_only, list});
-    table.add({"world.info",
-               "Tick, tick rate, paused, gravity, entity count, overruns and timing of a world.",
-               object_schema(), info_schema(), method_flags::world_bound | method_flags::read_only, info});
-    table.add({"world.pause", "Stops the fixed-rate tick; world.step still works.", object_schema(),
-               state_schema(), method_flags::world_bound | method_flags::mutating, pause});
-    table.add({"world.resume", "Restarts the fixed-rate tick; the next tick is one period from now.",
-               object_schema(), state_schema(), method_flags::world_bound | method_flags::mutating, resume});
-    table.add(
-        {"world.step", "Runs ticks now, paused or not; returns the new tick.",
-         object_schema(
+        {.name = "world.step",
+         .summary = "Runs ticks now, paused or not; returns the new tick.",
+         .params = object_schema(
              {{"ticks", {{"type", "integer"}, {"minimum", 1}, {"maximum", max_step_ticks}, {"default", 1}}}}),
-         object_schema({{"tick", {{"type", "integer"}}}}, {"tick"}),
-         method_flags::world_bound | method_flags::mutating | method_flags::in_slices, step});
-    table.add({"world.hash", "Hash of every entity and component value at the current tick (16 hex digits).",
-               object_schema(),
-               object_schema({{"tick", {{"type", "integer"}}},
-                              {"hash", {{"type", "string"}, {"minLength", 16}, {"maxLength", 16}}}},
-                             {"tick", "hash"}),
-               method_flags::world_bound | method_flags::read_only, hash});
+         .result = object_schema({{"tick", {{"type", "integer"}}}}, {"tick"}),
+         .flags = method_flags::world_bound | method_flags::mutating | method_flags::in_slices,
+         .handler = step});
+    table.add({.name = "world.hash",
+               .summary = "Hash of every entity and component value at the current tick (16 hex digits).",
+               .params = object_schema(),
+               .result = object_schema({{"tick", {{"type", "integer"}}},
+                                        {"hash", {{"type", "string"}, {"minLength", 16}, {"maxLength", 16}}}},
+                                       {"tick", "hash"}),
+               .flags = method_flags::world_bound | method_flags::read_only,
+               .handler = hash});
 }
 
 }  // namespace ecsd::net

@@ -1,8 +1,8 @@
 #include "shell.hpp"
 
-#include <gtest/gtest.h>
-
 #include <stdexcept>
+
+#include <gtest/gtest.h>
 
 namespace ecsd::cli {
 namespace {

@@ -1,8 +1,8 @@
 #include "verbs.hpp"
 
-#include <gtest/gtest.h>
-
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "errors.hpp"
 #include "line_parser.hpp"
@@ -249,11 +249,11 @@ TEST(verbs, completed_arguments_name_a_list) {
     }
 }
 
-TEST(verbs, every_verb_has_a_summary_an_example_and_a_builder) {
+TEST(verbs, every_verb_has_a_summary_an_example_and_a_method) {
     for (const auto& v : verbs()) {
         EXPECT_FALSE(v.summary.empty()) << v.name;
         EXPECT_FALSE(v.examples.empty()) << v.name;
-        EXPECT_TRUE(static_cast<bool>(v.build)) << v.name;
+        EXPECT_TRUE(!v.method.empty() || static_cast<bool>(v.method_for)) << v.name;  // `call`: its METHOD
         EXPECT_EQ(find_verb(v.name), &v);
     }
 }

@@ -3,9 +3,9 @@
 
 #include "watch.hpp"
 
-#include <gtest/gtest.h>
-
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "errors.hpp"
 #include "line_parser.hpp"

@@ -1,9 +1,9 @@
 #include "config.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "constant_time.hpp"
 

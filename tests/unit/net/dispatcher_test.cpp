@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 // A dispatcher over a small table and a directory holding one world-less host "w", so the
-// routing is tested without sockets, threads or a World.
+// routing is tested without sockets, threads or a world::world.
 class DispatcherTest : public testing::Test {
   protected:
     DispatcherTest() {

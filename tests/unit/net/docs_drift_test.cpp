@@ -1,17 +1,19 @@
-// Docs cannot drift from the tables they describe: docs/protocol.md has a section for every method
-// in the method table and a row for every error reason with its code.
-#include <gtest/gtest.h>
-
+// Docs cannot drift from the tables they describe: docs/protocol.md has a section (a heading naming it)
+// for every method in the method table, and its Errors section a row for every error reason with its code.
 #include <fstream>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "ecsd/protocol/errors.hpp"
 #include "method_table.hpp"
 #include "methods/methods.hpp"
 
 namespace {
+
+constexpr const char* protocol_md = ECSD_SOURCE_DIR "/docs/protocol.md";
 
 std::vector<std::string> lines_of(const std::string& path) {
     std::ifstream in(path);
@@ -21,28 +23,46 @@ std::vector<std::string> lines_of(const std::string& path) {
     return out;
 }
 
+/// @brief The lines of the `## title` section, up to the next `## ` heading (its ### and #### inside).
+std::vector<std::string> section(const std::vector<std::string>& lines, std::string_view title) {
+    const std::string heading = "## " + std::string(title);
+    std::vector<std::string> out;
+    bool inside = false;
+    for (const auto& l : lines) {
+        if (l.starts_with("## ")) inside = l == heading;
+        if (inside) out.push_back(l);
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST(DocsDrift, ProtocolMdHasASectionForEveryMethod) {
     ecsd::net::method_table table;
     ecsd::net::register_all_methods(table);
-    const auto lines = lines_of(ECSD_SOURCE_DIR "/docs/protocol.md");
+    const auto methods = section(lines_of(protocol_md), "Methods");
+    ASSERT_FALSE(methods.empty()) << protocol_md << " has no '## Methods' section";
     ASSERT_FALSE(table.methods().empty());
     for (const auto& m : table.methods()) {
         const std::string quoted = "`" + m.name + "`";
         bool found = false;
-        for (const auto& l : lines)
-            found = found || (l.starts_with("#### ") && l.find(quoted) != std::string::npos);
-        EXPECT_TRUE(found) << "docs/protocol.md has no '#### ' heading naming " << quoted;
+        for (const auto& l : methods)
+            found = found || (l.starts_with("#") && l.find(quoted) != std::string::npos);
+        EXPECT_TRUE(found) << "docs/protocol.md: the method " << m.name
+                           << " has no section: no heading under "
+                           << "'## Methods' names " << quoted;
     }
 }
 
-TEST(DocsDrift, ProtocolMdHasARowForEveryErrorReasonWithItsCode) {
-    const auto lines = lines_of(ECSD_SOURCE_DIR "/docs/protocol.md");
+TEST(DocsDrift, ProtocolMdErrorsSectionHasARowForEveryReasonWithItsCode) {
+    const auto errors = section(lines_of(protocol_md), "Errors");
+    ASSERT_FALSE(errors.empty()) << protocol_md << " has no '## Errors' section";
+    ASSERT_FALSE(ecsd::protocol::all_reasons().empty());
     for (const auto& r : ecsd::protocol::all_reasons()) {
         const std::string row = "| `" + std::string(r.name) + "` | " + std::to_string(r.code) + " |";
         bool found = false;
-        for (const auto& l : lines) found = found || l.starts_with(row);
-        EXPECT_TRUE(found) << "docs/protocol.md has no error row starting '" << row << "'";
+        for (const auto& l : errors) found = found || l.starts_with(row);
+        EXPECT_TRUE(found) << "docs/protocol.md: the error reason " << r.name << " (code " << r.code
+                           << ") is not documented: no row starting '" << row << "' under '## Errors'";
     }
 }

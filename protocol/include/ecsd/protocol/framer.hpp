@@ -11,7 +11,7 @@
 namespace ecsd::protocol {
 
 /// @brief Default longest line, terminator excluded (1 MiB).
-inline constexpr std::size_t default_max_line_bytes = 1024 * 1024;
+inline constexpr std::size_t default_max_line_bytes = std::size_t{1024} * 1024;
 
 /// @brief What next() found in the buffer.
 enum class frame_status {
