@@ -10,10 +10,11 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "persist/snapshot.hpp"
 

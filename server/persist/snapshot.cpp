@@ -1,6 +1,8 @@
 #include "persist/snapshot.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <unordered_map>
 
 #include "persist/journal.hpp"
@@ -11,7 +13,7 @@ using ecs::entity_id;
 
 namespace {
 /// @brief Everything but `entities` and `dense_order`, which are streamed.
-json snapshot_head(const world::World& w, std::uint64_t journal_seq) {
+json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
     const auto& table = w.registry().entities();
     const auto& s = w.settings();
     json systems = json::object();
@@ -53,7 +55,7 @@ json snapshot_head(const world::World& w, std::uint64_t journal_seq) {
 
 /// @brief Calls entity(id, components) for each live entity and order(name, ids) for each storage.
 template <typename E, typename O>
-void walk_contents(const world::World& w, E&& entity, O&& order) {
+void walk_contents(const world::world& w, E&& entity, O&& order) {
     const auto& reg = w.registry();
     const auto& table = reg.entities();
     for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot) {
@@ -71,7 +73,7 @@ void walk_contents(const world::World& w, E&& entity, O&& order) {
 }
 }  // namespace
 
-json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
+json to_snapshot(const world::world& w, std::uint64_t journal_seq) {
     json doc = snapshot_head(w, journal_seq);
     json entities = json::array();
     json order = json::object();
@@ -90,7 +92,7 @@ json to_snapshot(const world::World& w, std::uint64_t journal_seq) {
     return doc;
 }
 
-std::string snapshot_text(const world::World& w, std::uint64_t journal_seq) {
+std::string snapshot_text(const world::world& w, std::uint64_t journal_seq) {
     std::string out = snapshot_head(w, journal_seq).dump();
     out.pop_back();  // the closing brace: entities and dense_order follow
     out.reserve(out.size() + w.registry().size() * 96);
@@ -183,30 +185,52 @@ void check_snapshot_header(const json& doc, const std::string& source) {
 
 namespace {
 
-std::vector<std::pair<std::uint32_t, std::uint32_t>> slot_pairs(const json& list) {
+/// @brief A count, id or slot: a whole number from 0 to T's largest. (json::get<T>() casts any
+/// number, and a float out of T's range, 1e30 as an id, is undefined behaviour.)
+template <typename T>
+T whole(const json& j, const std::string& source, const std::string& what) {
+    constexpr auto most = std::numeric_limits<T>::max();
+    if (j.is_number_unsigned() && j.get<std::uint64_t>() <= most)
+        return static_cast<T>(j.get<std::uint64_t>());
+    if (j.is_number_float()) {
+        const double d = j.get<double>();
+        if (d >= 0 && d == std::floor(d) && d < static_cast<double>(most) + 1.0) return static_cast<T>(d);
+    }
+    fail(source, what + " must be a whole number from 0 to " + std::to_string(most));
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> slot_pairs(const json& list, const std::string& source) {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
-    for (const auto& p : list) out.emplace_back(p.at(0).get<std::uint32_t>(), p.at(1).get<std::uint32_t>());
+    for (const auto& p : list)
+        out.emplace_back(whole<std::uint32_t>(p.at(0), source, "an allocator slot"),
+                         whole<std::uint32_t>(p.at(1), source, "an allocator generation"));
     return out;
 }
 }  // namespace
 
-std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& source) {
+std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& source) {
     check_snapshot_header(doc, source);
     // The world's own state: values load as they were saved (numbers past ±1e15, prefabs an older
     // server accepted), never refused by the rules for what clients send.
     const ecs::restoring_scope restoring;
     try {
+        // Which journal records replay (and whether the journal is emptied) follows from it: a value
+        // snapshot_journal_seq cannot read as a count is damage.
+        if (doc.contains("journal_seq") && !doc["journal_seq"].is_number_unsigned())
+            fail(source, "\"journal_seq\" is not a non-negative integer");
         const auto& wj = doc.at("world");
-        world::WorldSettings s;
+        world::world_settings s;
         s.name = wj.at("name").get<std::string>();
         s.tick_hz = wj.at("tick_hz").get<double>();
         s.gravity_x = wj.at("gravity").at("x").get<double>();
         s.gravity_y = wj.at("gravity").at("y").get<double>();
-        s.bounds = world::WorldBounds::from_json(wj.value("bounds", json()));  // absent before bounds existed
+        s.bounds =
+            world::world_bounds::from_json(wj.value("bounds", json()));  // absent before bounds existed
         s.paused = wj.at("paused").get<bool>();
-        s.max_entities = wj.value("max_entities", s.max_entities);
-        auto w = std::make_unique<world::World>(s);
-        w->set_tick(wj.at("tick").get<std::uint64_t>());
+        if (wj.contains("max_entities"))
+            s.max_entities = whole<std::size_t>(wj["max_entities"], source, "max_entities");
+        auto w = std::make_unique<world::world>(s);
+        w->set_tick(whole<std::uint64_t>(wj.at("tick"), source, "tick"));
 
         const json types = doc.value("component_types", json::array());
         const json prefabs = doc.value("prefabs", json::object());
@@ -223,7 +247,7 @@ std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& 
         std::unordered_map<entity_id, const json*> by_id;
         live.reserve(entities.size());
         for (const auto& e : entities) {
-            const auto id = e.at("id").get<entity_id>();
+            const auto id = whole<entity_id>(e.at("id"), source, "an entity id");
             live.push_back(id);
             if (!by_id.emplace(id, &e.at("components")).second)
                 fail(source, "entity " + std::to_string(id) + " appears twice");
@@ -231,8 +255,14 @@ std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& 
         const auto& alloc = doc.at("allocator");
         const json free = alloc.value("free", json::array());
         const json retired = alloc.value("retired", json::array());
-        reg.restore_entities(alloc.at("slots").get<std::size_t>(), live, slot_pairs(free),
-                             slot_pairs(retired));
+        // Every slot is live, free or retired: more slots than those listed is damage, found before the
+        // registry allocates them all.
+        const auto slots = whole<std::size_t>(alloc.at("slots"), source, "allocator.slots");
+        if (slots > live.size() + free.size() + retired.size())
+            fail(source, "allocator.slots is " + std::to_string(slots) + " but only " +
+                             std::to_string(live.size() + free.size() + retired.size()) +
+                             " live, free and retired slots are listed");
+        reg.restore_entities(slots, live, slot_pairs(free, source), slot_pairs(retired, source));
 
         // Components go in each storage's saved dense order; anything the order does not list
         // (a hand-written snapshot) follows in entity order.
@@ -241,7 +271,7 @@ std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& 
         for (const auto& [name, ids] : order.items()) {
             const auto c = reg.component_by_name(name);
             for (const auto& idj : ids) {
-                const auto id = idj.get<entity_id>();
+                const auto id = whole<entity_id>(idj, source, "a dense_order id");
                 const auto it = by_id.find(id);
                 if (it == by_id.end() || !it->second->contains(name))
                     fail(source,

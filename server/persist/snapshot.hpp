@@ -6,10 +6,11 @@
 // evolves bit-identically to the one that was saved). Format: docs/persistence.md.
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "world/world.hpp"
 
@@ -27,14 +28,14 @@ class persist_error : public std::runtime_error {
 };
 
 /// @brief The snapshot document of a world; `journal_seq` is the last journal record it includes.
-[[nodiscard]] json to_snapshot(const world::World& w, std::uint64_t journal_seq);
+[[nodiscard]] json to_snapshot(const world::world& w, std::uint64_t journal_seq);
 
 /// @brief The same document as text, written entity by entity without building the whole
 /// tree in memory first (what saving uses: about twice as fast for large worlds).
-[[nodiscard]] std::string snapshot_text(const world::World& w, std::uint64_t journal_seq);
+[[nodiscard]] std::string snapshot_text(const world::world& w, std::uint64_t journal_seq);
 
 /// @brief A world rebuilt from a snapshot document; throws persist_error naming `source`.
-[[nodiscard]] std::unique_ptr<world::World> from_snapshot(const json& doc, const std::string& source);
+[[nodiscard]] std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& source);
 
 /// @brief The journal sequence number a snapshot document includes.
 [[nodiscard]] std::uint64_t snapshot_journal_seq(const json& doc);

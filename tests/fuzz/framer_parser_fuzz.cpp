@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
     static const p::json_schema schema(nlohmann::json{
         {"type", "object"},
-        {"properties", {{"world", {{"type", "string"}, {"maxLength", 64}}}, {"entity", {{"type", "integer"}}}}}});
+        {"properties",
+         {{"world", {{"type", "string"}, {"maxLength", 64}}}, {"entity", {{"type", "integer"}}}}}});
 
     p::line_framer framer(512);
     for (std::size_t pos = 0; pos < bytes.size(); pos += chunk) {

@@ -18,7 +18,6 @@ namespace ecsd::net {
 namespace {
 
 constexpr std::size_t read_chunk = 64 * 1024;
-constexpr std::size_t max_header_bytes = 16 * 1024;
 constexpr auto heartbeat = std::chrono::seconds(15);
 
 std::chrono::steady_clock::duration seconds(double s) {
@@ -27,52 +26,58 @@ std::chrono::steady_clock::duration seconds(double s) {
 
 std::string_view status_text(int status) {
     switch (status) {
-        case 200: return "OK";
-        case 204: return "No Content";
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 408: return "Request Timeout";
-        case 413: return "Content Too Large";
-        case 429: return "Too Many Requests";
-        case 431: return "Request Header Fields Too Large";
-        case 503: return "Service Unavailable";
-        default: return "Error";
+        case 200:
+            return "OK";
+        case 204:
+            return "No Content";
+        case 400:
+            return "Bad Request";
+        case 401:
+            return "Unauthorized";
+        case 404:
+            return "Not Found";
+        case 405:
+            return "Method Not Allowed";
+        case 408:
+            return "Request Timeout";
+        case 413:
+            return "Content Too Large";
+        case 429:
+            return "Too Many Requests";
+        case 431:
+            return "Request Header Fields Too Large";
+        case 503:
+            return "Service Unavailable";
+        default:
+            return "Error";
     }
 }
 
-http_connection& self_of(http_parser* p) { return *static_cast<http_connection*>(p->data); }
-
 }  // namespace
 
-http_connection::http_connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
-                                 http_server& owner, std::uint64_t id)
-    : socket_(std::move(socket)), strand_(socket_.get_executor()), timer_(strand_), services_(services),
-      dispatch_(dispatch), owner_(owner) {
+http_connection::http_connection(asio::ip::tcp::socket socket, server_services& services,
+                                 dispatcher& dispatch, http_server& owner, std::uint64_t id)
+    : socket_(std::move(socket)),
+      strand_(socket_.get_executor()),
+      timer_(strand_),
+      services_(services),
+      dispatch_(dispatch),
+      owner_(owner),
+      parser_(services.config.max_line_bytes) {
     session_.id = id;
     session_.lines = false;  // HTTP: notifications only inside an event stream
     asio::error_code ec;
     const auto ep = socket_.remote_endpoint(ec);
     session_.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
     session_.authenticated = services.config.token.empty();
-    http_parser_init(&parser_, HTTP_REQUEST);
-    parser_.data = this;
-    http_parser_settings_init(&settings_);
-    settings_.on_message_begin = &http_connection::on_message_begin;
-    settings_.on_url = &http_connection::on_url;
-    settings_.on_header_field = &http_connection::on_header_field;
-    settings_.on_header_value = &http_connection::on_header_value;
-    settings_.on_headers_complete = &http_connection::on_headers_complete;
-    settings_.on_body = &http_connection::on_body;
-    settings_.on_message_complete = &http_connection::on_message_complete;
 }
 
 void http_connection::start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
-        self->session_.watches = watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
-            if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump_stream(); });
-        });
+        self->session_.watches =
+            watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
+                if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump_stream(); });
+            });
         self->last_activity_ = std::chrono::steady_clock::now();
         spdlog::debug("http {}: opened from {}", self->session_.id, self->session_.peer);
         self->arm_timer();
@@ -84,87 +89,6 @@ void http_connection::stop() {
     asio::dispatch(strand_, [self = shared_from_this()] { self->close("stopped"); });
 }
 
-// --- parser callbacks ------------------------------------------------------------------------
-
-int http_connection::on_message_begin(http_parser* p) {
-    auto& c = self_of(p);
-    c.url_.clear();
-    c.field_.clear();
-    c.value_.clear();
-    c.in_value_ = false;
-    c.authorization_.clear();
-    c.body_.clear();
-    c.header_bytes_ = 0;
-    c.request_open_ = true;
-    c.request_began_ = std::chrono::steady_clock::now();
-    return 0;
-}
-
-int http_connection::count_head(std::size_t n) {
-    header_bytes_ += n;
-    if (header_bytes_ <= max_header_bytes) return 0;
-    refuse_ = 431;
-    refuse_why_ = "request line and headers over " + std::to_string(max_header_bytes) + " bytes";
-    return 1;  // stops the parser
-}
-
-int http_connection::on_url(http_parser* p, const char* at, std::size_t n) {
-    auto& c = self_of(p);
-    c.url_.append(at, n);
-    return c.count_head(n);
-}
-
-int http_connection::on_header_field(http_parser* p, const char* at, std::size_t n) {
-    auto& c = self_of(p);
-    if (c.in_value_) {  // the previous header is complete
-        if (c.field_ == "authorization") c.authorization_ = c.value_;
-        c.field_.clear();
-        c.value_.clear();
-        c.in_value_ = false;
-    }
-    for (std::size_t i = 0; i < n; ++i) c.field_ += static_cast<char>(std::tolower(static_cast<unsigned char>(at[i])));
-    return c.count_head(n);
-}
-
-int http_connection::on_header_value(http_parser* p, const char* at, std::size_t n) {
-    auto& c = self_of(p);
-    c.in_value_ = true;
-    c.value_.append(at, n);
-    return c.count_head(n);
-}
-
-int http_connection::on_headers_complete(http_parser* p) {
-    auto& c = self_of(p);
-    if (c.in_value_ && c.field_ == "authorization") c.authorization_ = c.value_;
-    const auto limit = c.services_.config.max_line_bytes;
-    if ((p->flags & F_CONTENTLENGTH) != 0 && p->content_length > limit) {
-        c.refuse_ = 413;
-        c.refuse_why_ = "body over " + std::to_string(limit) + " bytes (--max-line-bytes)";
-        return -1;
-    }
-    return 0;
-}
-
-int http_connection::on_body(http_parser* p, const char* at, std::size_t n) {
-    auto& c = self_of(p);
-    c.body_.append(at, n);
-    if (c.body_.size() > c.services_.config.max_line_bytes) {
-        c.refuse_ = 413;
-        c.refuse_why_ = "body over " + std::to_string(c.services_.config.max_line_bytes) + " bytes (--max-line-bytes)";
-        return 1;
-    }
-    return 0;
-}
-
-int http_connection::on_message_complete(http_parser* p) {
-    auto& c = self_of(p);
-    c.message_done_ = true;
-    c.request_open_ = false;
-    c.keep_alive_ = http_should_keep_alive(p) != 0;
-    http_parser_pause(p, 1);  // one request at a time: the rest waits in in_
-    return 0;
-}
-
 // --- reading and parsing ---------------------------------------------------------------------
 
 void http_connection::do_read() {
@@ -172,12 +96,13 @@ void http_connection::do_read() {
     if (unsent() >= services_.config.max_output_bytes) return;  // resumed by on_write
     reading_ = true;
     auto buffer = std::make_shared<std::array<char, read_chunk>>();
-    socket_.async_read_some(asio::buffer(*buffer), [self = shared_from_this(), buffer](const asio::error_code& ec, std::size_t n) {
-        self->reading_ = false;
-        self->services_.bytes_in.fetch_add(n, std::memory_order_relaxed);
-        if (!ec) self->in_.append(buffer->data(), n);
-        self->on_read(ec, n);
-    });
+    socket_.async_read_some(asio::buffer(*buffer),
+                            [self = shared_from_this(), buffer](const asio::error_code& ec, std::size_t n) {
+                                self->reading_ = false;
+                                self->services_.bytes_in.fetch_add(n, std::memory_order_relaxed);
+                                if (!ec) self->in_.append(buffer->data(), n);
+                                self->on_read(ec, n);
+                            });
 }
 
 void http_connection::on_read(const asio::error_code& ec, std::size_t) {
@@ -194,20 +119,21 @@ void http_connection::on_read(const asio::error_code& ec, std::size_t) {
 void http_connection::parse() {
     while (!in_.empty() && !busy_ && !stopped_ && !streaming_ && !close_after_write_ &&
            unsent() < services_.config.max_output_bytes) {
-        message_done_ = false;
-        const std::size_t n = http_parser_execute(&parser_, &settings_, in_.data(), in_.size());
-        const auto err = HTTP_PARSER_ERRNO(&parser_);
-        if (refuse_ != 0) {
-            fail(refuse_, refuse_why_);
+        const auto step = parser_.execute(in_);
+        if (step.began) {
+            request_open_ = true;
+            request_began_ = std::chrono::steady_clock::now();
+        }
+        if (step.complete) {
+            request_open_ = false;
+            keep_alive_ = parser_.keep_alive();
+        }
+        if (step.error != 0) {
+            fail(step.error, step.why);
             return;
         }
-        if (err != HPE_OK && err != HPE_PAUSED) {
-            fail(400, std::string("malformed HTTP request: ") + http_errno_description(err));
-            return;
-        }
-        in_.erase(0, n);
-        if (err == HPE_PAUSED) http_parser_pause(&parser_, 0);
-        if (!message_done_) return;  // need more bytes
+        in_.erase(0, step.consumed);
+        if (!step.complete) return;  // need more bytes
         handle();
     }
 }
@@ -216,10 +142,11 @@ void http_connection::parse() {
 
 void http_connection::handle() {
     busy_ = true;
-    const std::string path = url_.substr(0, url_.find('?'));
-    const auto method = static_cast<http_method>(parser_.method);
+    const std::string path = parser_.url().substr(0, parser_.url().find('?'));
+    const auto method = parser_.method();
     if (path != "/") {
-        respond(404, "text/plain", "not found: this server answers GET / (the viewer) and POST / (JSON-RPC)\n");
+        respond(404, "text/plain",
+                "not found: this server answers GET / (the viewer) and POST / (JSON-RPC)\n");
         return;
     }
     if (method == HTTP_GET) {
@@ -228,18 +155,20 @@ void http_connection::handle() {
     }
     if (method == HTTP_HEAD) {  // the GET's head: its length, no body
         write("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " +
-              std::to_string(viewer_page().size()) + "\r\n" + (keep_alive_ ? "" : "Connection: close\r\n") + "\r\n");
+              std::to_string(viewer_page().size()) + "\r\n" + (keep_alive_ ? "" : "Connection: close\r\n") +
+              "\r\n");
         after_response();
         return;
     }
     if (method != HTTP_POST) {
-        respond(405, "text/plain", "use GET / for the viewer or POST / for JSON-RPC\n", "Allow: GET, HEAD, POST\r\n");
+        respond(405, "text/plain", "use GET / for the viewer or POST / for JSON-RPC\n",
+                "Allow: GET, HEAD, POST\r\n");
         return;
     }
     const auto& token = services_.config.token;
     if (!token.empty()) {
         const std::string_view prefix = "Bearer ";
-        const std::string_view got = authorization_;
+        const std::string_view got = parser_.authorization();
         // Wrong tokens count against the address as server.auth's do (one limiter for TCP and HTTP),
         // so HTTP is no faster way to guess; a request with no token at all guesses nothing.
         auto& guard = services_.auth_guard;
@@ -257,9 +186,11 @@ void http_connection::handle() {
         if (wait > 0) {
             const auto seconds = std::to_string(static_cast<long>(std::ceil(wait)));
             respond(429, "application/json",
-                    protocol::make_error(nullptr, protocol::reason::rate_limited,
-                                         "too many wrong tokens from " + address + "; try again in " + seconds + " s",
-                                         {{"retry_after", wait}}) + "\n",
+                    protocol::make_error(
+                        nullptr, protocol::reason::rate_limited,
+                        "too many wrong tokens from " + address + "; try again in " + seconds + " s",
+                        {{"retry_after", wait}}) +
+                        "\n",
                     "Retry-After: " + seconds + "\r\n");
             return;
         }
@@ -267,7 +198,8 @@ void http_connection::handle() {
         if (!ok) {
             respond(401, "application/json",
                     protocol::make_error(nullptr, protocol::reason::unauthorized,
-                                         "send the token as Authorization: Bearer TOKEN") + "\n",
+                                         "send the token as Authorization: Bearer TOKEN") +
+                        "\n",
                     "WWW-Authenticate: Bearer realm=\"ecsd\"\r\n");
             return;
         }
@@ -279,7 +211,7 @@ void http_connection::handle() {
 void http_connection::handle_rpc() {
     protocol::parse_limits limits;
     limits.max_batch = services_.config.max_batch;
-    auto parsed = protocol::parse_line(body_, limits);
+    auto parsed = protocol::parse_line(parser_.body(), limits);
     batch_ = parsed.batch;
     parts_.clear();
     for (auto& m : parsed.messages) {
@@ -365,9 +297,10 @@ void http_connection::start_stream(std::string first) {
     streaming_ = true;
     parts_.clear();
     spdlog::debug("http {}: event stream", session_.id);
-    write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-          "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\ndata: " +
-          first + "\n\n");
+    write(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+        "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\ndata: " +
+        first + "\n\n");
     session_.watches->start_next();  // the answer is out: its notifications may follow
     pump_stream();
 }
@@ -381,13 +314,15 @@ void http_connection::pump_stream() {
     std::size_t start = 0;
     while (start < lines.size()) {
         const auto end = lines.find('\n', start);
-        const std::string_view line(lines.data() + start, (end == std::string::npos ? lines.size() : end) - start);
+        const std::string_view line(lines.data() + start,
+                                    (end == std::string::npos ? lines.size() : end) - start);
         out_ += "data: ";
         out_ += line;
         out_ += "\n\n";
         // The watch is over (ended, or a BRP stream's closing error): so is the stream.
         const auto head = line.substr(0, 160);
-        if (head.find("\"ended\":true") != std::string_view::npos || head.find("\"error\":{") != std::string_view::npos)
+        if (head.find("\"ended\":true") != std::string_view::npos ||
+            head.find("\"error\":{") != std::string_view::npos)
             close_after_write_ = true;
         if (end == std::string::npos) break;
         start = end + 1;
@@ -397,7 +332,8 @@ void http_connection::pump_stream() {
 
 // --- writing ---------------------------------------------------------------------------------
 
-void http_connection::respond(int status, std::string_view content_type, std::string body, std::string_view extra_headers) {
+void http_connection::respond(int status, std::string_view content_type, std::string body,
+                              std::string_view extra_headers) {
     std::string head = "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) + "\r\n";
     if (!content_type.empty() && status != 204) {
         head += "Content-Type: ";
@@ -443,9 +379,9 @@ void http_connection::do_write() {
     write_pos_ = 0;
     std::swap(out_, writing_);
     write_in_flight_ = true;
-    socket_.async_write_some(asio::buffer(writing_), [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
-        self->on_write(ec, n);
-    });
+    socket_.async_write_some(
+        asio::buffer(writing_),
+        [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_write(ec, n); });
 }
 
 void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
@@ -462,8 +398,9 @@ void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
     write_pos_ += n;
     last_activity_ = std::chrono::steady_clock::now();
     if (write_pos_ < writing_.size()) {
-        socket_.async_write_some(asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
-                                 [self = shared_from_this()](const asio::error_code& e, std::size_t m) { self->on_write(e, m); });
+        socket_.async_write_some(
+            asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
+            [self = shared_from_this()](const asio::error_code& e, std::size_t m) { self->on_write(e, m); });
         return;
     }
     write_in_flight_ = false;
@@ -499,11 +436,12 @@ void http_connection::on_timer(const asio::error_code& ec) {
     const auto& cfg = services_.config;
     if (cfg.request_timeout > 0 && request_open_ && now - request_began_ >= seconds(cfg.request_timeout)) {
         request_open_ = false;
-        fail(408, "request not finished within " + std::to_string(cfg.request_timeout) + " s (--request-timeout)");
+        fail(408,
+             "request not finished within " + std::to_string(cfg.request_timeout) + " s (--request-timeout)");
     } else if (streaming_ && unsent() == 0 && now - last_activity_ >= heartbeat) {
         write(": keep-alive\n\n");  // a quiet stream stays open through proxies
-    } else if (cfg.idle_timeout > 0 && now - last_activity_ >= seconds(cfg.idle_timeout) && !(busy_ && !streaming_) &&
-               !(streaming_ && unsent() == 0)) {
+    } else if (cfg.idle_timeout > 0 && now - last_activity_ >= seconds(cfg.idle_timeout) &&
+               !(busy_ && !streaming_) && !(streaming_ && unsent() == 0)) {
         close(write_in_flight_ ? "slow reader" : "idle timeout");
         return;
     }
@@ -522,14 +460,15 @@ void http_connection::linger() {
     auto buffer = std::make_shared<std::array<char, 4096>>();
     const auto discard = std::make_shared<std::function<void()>>();
     *discard = [self = shared_from_this(), buffer, weak = std::weak_ptr<std::function<void()>>(discard)] {
-        self->socket_.async_read_some(asio::buffer(*buffer), [self, weak](const asio::error_code& ec, std::size_t) {
-            if (self->stopped_) return;
-            if (ec) {
-                self->close("done");
-            } else if (auto again = weak.lock()) {
-                (*again)();
-            }
-        });
+        self->socket_.async_read_some(asio::buffer(*buffer),
+                                      [self, weak](const asio::error_code& ec, std::size_t) {
+                                          if (self->stopped_) return;
+                                          if (ec) {
+                                              self->close("done");
+                                          } else if (auto again = weak.lock()) {
+                                              (*again)();
+                                          }
+                                      });
     };
     lingering_read_ = discard;
     (*discard)();

@@ -1,6 +1,6 @@
 #pragma once
-// One HTTP/1.1 client of the HTTP face. Parsing is Debian's http-parser (libhttp-parser-dev);
-// this class only routes what it reports:
+// One HTTP/1.1 client of the HTTP face. Parsing is request_parser (Debian's http-parser, without
+// sockets); this class only routes what it reports:
 //
 //   GET  /               the viewer page (one self-contained HTML file built into ecsd)
 //   POST /               a JSON-RPC request or batch, answered exactly as on the TCP port
@@ -11,8 +11,6 @@
 // unless the client says otherwise. The TCP limits apply: --max-line-bytes for a body (413),
 // 16 KiB of request line and headers (431), --idle-timeout, --request-timeout for a request's
 // headers and body, --max-output-bytes for what an SSE reader has not read.
-#include <http_parser.h>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -24,6 +22,7 @@
 #include <asio.hpp>
 
 #include "dispatcher.hpp"
+#include "http/request_parser.hpp"
 #include "job_runner.hpp"
 #include "session.hpp"
 
@@ -34,9 +33,9 @@ struct server_services;
 
 /// @brief An HTTP client connection.
 class http_connection : public std::enable_shared_from_this<http_connection> {
-public:
-    http_connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch, http_server& owner,
-                    std::uint64_t id);
+  public:
+    http_connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
+                    http_server& owner, std::uint64_t id);
     http_connection(const http_connection&) = delete;
     http_connection& operator=(const http_connection&) = delete;
 
@@ -45,21 +44,12 @@ public:
     /// @brief Closes now. Safe from any thread.
     void stop();
 
-private:
+  private:
     struct rpc_part {
         std::optional<std::string> text;  // the answer (or nothing, for a notification)
         std::optional<world_job> job;     // still to run on a world
         bool opened = false;              // a watch that answered: the stream may begin
     };
-
-    int count_head(std::size_t n);  // request line + headers so far; past 16 KiB: 431
-    static int on_message_begin(http_parser* p);
-    static int on_url(http_parser* p, const char* at, std::size_t n);
-    static int on_header_field(http_parser* p, const char* at, std::size_t n);
-    static int on_header_value(http_parser* p, const char* at, std::size_t n);
-    static int on_headers_complete(http_parser* p);
-    static int on_body(http_parser* p, const char* at, std::size_t n);
-    static int on_message_complete(http_parser* p);
 
     void do_read();
     void on_read(const asio::error_code& ec, std::size_t n);
@@ -70,7 +60,8 @@ private:
     void finish_rpc();
     void start_stream(std::string first);
     void pump_stream();
-    void respond(int status, std::string_view content_type, std::string body, std::string_view extra_headers = {});
+    void respond(int status, std::string_view content_type, std::string body,
+                 std::string_view extra_headers = {});
     void fail(int status, std::string_view message);  // respond, then close
     void write(std::string bytes);
     void do_write();
@@ -90,19 +81,8 @@ private:
     http_server& owner_;
     session session_;
 
-    http_parser parser_{};
-    http_parser_settings settings_{};
-    std::string in_;          // bytes read and not yet parsed
-    std::size_t header_bytes_ = 0;
-    std::string url_;
-    std::string field_;       // header being read
-    std::string value_;
-    bool in_value_ = false;
-    std::string authorization_;
-    std::string body_;
-    bool message_done_ = false;
-    int refuse_ = 0;          // set by a callback: answer this status, then close
-    std::string refuse_why_;
+    request_parser parser_;
+    std::string in_;  // bytes read and not yet parsed
 
     std::vector<rpc_part> parts_;
     bool batch_ = false;

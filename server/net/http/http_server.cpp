@@ -9,8 +9,8 @@
 
 namespace ecsd::net {
 
-http_server::http_server(asio::io_context& io, server_services& services, dispatcher& dispatch, const std::string& host,
-                         std::uint16_t port)
+http_server::http_server(asio::io_context& io, server_services& services, dispatcher& dispatch,
+                         const std::string& host, std::uint16_t port)
     : io_(io), services_(services), dispatch_(dispatch), strand_(asio::make_strand(io)), acceptor_(strand_) {
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(host), port);
     acceptor_.open(endpoint.protocol());
@@ -22,7 +22,8 @@ http_server::http_server(asio::io_context& io, server_services& services, dispat
 }
 
 void http_server::do_accept() {
-    acceptor_.async_accept(asio::make_strand(io_), [this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+    acceptor_.async_accept(asio::make_strand(io_), [this](const asio::error_code& ec,
+                                                          asio::ip::tcp::socket socket) {
         if (!acceptor_.is_open()) return;
         if (ec) {
             spdlog::warn("http accept failed: {}", ec.message());
@@ -44,7 +45,8 @@ void http_server::do_accept() {
                 asio::write(socket, asio::buffer(busy), ignored);
                 socket.close(ignored);
             } else {
-                c = std::make_shared<http_connection>(std::move(socket), services_, dispatch_, *this, ++next_id_);
+                c = std::make_shared<http_connection>(std::move(socket), services_, dispatch_, *this,
+                                                      ++next_id_);
                 connections_.insert(c);
             }
         }

@@ -17,10 +17,10 @@ struct server_services;
 
 /// @brief Listens for HTTP and owns the open HTTP connections.
 class http_server {
-public:
+  public:
     /// @brief Binds host:port and starts accepting; throws std::system_error when it cannot bind.
-    http_server(asio::io_context& io, server_services& services, dispatcher& dispatch, const std::string& host,
-                std::uint16_t port);
+    http_server(asio::io_context& io, server_services& services, dispatcher& dispatch,
+                const std::string& host, std::uint16_t port);
     http_server(const http_server&) = delete;
     http_server& operator=(const http_server&) = delete;
 
@@ -31,7 +31,7 @@ public:
     /// @brief Forgets a closed connection.
     void remove(const std::shared_ptr<http_connection>& c);
 
-private:
+  private:
     void do_accept();
 
     asio::io_context& io_;

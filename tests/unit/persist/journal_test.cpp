@@ -1,12 +1,13 @@
 #include "persist/journal.hpp"
 
-#include <gtest/gtest.h>
 #include <sys/resource.h>
 
 #include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "persist/atomic_file.hpp"
 #include "persist/snapshot.hpp"

@@ -1,15 +1,15 @@
 #include "persist/snapshot.hpp"
 
-#include <gtest/gtest.h>
-
 #include <cctype>
+
+#include <gtest/gtest.h>
 
 using namespace ecsd;
 using ecsd::ecs::json;
 
 namespace {
-world::WorldSettings paused() {
-    world::WorldSettings s;
+world::world_settings paused() {
+    world::world_settings s;
     s.name = "arena";
     s.paused = true;
     s.gravity_y = -3;
@@ -19,8 +19,8 @@ world::WorldSettings paused() {
 }
 
 /// @brief A world with movers, colliders, a run-time component, a prefab, dead ids and a disabled system.
-std::unique_ptr<world::World> busy_world() {
-    auto w = std::make_unique<world::World>(paused());
+std::unique_ptr<world::world> busy_world() {
+    auto w = std::make_unique<world::world>(paused());
     w->register_component("vector2", {{"x", 0}, {"y", 0}});
     w->define_prefab("rock", {{"Position", json::object()}, {"Collider", {{"radius", 0.5}}}});
     for (int i = 0; i < 60; ++i)
@@ -37,7 +37,7 @@ std::unique_ptr<world::World> busy_world() {
     return w;
 }
 
-std::unique_ptr<world::World> round_trip(const world::World& w) {
+std::unique_ptr<world::world> round_trip(const world::world& w) {
     const std::string text = persist::snapshot_text(w, 7);
     EXPECT_EQ(json::parse(text), persist::to_snapshot(w, 7));  // the streamed text is the same document
     return persist::from_snapshot(json::parse(text), "test");
@@ -74,7 +74,7 @@ TEST(Snapshot, RestoredWorldEvolvesBitIdentically) {
 }
 
 TEST(Snapshot, EmptyWorldAndComponentlessEntitiesStream) {
-    world::World w(paused());
+    world::world w(paused());
     EXPECT_EQ(json::parse(persist::snapshot_text(w, 0)), persist::to_snapshot(w, 0));
     w.spawn(json::object());
     EXPECT_EQ(json::parse(persist::snapshot_text(w, 0)), persist::to_snapshot(w, 0));

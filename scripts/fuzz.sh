@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target (tests/fuzz/NAME_fuzz.cpp) for a while, one after the other.
+#   scripts/fuzz.sh [seconds]   seconds per target (default 30)
+# Builds the fuzz targets only, with clang, libFuzzer, ASan and UBSan, in build/fuzz. Each target
+# starts from its committed seeds (tests/fuzz/corpus/NAME, never written to) plus a fresh corpus
+# dir (build/fuzz/corpus/NAME, where new inputs go). Prints one line per target; exits non-zero
+# when any target crashed, leaked, ran out of memory or timed out. What it found is in
+# build/fuzz/artifacts/NAME/ (reproduce: build/fuzz/bin/NAME_fuzz FILE), its log in build/fuzz/logs/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${1:-30}"
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: scripts/fuzz.sh [seconds]" >&2
+  exit 2
+fi
+
+# clang and its libFuzzer runtime come with the test packages (scripts/install-deps.sh).
+if ! command -v clang++ >/dev/null ||
+   [ ! -e "$(clang++ --print-runtime-dir)/libclang_rt.fuzzer-$(uname -m).a" ]; then
+  scripts/install-deps.sh
+fi
+
+build_dir=build/fuzz
+targets=()
+for source in tests/fuzz/*_fuzz.cpp; do
+  name="$(basename "$source" .cpp)"
+  targets+=("${name%_fuzz}")
+done
+
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++ -DECSD_FUZZ=ON -DECSD_SANITIZE=ON >/dev/null
+cmake --build "$build_dir" --parallel 2 --target "${targets[@]/%/_fuzz}"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+final_stat() {  # final_stat NAME LOG: the value of libFuzzer's final stat::NAME, or "?"
+  sed -n "s/^stat::$1: *//p" "$2" | tail -n 1 | grep . || echo "?"
+}
+
+failed=0
+summary=()
+for t in "${targets[@]}"; do
+  corpus="$build_dir/corpus/$t"
+  artifacts="$build_dir/artifacts/$t"
+  log="$build_dir/logs/$t.log"
+  rm -rf "$corpus" "$artifacts"
+  mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
+  echo "fuzz: $t for ${seconds} s"
+  rc=0
+  "$build_dir/bin/${t}_fuzz" "$corpus" "tests/fuzz/corpus/$t" -max_total_time="$seconds" -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
+  found=()
+  for f in "$artifacts"/*; do
+    [ -e "$f" ] || continue
+    case "$(basename "$f")" in slow-unit-*) ;; *) found+=("$f") ;; esac
+  done
+  if [ "$rc" -ne 0 ] || [ ${#found[@]} -gt 0 ]; then
+    failed=1
+    result="FOUND (exit $rc) ${found[*]:-} (log: $log)"
+    tail -n 40 "$log" >&2
+  else
+    result="nothing found"
+  fi
+  summary+=("$(printf '%-16s %8s exec/s %10s runs %5s new units  %s' "$t" "$(final_stat average_exec_per_sec "$log")" \
+    "$(final_stat number_of_executed_units "$log")" "$(final_stat new_units_added "$log")" "$result")")
+done
+
+echo "fuzz summary (${seconds} s per target):"
+printf '  %s\n' "${summary[@]}"
+exit "$failed"

@@ -1,0 +1,129 @@
+#include "http/request_parser.hpp"
+
+#include <cctype>
+
+namespace ecsd::net {
+namespace {
+
+request_parser& self_of(http_parser* p) {
+    return *static_cast<request_parser*>(p->data);
+}
+
+}  // namespace
+
+request_parser::request_parser(std::size_t max_body_bytes) : max_body_bytes_(max_body_bytes) {
+    http_parser_init(&parser_, HTTP_REQUEST);
+    parser_.data = this;
+    http_parser_settings_init(&settings_);
+    settings_.on_message_begin = &request_parser::on_message_begin;
+    settings_.on_url = &request_parser::on_url;
+    settings_.on_header_field = &request_parser::on_header_field;
+    settings_.on_header_value = &request_parser::on_header_value;
+    settings_.on_headers_complete = &request_parser::on_headers_complete;
+    settings_.on_body = &request_parser::on_body;
+    settings_.on_message_complete = &request_parser::on_message_complete;
+}
+
+request_parser::step request_parser::execute(std::string_view bytes) {
+    step out;
+    began_ = false;
+    message_done_ = false;
+    out.consumed = http_parser_execute(&parser_, &settings_, bytes.data(), bytes.size());
+    const auto err = HTTP_PARSER_ERRNO(&parser_);
+    out.began = began_;
+    if (refuse_ != 0) {
+        out.error = refuse_;
+        out.why = refuse_why_;
+        return out;
+    }
+    if (err != HPE_OK && err != HPE_PAUSED) {
+        out.error = 400;
+        out.why = std::string("malformed HTTP request: ") + http_errno_description(err);
+        return out;
+    }
+    if (err == HPE_PAUSED) http_parser_pause(&parser_, 0);
+    out.complete = message_done_;
+    return out;
+}
+
+// --- parser callbacks ------------------------------------------------------------------------
+
+int request_parser::on_message_begin(http_parser* p) {
+    auto& c = self_of(p);
+    c.url_.clear();
+    c.field_.clear();
+    c.value_.clear();
+    c.in_value_ = false;
+    c.authorization_.clear();
+    c.body_.clear();
+    c.header_bytes_ = 0;
+    c.began_ = true;
+    return 0;
+}
+
+int request_parser::count_head(std::size_t n) {
+    header_bytes_ += n;
+    if (header_bytes_ <= max_header_bytes) return 0;
+    refuse_ = 431;
+    refuse_why_ = "request line and headers over " + std::to_string(max_header_bytes) + " bytes";
+    return 1;  // stops the parser
+}
+
+int request_parser::on_url(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    c.url_.append(at, n);
+    return c.count_head(n);
+}
+
+int request_parser::on_header_field(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    if (c.in_value_) {  // the previous header is complete
+        if (c.field_ == "authorization") c.authorization_ = c.value_;
+        c.field_.clear();
+        c.value_.clear();
+        c.in_value_ = false;
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        c.field_ += static_cast<char>(std::tolower(static_cast<unsigned char>(at[i])));
+    return c.count_head(n);
+}
+
+int request_parser::on_header_value(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    c.in_value_ = true;
+    c.value_.append(at, n);
+    return c.count_head(n);
+}
+
+int request_parser::on_headers_complete(http_parser* p) {
+    auto& c = self_of(p);
+    if (c.in_value_ && c.field_ == "authorization") c.authorization_ = c.value_;
+    const auto limit = c.max_body_bytes_;
+    if ((p->flags & F_CONTENTLENGTH) != 0 && p->content_length > limit) {
+        c.refuse_ = 413;
+        c.refuse_why_ = "body over " + std::to_string(limit) + " bytes (--max-line-bytes)";
+        return -1;
+    }
+    return 0;
+}
+
+int request_parser::on_body(http_parser* p, const char* at, std::size_t n) {
+    auto& c = self_of(p);
+    c.body_.append(at, n);
+    if (c.body_.size() > c.max_body_bytes_) {
+        c.refuse_ = 413;
+        c.refuse_why_ = "body over " + std::to_string(c.max_body_bytes_) + " bytes (--max-line-bytes)";
+        return 1;
+    }
+    return 0;
+}
+
+int request_parser::on_message_complete(http_parser* p) {
+    auto& c = self_of(p);
+    c.message_done_ = true;
+    c.keep_alive_ = http_should_keep_alive(p) != 0;
+    http_parser_pause(p, 1);  // one request at a time: the rest waits in the caller's buffer
+    return 0;
+}
+
+}  // namespace ecsd::net
