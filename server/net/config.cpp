@@ -1,7 +1,8 @@
 #include "config.hpp"
 
-#include <CLI/CLI.hpp>
 #include <thread>
+
+#include <CLI/CLI.hpp>
 
 #include "ecsd/protocol/version.hpp"
 
@@ -10,13 +11,18 @@ namespace {
 
 template <class T>
 setting row(std::string_view name, std::string_view env, std::string_view help, T server_config::*member,
-            std::function<void(CLI::Option&)> check = {}, bool secret = false) {
+            const std::function<void(CLI::Option&)>& check = {}, bool secret = false) {
     setting s{name, env, help, secret, {}, {}};
     s.bind = [member, check](CLI::App& app, server_config& cfg, const setting& self) {
-        // A bool is a bare flag (--read-only), also --read-only=true/false and ECSD_READ_ONLY=1/0.
+        // A bool is a bare flag (--read-only), also --read-only=true|false, --read-only true|false (as
+        // older releases took it, so scripts keep working) and ECSD_READ_ONLY=1/0. A value is taken
+        // only when the next word is no option: `--read-only --port 0` stays a bare flag.
         CLI::Option* opt = nullptr;
         if constexpr (std::is_same_v<T, bool>) {
-            opt = app.add_flag("--" + std::string(self.name), cfg.*member, std::string(self.help));
+            opt = app.add_option("--" + std::string(self.name), cfg.*member, std::string(self.help))
+                      ->expected(0, 1)
+                      ->default_str("true")  // what a bare flag means
+                      ->option_text("[true|false]");
         } else {
             opt = app.add_option("--" + std::string(self.name), cfg.*member, std::string(self.help));
         }

@@ -5,11 +5,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace CLI {
 class App;
@@ -23,12 +24,12 @@ struct server_config {
     std::uint16_t port = 7777;
     std::uint16_t http_port = 7778;  ///< the HTTP face (JSON-RPC over HTTP, SSE, the viewer); 0: off
     std::string log_level = "info";
-    std::size_t max_line_bytes = 1024 * 1024;
+    std::size_t max_line_bytes = std::size_t{1024} * 1024;
     std::size_t preauth_line_bytes = 4096;  ///< line cap before server.auth when a token is set
     std::size_t max_connections = 1024;
     double idle_timeout = 300.0;  ///< seconds without traffic before a connection is closed; 0: never
     std::size_t max_output_bytes =
-        16 * 1024 * 1024;           ///< response bytes held per connection before it computes no more
+        std::size_t{16} * 1024 * 1024;           ///< response bytes held per connection before it computes no more
     std::size_t max_watches = 64;   ///< world.watch subscriptions per connection
     double request_timeout = 10.0;  ///< seconds a request line may take to arrive once begun; 0: no deadline
     std::size_t max_batch = 1024;

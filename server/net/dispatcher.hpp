@@ -6,9 +6,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/jsonrpc.hpp"
 #include "method_table.hpp"

@@ -7,7 +7,7 @@
 
 namespace ecsd::net {
 
-hosted_world::hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::World> world)
+hosted_world::hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::world> world)
     : name_(std::move(name)),
       strand_(asio::make_strand(io)),
       timer_(strand_),
@@ -22,14 +22,14 @@ void hosted_world::set_log(std::unique_ptr<world_log> log, double autosave_secon
 }
 
 void hosted_world::hook_ticks() {
-    world_->after_tick = [this](world::World& w) {
+    world_->after_tick = [this](world::world& w) {
         watches_.after_tick(w);
         note_figures(w);
     };
     note_figures(*world_);
 }
 
-void hosted_world::note_figures(const world::World& w) noexcept {
+void hosted_world::note_figures(const world::world& w) noexcept {
     figures_.entities.store(w.registry().size(), std::memory_order_relaxed);
     figures_.memory_bytes.store(w.registry().memory_bytes(), std::memory_order_relaxed);
     figures_.tick.store(w.tick(), std::memory_order_relaxed);
@@ -41,7 +41,7 @@ void hosted_world::drop_log(bool remove_files) {
     autosave_timer_.cancel();
 }
 
-void hosted_world::replace_world(std::shared_ptr<world::World> world) {
+void hosted_world::replace_world(std::shared_ptr<world::world> world) {
     world_ = std::move(world);
     hook_ticks();
     watches_.world_replaced(*world_);

@@ -1,9 +1,8 @@
 #pragma once
-// A world as the server hosts it: the World itself, the strand that owns it, and the timer that
-// drives its fixed-rate tick. Everything that touches the World runs on the strand, so ticks
+// A world as the server hosts it: the world itself, the strand that owns it, and the timer that
+// drives its fixed-rate tick. Everything that touches the world runs on the strand, so ticks
 // and requests never overlap and the network never locks the world.
 
-#include <asio.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -11,10 +10,12 @@
 #include <string>
 #include <string_view>
 
+#include <asio.hpp>
+
 #include "watch.hpp"
 
 namespace ecsd::world {
-class World;
+class world;
 }
 
 namespace ecsd::net {
@@ -28,7 +29,7 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
 
     /// @brief Hosts `world` under `name`; the timer starts with start(). A null world (unit
     /// tests of routing) is hosted without a tick.
-    hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::World> world);
+    hosted_world(asio::io_context& io, std::string name, std::shared_ptr<world::world> world);
     ~hosted_world();
     hosted_world(const hosted_world&) = delete;
     hosted_world& operator=(const hosted_world&) = delete;
@@ -38,9 +39,9 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     /// @brief The strand every access to the world runs on.
     [[nodiscard]] strand_type& strand() noexcept { return strand_; }
     /// @brief The world; only on strand().
-    [[nodiscard]] world::World& world() noexcept { return *world_; }
+    [[nodiscard]] world::world& world() noexcept { return *world_; }
     /// @brief The world as shared; only on strand().
-    [[nodiscard]] std::shared_ptr<world::World> world_ptr() const noexcept { return world_; }
+    [[nodiscard]] std::shared_ptr<world::world> world_ptr() const noexcept { return world_; }
 
     /// @brief Arms the tick timer. Safe from any thread.
     void start();
@@ -74,12 +75,12 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     /// @brief On the strand: stops persisting this world, deleting its files when asked (world.destroy).
     void drop_log(bool remove_files);
     /// @brief On the strand: swaps in a world read back from disk (world.load).
-    void replace_world(std::shared_ptr<world::World> world);
+    void replace_world(std::shared_ptr<world::world> world);
 
   private:
     /// @brief Points the world's after_tick at the watches and the figures.
     void hook_ticks();
-    void note_figures(const world::World& w) noexcept;
+    void note_figures(const world::world& w) noexcept;
     void arm(std::chrono::steady_clock::time_point now);
     void on_timer(const asio::error_code& ec);
     void arm_autosave();
@@ -87,7 +88,7 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     std::string name_;
     strand_type strand_;
     asio::steady_timer timer_;
-    std::shared_ptr<world::World> world_;
+    std::shared_ptr<world::world> world_;
     bool stopped_ = false;
     std::unique_ptr<world_log> log_;
     asio::steady_timer autosave_timer_;

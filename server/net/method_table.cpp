@@ -18,7 +18,7 @@ std::vector<std::string> flag_names(method_flags flags) {
     return out;
 }
 
-world::World& method_context::world() const {
+world::world& method_context::world() const {
     if (hosted == nullptr)
         throw std::logic_error("method_context::world() called by a method that is not world_bound");
     return hosted->world();
@@ -65,10 +65,10 @@ const method_entry* method_table::find(std::string_view name) const noexcept {
     return it == index_.end() ? nullptr : &rows_[it->second];
 }
 
-nlohmann::json object_schema(nlohmann::json properties, std::vector<std::string> required) {
+nlohmann::json object_schema(nlohmann::json properties, const std::vector<std::string>& required) {
     nlohmann::json s{
         {"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
-    if (!required.empty()) s["required"] = std::move(required);
+    if (!required.empty()) s["required"] = required;
     return s;
 }
 

@@ -45,15 +45,16 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "ecsd/protocol/json_schema.hpp"
 
 namespace ecsd::world {
-class World;
+class world;
 }
 
 namespace ecsd::net {
@@ -100,7 +101,7 @@ struct method_context {
     std::string raw_result = {};
 
     /// @brief The world of a world_bound method; call only from its handler.
-    [[nodiscard]] world::World& world() const;
+    [[nodiscard]] world::world& world() const;
 };
 
 /// @brief A handler: returns the JSON-RPC result or throws.
@@ -140,6 +141,6 @@ class method_table {
 
 /// @brief Shorthand for an object schema with properties, required names and no other members.
 [[nodiscard]] nlohmann::json object_schema(nlohmann::json properties = nlohmann::json::object(),
-                                           std::vector<std::string> required = {});
+                                           const std::vector<std::string>& required = {});
 
 }  // namespace ecsd::net

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cmath>
 
 #include "method_table.hpp"
 #include "watch.hpp"
@@ -65,7 +66,7 @@ json request_stats::to_json(const method_table& table) const {
         for (std::size_t b = 0; b < buckets.size(); ++b)
             counted += buckets[b] = r.buckets[b].load(std::memory_order_relaxed);
         const auto round = [](double v) {
-            return static_cast<double>(static_cast<std::int64_t>(v * 1000 + 0.5)) / 1000;
+            return static_cast<double>(std::llround(v * 1000)) / 1000;
         };
         out[methods[i].name] = {
             {"calls", calls},

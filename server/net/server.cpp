@@ -1,11 +1,11 @@
 #include "server.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 #include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "connection.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"

@@ -2,12 +2,13 @@
 // The daemon: one io_context run by --threads threads, an acceptor, the worlds, and a
 // signal_set that turns SIGINT/SIGTERM into a graceful stop (Asio's http/server `server`).
 
-#include <asio.hpp>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+
+#include <asio.hpp>
 
 #include "config.hpp"
 #include "connection_manager.hpp"

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "auth_limiter.hpp"

@@ -211,7 +211,10 @@ void watch_sink::bind_next(std::string id_json) {
     std::lock_guard lock(mutex_);
     ++bound_;
     for (auto& [id, s] : subs_) {
-        if (s.created == bound_) s.id_json = std::move(id_json);
+        if (s.created == bound_) {  // creation numbers are unique: one subscription takes it
+            s.id_json = std::move(id_json);
+            break;
+        }
     }
 }
 
@@ -287,8 +290,8 @@ void watch_sink::take(std::string& out, std::size_t room) {
     std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>> resyncs;
     take_locked(out, room, resyncs);
     // Outside the lock: the world's strand calls back into deliver_state.
-    for (auto& [sub, world] : resyncs) {
-        asio::post(world->strand(), [world, self = shared_from_this(), sub = sub] {
+    for (auto& [sub_id, hosted] : resyncs) {
+        asio::post(hosted->strand(), [world = hosted, self = shared_from_this(), sub = sub_id] {
             world->watches().resync(world->world(), self, sub);
         });
     }
@@ -334,7 +337,8 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
         q = queue_.erase(q);
     }
     if (!queue_.empty()) return;
-    for (auto& [id, s] : subs_) {
+    for (auto& entry : subs_) {
+        auto& s = entry.second;  // a plain reference: the lambdas below capture it
         if (out.size() - start >= room || s.created > started_) break;
         if (s.m == mode::behind && s.f != format::notifications) {
             // A single entity: one response with everything that changed meanwhile.
@@ -367,7 +371,7 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
             list("entered", kind::entered);
             list("changed", kind::changed);
             list("left", kind::left);
-            render(out, id, body);
+            render(out, entry.first, body);
             s.pending.clear();
             s.pending_bytes = 0;
             s.coalesced = 0;
@@ -375,7 +379,7 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
         } else if (s.m == mode::needs_resync) {
             if (auto w = s.world.lock()) {
                 s.m = mode::resync_asked;
-                resyncs.emplace_back(id, std::move(w));
+                resyncs.emplace_back(entry.first, std::move(w));
             }
         }
     }
@@ -393,8 +397,8 @@ void watch_sink::close() {
         queue_bytes_ = 0;
         wake_ = nullptr;
     }
-    for (auto& [sub, world] : gone) {
-        asio::post(world->strand(), [world, self = shared_from_this(), sub = sub] {
+    for (auto& [sub_id, hosted] : gone) {
+        asio::post(hosted->strand(), [world = hosted, self = shared_from_this(), sub = sub_id] {
             (void)world->watches().unsubscribe(self.get(), sub);
         });
     }
@@ -417,7 +421,7 @@ namespace {
 }  // namespace
 
 watch_hub::group& watch_hub::place(std::unique_ptr<world::watch_view> view, subscriber s,
-                                   const world::World& w, std::string& state) {
+                                   const world::world& w, std::string& state) {
     view->rebase(w, state);
     for (auto& g : groups_) {
         if (g->view->key() == view->key() && g->base_version == version_) {
@@ -433,7 +437,7 @@ watch_hub::group& watch_hub::place(std::unique_ptr<world::watch_view> view, subs
     return *groups_.back();
 }
 
-std::string watch_hub::subscribe(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+std::string watch_hub::subscribe(const world::world& w, const std::shared_ptr<watch_sink>& sink,
                                  std::weak_ptr<hosted_world> self, const nlohmann::json& query,
                                  const std::optional<std::vector<std::string>>& fields, std::uint64_t every) {
     auto view = std::make_unique<world::watch_view>(w, query, fields, every);  // throws on bad input
@@ -445,7 +449,7 @@ std::string watch_hub::subscribe(const world::World& w, const std::shared_ptr<wa
            ",\"entities\":" + state + "}";
 }
 
-std::string watch_hub::subscribe_entity(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+std::string watch_hub::subscribe_entity(const world::world& w, const std::shared_ptr<watch_sink>& sink,
                                         std::weak_ptr<hosted_world> self, world::entity_id e,
                                         const std::optional<std::vector<std::string>>& components,
                                         bool names_only) {
@@ -485,7 +489,7 @@ bool watch_hub::unsubscribe(const watch_sink* sink, std::uint64_t sub) {
     return false;
 }
 
-void watch_hub::resync(const world::World& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub) {
+void watch_hub::resync(const world::world& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub) {
     for (auto& g : groups_) {
         auto& subs = g->subs;
         const auto it = std::find_if(subs.begin(), subs.end(),
@@ -502,16 +506,16 @@ void watch_hub::resync(const world::World& w, const std::shared_ptr<watch_sink>&
     }
 }
 
-void watch_hub::after_tick(const world::World& w) {
+void watch_hub::after_tick(const world::world& w) {
     ++version_;
     if (!groups_.empty()) publish(w, false);
 }
 
-void watch_hub::publish_now(const world::World& w) {
+void watch_hub::publish_now(const world::world& w) {
     if (!groups_.empty()) publish(w, true);
 }
 
-void watch_hub::publish(const world::World& w, bool all) {
+void watch_hub::publish(const world::world& w, bool all) {
     for (auto& g : groups_) {
         if (!all && w.tick() % g->view->every() != 0) continue;
         const auto d = g->view->diff(w);
@@ -532,7 +536,7 @@ void watch_hub::publish(const world::World& w, bool all) {
     }
 }
 
-void watch_hub::world_replaced(const world::World& w) {
+void watch_hub::world_replaced(const world::world& w) {
     end_all(w.tick(), "world_reloaded");
 }
 

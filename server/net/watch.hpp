@@ -20,11 +20,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "world/watch_view.hpp"
 
@@ -154,26 +155,26 @@ class watch_hub {
   public:
     /// @brief world.watch: validates, registers, and returns the answer as JSON text
     /// `{"subscription":S,"tick":T,"entities":[...]}`. Throws on bad input or at the limit.
-    std::string subscribe(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+    std::string subscribe(const world::world& w, const std::shared_ptr<watch_sink>& sink,
                           std::weak_ptr<hosted_world> self, const nlohmann::json& query,
                           const std::optional<std::vector<std::string>>& fields, std::uint64_t every);
     /// @brief world.get_components+watch / world.list_components+watch: one entity. Returns the
     /// first answer as JSON text. Throws no_such_entity, no_such_component, limit_reached.
-    std::string subscribe_entity(const world::World& w, const std::shared_ptr<watch_sink>& sink,
+    std::string subscribe_entity(const world::world& w, const std::shared_ptr<watch_sink>& sink,
                                  std::weak_ptr<hosted_world> self, world::entity_id e,
                                  const std::optional<std::vector<std::string>>& components, bool names_only);
     /// @brief world.unwatch; false when the subscription is not this sink's in this world.
     bool unsubscribe(const watch_sink* sink, std::uint64_t sub);
     /// @brief A subscriber fell too far behind: it gets the whole state and a group whose base is now.
-    void resync(const world::World& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub);
+    void resync(const world::world& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub);
     /// @brief After a tick: due views diff and deliver.
-    void after_tick(const world::World& w);
+    void after_tick(const world::world& w);
     /// @brief A request changed the world (between ticks).
     void note_mutation() noexcept { ++version_; }
     /// @brief Diffs every view now (a paused world whose requests changed it).
-    void publish_now(const world::World& w);
+    void publish_now(const world::world& w);
     /// @brief The world object was replaced (world.load): everyone gets the new whole state.
-    void world_replaced(const world::World& w);
+    void world_replaced(const world::world& w);
     /// @brief The world goes away: every subscription ends with `reason`.
     void end_all(std::uint64_t tick, std::string_view reason);
     [[nodiscard]] bool empty() const noexcept { return groups_.empty(); }
@@ -188,8 +189,8 @@ class watch_hub {
         std::vector<subscriber> subs;
         std::uint64_t base_version = 0;
     };
-    void publish(const world::World& w, bool all);
-    group& place(std::unique_ptr<world::watch_view> view, subscriber s, const world::World& w,
+    void publish(const world::world& w, bool all);
+    group& place(std::unique_ptr<world::watch_view> view, subscriber s, const world::world& w,
                  std::string& state);
 
     std::vector<std::unique_ptr<group>> groups_;

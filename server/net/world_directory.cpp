@@ -5,7 +5,7 @@
 
 namespace ecsd::net {
 
-std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared_ptr<world::World> world) {
+std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared_ptr<world::world> world) {
     auto hosted = std::make_shared<hosted_world>(io_, std::move(name), std::move(world));
     add_hosted(hosted);
     return hosted;

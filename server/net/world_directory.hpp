@@ -2,7 +2,6 @@
 // The named worlds of one server. Lookups come from every connection strand, so the map is
 // guarded by a mutex held only for the lookup itself; the worlds are touched on their strands.
 
-#include <asio.hpp>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -13,8 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include <asio.hpp>
+
 namespace ecsd::world {
-class World;
+class world;
 }
 
 namespace ecsd::net {
@@ -29,7 +30,7 @@ class world_directory {
         : io_(io), max_worlds_(max_worlds) {}
 
     /// @brief Adds and starts a world. Throws protocol::rpc_error world_exists or limit_reached.
-    std::shared_ptr<hosted_world> add(std::string name, std::shared_ptr<world::World> world);
+    std::shared_ptr<hosted_world> add(std::string name, std::shared_ptr<world::world> world);
     /// @brief Adds and starts a world built elsewhere (loaded from disk). Same errors as add().
     void add_hosted(std::shared_ptr<hosted_world> hosted);
     /// @brief The world with this name, or nullptr.

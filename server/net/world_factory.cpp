@@ -4,8 +4,8 @@
 
 namespace ecsd::net {
 
-std::shared_ptr<world::World> make_world(const std::string& name, const nlohmann::json& params) {
-    world::WorldSettings settings;
+std::shared_ptr<world::world> make_world(const std::string& name, const nlohmann::json& params) {
+    world::world_settings settings;
     settings.name = name;
     settings.tick_hz = params.value("tick_hz", settings.tick_hz);
     settings.paused = params.value("paused", settings.paused);
@@ -19,8 +19,8 @@ std::shared_ptr<world::World> make_world(const std::string& name, const nlohmann
         }
     }
     if (auto b = params.find("bounds"); b != params.end())
-        settings.bounds = world::WorldBounds::from_json(*b);
-    return std::make_shared<world::World>(std::move(settings));  // throws ecs_error on bad settings
+        settings.bounds = world::world_bounds::from_json(*b);
+    return std::make_shared<world::world>(std::move(settings));  // throws ecs_error on bad settings
 }
 
 }  // namespace ecsd::net

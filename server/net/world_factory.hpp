@@ -1,18 +1,19 @@
 #pragma once
-// Builds a World from the settings a client (world.create) or start-up (the "default" world) asks for.
+// Builds a world::world from the settings a client (world.create) or start-up (the "default" world) asks for.
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace ecsd::world {
-class World;
+class world;
 }
 
 namespace ecsd::net {
 
-/// @brief Creates a World named `name` from world.create's params (tick_hz, gravity, bounds, paused);
-/// missing members take the World's defaults.
-[[nodiscard]] std::shared_ptr<world::World> make_world(const std::string& name, const nlohmann::json& params);
+/// @brief Creates a world named `name` from world.create's params (tick_hz, gravity, bounds, paused);
+/// missing members take world_settings' defaults.
+[[nodiscard]] std::shared_ptr<world::world> make_world(const std::string& name, const nlohmann::json& params);
 
 }  // namespace ecsd::net

@@ -1,11 +1,11 @@
 #include "world_log.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include <spdlog/spdlog.h>
 
 #include "ecs/value_codec.hpp"
 #include "ecsd/protocol/names.hpp"
@@ -82,7 +82,7 @@ void world_log::record_tick(std::uint64_t tick) {
     ++seq_;
 }
 
-save_report world_log::save(const world::World& w) {
+save_report world_log::save(const world::world& w) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::string text = persist::seal_snapshot(persist::snapshot_text(w, seq_));
     const auto path = snapshot_path(dir_, world_);
@@ -162,7 +162,7 @@ std::string loss_of(const std::string& name) {
 }
 
 /// @brief The snapshot of `name`, checked: the world it holds, or null when --repair moved it aside.
-std::shared_ptr<world::World> read_snapshot(const fs::path& dir, const std::string& name, bool repair,
+std::shared_ptr<world::world> read_snapshot(const fs::path& dir, const std::string& name, bool repair,
                                             std::uint64_t& journal_seq, std::vector<std::string>& repairs) {
     const auto snap_path = world_log::snapshot_path(dir, name);
     const auto journal_file = world_log::journal_path(dir, name);
@@ -177,7 +177,7 @@ std::shared_ptr<world::World> read_snapshot(const fs::path& dir, const std::stri
     } catch (const json::parse_error& e) {
         problem = "not valid JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0);
     }
-    std::shared_ptr<world::World> loaded;
+    std::shared_ptr<world::world> loaded;
     if (problem.empty()) {
         persist::check_snapshot_header(doc,
                                        snap_path.string());  // not a snapshot, or too new: never repaired
@@ -241,7 +241,7 @@ std::shared_ptr<world::World> read_snapshot(const fs::path& dir, const std::stri
 loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_context& io,
                        server_services& services, bool repair, std::vector<std::string>& repairs) {
     loaded_world out;
-    std::shared_ptr<world::World> loaded = read_snapshot(dir, name, repair, out.seq, repairs);
+    std::shared_ptr<world::world> loaded = read_snapshot(dir, name, repair, out.seq, repairs);
     if (!loaded) return out;
     const std::uint64_t snapshot_seq = out.seq;
 

@@ -6,19 +6,20 @@
 //   <data-dir>/<world>.snapshot.json   the last snapshot (persist/snapshot.hpp)
 //   <data-dir>/<world>.journal         requests and ticks since that snapshot
 
-#include <asio.hpp>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include <asio.hpp>
+#include <nlohmann/json.hpp>
 
 #include "persist/journal.hpp"
 
 namespace ecsd::world {
-class World;
+class world;
 }
 
 namespace ecsd::net {
@@ -58,7 +59,7 @@ class world_log {
     /// (nothing written, the sequence number unchanged).
     void record_tick(std::uint64_t tick);
     /// @brief Writes a snapshot atomically, then empties the journal it now includes.
-    save_report save(const world::World& w);
+    save_report save(const world::world& w);
     /// @brief Deletes the world's files (world.destroy).
     void remove_files();
 

@@ -30,7 +30,7 @@ bool overlap(const collision_body& a, const collision_body& b) {
     return dx * dx + dy * dy < rr * rr;
 }
 
-void gather(World& w, collision_state& st, double& max_r) {
+void gather(world& w, collision_state& st, double& max_r) {
     auto& reg = w.registry();
     auto& pos = reg.storage<Position>();
     auto& vel = reg.storage<Velocity>();
@@ -51,7 +51,7 @@ void gather(World& w, collision_state& st, double& max_r) {
 }
 }  // namespace
 
-void collision_detection_system::run(World& w) {
+void collision_detection_system::run(world& w) {
     auto& st = w.state<collision_detection_system>();
     auto& reg = w.registry();
     double max_r = 0;
@@ -162,7 +162,7 @@ void collision_detection_system::run(World& w) {
     st.version = reg.structure_version();
 }
 
-void collision_response_system::run(World& w) {
+void collision_response_system::run(world& w) {
     auto& st = w.state<collision_detection_system>();
     if (st.tick != w.tick()) return;  // detection did not run this tick (disabled): nothing to respond to
     if (st.version != w.registry().structure_version()) {

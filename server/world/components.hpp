@@ -75,7 +75,7 @@ struct Name {
 template <typename... T>
 struct type_list {};
 /// @brief Every built-in component, once, in registration order (which fixes their ids: append,
-/// never reorder). World registers them with one fold; a type used but missing here is a loud
+/// never reorder). world::world registers them with one fold; a type used but missing here is a loud
 /// error (registry::registered_id), never undefined behaviour.
 using builtin_components = type_list<Position, Velocity, RigidBody, Collider, Contacts, Appearance, Health,
                                      AI, Player, Frozen, Ghost, MagicInput, Lifetime, Name>;

@@ -20,7 +20,7 @@ nlohmann::json demo_params() {
     return {{"bounds", {{"left", -half_width}, {"right", half_width}, {"bottom", 0}, {"top", height}}}};
 }
 
-void populate_demo(World& w) {
+void populate_demo(world& w) {
     w.define_prefab("slime", {{"Position", json::object()},
                               {"RigidBody", {{"mass", 1}, {"restitution", 0.6}}},
                               {"Collider", {{"radius", 0.5}}},

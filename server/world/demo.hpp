@@ -8,11 +8,11 @@
 
 namespace ecsd::world {
 
-class World;
+class world;
 
 /// @brief world.create's params for the demo world: its bounds.
 [[nodiscard]] nlohmann::json demo_params();
 /// @brief Defines the demo's prefabs and spawns its scene into `w` (meant for an empty world).
-void populate_demo(World& w);
+void populate_demo(world& w);
 
 }  // namespace ecsd::world

@@ -8,7 +8,7 @@
 
 namespace ecsd::world {
 
-void ghost_filter_system::run(World& w) {
+void ghost_filter_system::run(world& w) {
     auto& reg = w.registry();
     auto& contacts = reg.storage<Contacts>();
     const double dt = w.dt();

@@ -26,7 +26,7 @@ void keep_in_range(Velocity& v) noexcept {
     v.y = bounded(v.y);
 }
 
-void movement_system::run(World& w) {
+void movement_system::run(world& w) {
     auto& reg = w.registry();
     const double dt = w.dt();
     const double gx = w.settings().gravity_x * dt;
@@ -63,7 +63,7 @@ inline void keep_inside(double& p, double& v, double edge, double inward, double
 }
 }  // namespace
 
-void bounds_system::run(World& w) {
+void bounds_system::run(world& w) {
     const auto& b = w.settings().bounds;
     if (!b.any()) return;
     auto& reg = w.registry();
@@ -84,7 +84,7 @@ void bounds_system::run(World& w) {
     });
 }
 
-void lifetime_system::run(World& w) {
+void lifetime_system::run(world& w) {
     auto& reg = w.registry();
     const double dt = w.dt();
     w.walk<lifetime_system, Lifetime>([&](entity_id e, Lifetime& l) {
@@ -93,7 +93,7 @@ void lifetime_system::run(World& w) {
     });
 }
 
-void cleanup_system::run(World& w) {
+void cleanup_system::run(world& w) {
     w.registry().end_tick();
 }
 

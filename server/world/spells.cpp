@@ -14,12 +14,12 @@ entity_id target_of(entity_id caster, const MagicInput& in) {
     return in.target.id ? in.target.id : caster;
 }
 
-void require_alive(World& w, entity_id e) {
+void require_alive(world& w, entity_id e) {
     w.registry().check(e);
 }
 
 /// @brief Destroys every entity with Health and AI.
-void kill_all_monsters(World& w, entity_id, const MagicInput&) {
+void kill_all_monsters(world& w, entity_id, const MagicInput&) {
     auto& reg = w.registry();
     std::vector<entity_id> doomed;
     reg.each<const Health, const AI>([&](entity_id e, const Health&, const AI&) { doomed.push_back(e); });
@@ -27,7 +27,7 @@ void kill_all_monsters(World& w, entity_id, const MagicInput&) {
 }
 
 /// @brief The ice spell: the target loses its Velocity and is tagged Frozen.
-void freeze(World& w, entity_id caster, const MagicInput& in) {
+void freeze(world& w, entity_id caster, const MagicInput& in) {
     auto& reg = w.registry();
     const entity_id t = target_of(caster, in);
     require_alive(w, t);
@@ -36,7 +36,7 @@ void freeze(World& w, entity_id caster, const MagicInput& in) {
 }
 
 /// @brief Undoes freeze: removes Frozen and gives back a Velocity at rest.
-void thaw(World& w, entity_id caster, const MagicInput& in) {
+void thaw(world& w, entity_id caster, const MagicInput& in) {
     auto& reg = w.registry();
     const entity_id t = target_of(caster, in);
     require_alive(w, t);
@@ -45,7 +45,7 @@ void thaw(World& w, entity_id caster, const MagicInput& in) {
 }
 
 /// @brief The ghost power-up: the target passes through AI entities for `amount` seconds (default 5).
-void ghost(World& w, entity_id caster, const MagicInput& in) {
+void ghost(world& w, entity_id caster, const MagicInput& in) {
     auto& reg = w.registry();
     const entity_id t = target_of(caster, in);
     require_alive(w, t);
@@ -59,7 +59,7 @@ void ghost(World& w, entity_id caster, const MagicInput& in) {
 }
 
 /// @brief Restores `amount` hp (default: to max), never past max.
-void heal(World& w, entity_id caster, const MagicInput& in) {
+void heal(world& w, entity_id caster, const MagicInput& in) {
     auto& reg = w.registry();
     const entity_id t = target_of(caster, in);
     require_alive(w, t);
@@ -70,7 +70,7 @@ void heal(World& w, entity_id caster, const MagicInput& in) {
 }
 }  // namespace
 
-void World::install_builtin_spells() {
+void world::install_builtin_spells() {
     add_spell("kill_all_monsters", "destroys every entity with Health and AI", kill_all_monsters);
     add_spell("freeze", "removes the target's Velocity and tags it Frozen", freeze);
     add_spell("thaw", "undoes freeze: removes Frozen, restores a Velocity at rest", thaw);
@@ -78,7 +78,7 @@ void World::install_builtin_spells() {
     add_spell("heal", "restores `amount` hp (default: all) up to max", heal);
 }
 
-void spells_system::run(World& w) {
+void spells_system::run(world& w) {
     auto& reg = w.registry();
     std::vector<std::pair<entity_id, MagicInput>> casts;
     w.walk<spells_system, const MagicInput>(

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 namespace ecsd::world {
@@ -23,7 +24,7 @@ class system_stats {
         if (n == 0) return 0;
         std::array<double, 256> copy{};
         std::copy_n(samples_.begin(), n, copy.begin());
-        const auto k = static_cast<std::size_t>(q * static_cast<double>(n - 1) + 0.5);
+        const auto k = static_cast<std::size_t>(std::lround(q * static_cast<double>(n - 1)));
         std::nth_element(copy.begin(), copy.begin() + static_cast<std::ptrdiff_t>(k),
                          copy.begin() + static_cast<std::ptrdiff_t>(n));
         return copy[k];

@@ -4,9 +4,9 @@
 //   name   what clients call it (world.list_systems, world.set_system_enabled, world.run_system)
 //   when   its phase; the pipeline runs phases in order, systems of one phase in install order
 //   terms  the components its walk iterates; its signature (the member set clients see) is
-//          derived from them, and World::walk<S, T...> refuses at compile time a walk over other
+//          derived from them, and world::walk<S, T...> refuses at compile time a walk over other
 //          components, so the signature cannot drift from the code
-//   state  (optional) what it keeps between ticks; World::state<S>() is its home, and other
+//   state  (optional) what it keeps between ticks; world::state<S>() is its home, and other
 //          systems read it by naming the system that owns it
 //   run    the work, a plain function over the world
 
@@ -17,13 +17,13 @@
 
 namespace ecsd::world {
 
-class World;
+class world;
 struct collision_state;
 
 /// @brief The stages of a tick, in the order they run.
-enum class phase : std::uint8_t { input, simulation, collision, post, cleanup };
+enum class system_phase : std::uint8_t { input, simulation, collision, post, cleanup };
 /// @brief The phase's name as clients see it ("input", "simulation", ...).
-[[nodiscard]] std::string_view phase_name(phase p) noexcept;
+[[nodiscard]] std::string_view phase_name(system_phase p) noexcept;
 
 /// @brief `terms` of a system that works on every live entity (signature `*`).
 struct every_entity {};
@@ -36,62 +36,62 @@ void keep_in_range(Velocity& v) noexcept;
 /// @brief Reads MagicInput, casts the spell from the table, removes the MagicInput.
 struct spells_system {
     static constexpr std::string_view name = "spells";
-    static constexpr phase when = phase::input;
+    static constexpr system_phase when = system_phase::input;
     using terms = type_list<MagicInput>;
-    static void run(World& w);
+    static void run(world& w);
 };
 /// @brief v += g * gravity_scale * dt for RigidBody movers with mass (mass 0 is immovable: no
 /// gravity); p += v * dt for every mover.
 struct movement_system {
     static constexpr std::string_view name = "movement";
-    static constexpr phase when = phase::simulation;
+    static constexpr system_phase when = system_phase::simulation;
     using terms = type_list<Position, Velocity>;
-    static void run(World& w);
+    static void run(world& w);
 };
 /// @brief Uniform-grid broadphase + circle narrowphase; writes Contacts and keeps the pairs (its
 /// state) for the ghost filter and collision response.
 struct collision_detection_system {
     static constexpr std::string_view name = "collision_detection";
-    static constexpr phase when = phase::collision;
+    static constexpr system_phase when = system_phase::collision;
     using terms = type_list<Position, Collider>;
     using state = collision_state;
-    static void run(World& w);
+    static void run(world& w);
 };
 /// @brief Drops contacts a Ghost passes through; counts Ghost down and removes it.
 struct ghost_filter_system {
     static constexpr std::string_view name = "ghost_filter";
-    static constexpr phase when = phase::collision;
+    static constexpr system_phase when = system_phase::collision;
     using terms = type_list<Ghost>;
-    static void run(World& w);
+    static void run(world& w);
 };
 /// @brief Separates overlapping bodies and reflects velocities by restitution and mass. It walks
 /// the pairs detection found (bodies with Position and Collider, whose Contacts it answers).
 struct collision_response_system {
     static constexpr std::string_view name = "collision_response";
-    static constexpr phase when = phase::collision;
+    static constexpr system_phase when = system_phase::collision;
     using terms = type_list<Position, Collider, Contacts>;
-    static void run(World& w);
+    static void run(world& w);
 };
-/// @brief Keeps movers inside the world's bounds, bouncing them off its edges (WorldBounds).
+/// @brief Keeps movers inside the world's bounds, bouncing them off its edges (world_bounds).
 struct bounds_system {
     static constexpr std::string_view name = "bounds";
-    static constexpr phase when = phase::collision;
+    static constexpr system_phase when = system_phase::collision;
     using terms = type_list<Position, Velocity>;
-    static void run(World& w);
+    static void run(world& w);
 };
 /// @brief Counts Lifetime down and destroys at zero.
 struct lifetime_system {
     static constexpr std::string_view name = "lifetime";
-    static constexpr phase when = phase::post;
+    static constexpr system_phase when = system_phase::post;
     using terms = type_list<Lifetime>;
-    static void run(World& w);
+    static void run(world& w);
 };
 /// @brief Applies deferred destruction and rotates the per-tick change records.
 struct cleanup_system {
     static constexpr std::string_view name = "cleanup";
-    static constexpr phase when = phase::cleanup;
+    static constexpr system_phase when = system_phase::cleanup;
     using terms = every_entity;
-    static void run(World& w);
+    static void run(world& w);
 };
 
 /// @brief Every built-in system, in install order (which orders systems within a phase).

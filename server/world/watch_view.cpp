@@ -60,7 +60,7 @@ void write_entry(const watch_entry& e, std::string& out) {
     out += '}';
 }
 
-watch_view::watch_view(const World& w, const json& query,
+watch_view::watch_view(const world& w, const json& query,
                        const std::optional<std::vector<std::string>>& fields, std::uint64_t every)
     : terms_(w.parse_terms(query)), resolved_(w.registry().resolve(terms_)), every_(every == 0 ? 1 : every) {
     const auto& reg = w.registry();
@@ -113,7 +113,7 @@ void watch_view::make_key(const std::string& what) {
     if (presence_only_) key_ += "|names";
 }
 
-watch_view::watch_view(const World& w, entity_id only, const std::optional<std::vector<std::string>>& fields,
+watch_view::watch_view(const world& w, entity_id only, const std::optional<std::vector<std::string>>& fields,
                        bool presence_only)
     : watch_view(w, json("*"), fields, 1) {
     presence_only_ = presence_only;
@@ -121,7 +121,7 @@ watch_view::watch_view(const World& w, entity_id only, const std::optional<std::
     make_key("entity:" + std::to_string(only));
 }
 
-void watch_view::rows_for(const World& w, entity_id e, std::vector<const row*>& out) const {
+void watch_view::rows_for(const world& w, entity_id e, std::vector<const row*>& out) const {
     const auto& reg = w.registry();
     out.clear();
     const auto& rows = fields_ ? *fields_ : all_rows_;
@@ -129,7 +129,7 @@ void watch_view::rows_for(const World& w, entity_id e, std::vector<const row*>& 
         if (reg.has(e, r.second)) out.push_back(&r);
 }
 
-void watch_view::rebase(const World& w, std::string& out) {
+void watch_view::rebase(const world& w, std::string& out) {
     const auto& reg = w.registry();
     if (!fields_ && all_rows_.size() != reg.component_count()) {
         all_rows_.clear();
@@ -168,7 +168,7 @@ void watch_view::open_entry(std::string& out, entity_id e) {
     out += R"(,"components":{)";
 }
 
-std::shared_ptr<const watch_diff> watch_view::diff(const World& w) {
+std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     // One pass writes the text every subscriber gets; each entity's part is remembered as a byte
     // range, not as strings of its own (a 100k-entity diff would otherwise allocate twice per entity).
     const auto& reg = w.registry();

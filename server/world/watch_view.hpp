@@ -61,11 +61,11 @@ class watch_view {
     /// @brief Parses and resolves; throws ecs_error (invalid_params, no_such_component) on bad input.
     /// Without fields, the view carries the components the query names (every component for `*`
     /// or a query that names none).
-    watch_view(const World& w, const json& query, const std::optional<std::vector<std::string>>& fields,
+    watch_view(const world& w, const json& query, const std::optional<std::vector<std::string>>& fields,
                std::uint64_t every);
     /// @brief One entity's components (BRP's +watch methods): their values, or with
     /// `presence_only` just which ones it has (every value is written as "").
-    watch_view(const World& w, entity_id only, const std::optional<std::vector<std::string>>& fields,
+    watch_view(const world& w, entity_id only, const std::optional<std::vector<std::string>>& fields,
                bool presence_only);
 
     /// @brief Same query, fields and pace: views with equal keys may share their subscribers.
@@ -73,9 +73,9 @@ class watch_view {
     [[nodiscard]] std::uint64_t every() const noexcept { return every_; }
 
     /// @brief Makes the current state the base and writes it as `[{"entity":E,"components":{...}}]`.
-    void rebase(const World& w, std::string& out);
+    void rebase(const world& w, std::string& out);
     /// @brief Changes since the base (which becomes the current state); null when nothing changed.
-    [[nodiscard]] std::shared_ptr<const watch_diff> diff(const World& w);
+    [[nodiscard]] std::shared_ptr<const watch_diff> diff(const world& w);
     /// @brief Entities in the base.
     [[nodiscard]] std::size_t size() const noexcept { return base_.size(); }
 
@@ -90,7 +90,7 @@ class watch_view {
     };
     using row = std::pair<std::string, ecs::component_id>;
 
-    void rows_for(const World& w, entity_id e, std::vector<const row*>& out) const;
+    void rows_for(const world& w, entity_id e, std::vector<const row*>& out) const;
     void encode(const ecs::registry& reg, entity_id e, ecs::component_id c, std::string& out) const;
     static void open_entry(std::string& out, entity_id e);
     void make_key(const std::string& what);

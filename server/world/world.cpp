@@ -16,7 +16,7 @@ using ecs::ecs_error;
 using ecs::reason;
 
 namespace {
-void check_settings(const WorldSettings& s) {
+void check_settings(const world_settings& s) {
     if (!(s.tick_hz >= 1 && s.tick_hz <= 1000))
         throw ecs_error(reason::invalid_value, "tick_hz must be between 1 and 1000");
     if (!(std::fabs(s.gravity_x) <= 1e6) || !(std::fabs(s.gravity_y) <= 1e6))
@@ -29,7 +29,7 @@ void check_settings(const WorldSettings& s) {
 }
 }  // namespace
 
-json WorldBounds::to_json() const {
+json world_bounds::to_json() const {
     json out = json::object();
     const auto put = [&](const char* key, const std::optional<double>& v) {
         out[key] = v ? json(*v) : json(nullptr);
@@ -41,12 +41,12 @@ json WorldBounds::to_json() const {
     return out;
 }
 
-WorldBounds WorldBounds::from_json(const json& j) {
+world_bounds world_bounds::from_json(const json& j) {
     if (j.is_null()) return {};
     if (!j.is_object())
         throw ecs_error(reason::invalid_params,
                         "bounds must be an object {left, right, bottom, top} of numbers");
-    WorldBounds b;
+    world_bounds b;
     for (const auto& [key, value] : j.items()) {
         std::optional<double>* side = key == "left"     ? &b.left
                                       : key == "right"  ? &b.right
@@ -66,7 +66,7 @@ WorldBounds WorldBounds::from_json(const json& j) {
 }
 
 // Checked before anything is built from them: the clock divides by tick_hz (a snapshot's 0 was UB).
-World::World(WorldSettings settings)
+world::world(world_settings settings)
     : settings_((check_settings(settings), std::move(settings))), clock_(settings_.tick_hz) {
     [this]<typename... T>(type_list<T...>) { (reg_.register_component<T>(), ...); }(builtin_components{});
     // Movers walk Position and Velocity as two aligned packed arrays.
@@ -76,30 +76,30 @@ World::World(WorldSettings settings)
     clock_.restart(clock::now());
 }
 
-World::~World() = default;
+world::~world() = default;
 
-std::string_view phase_name(phase p) noexcept {
+std::string_view phase_name(system_phase p) noexcept {
     switch (p) {
-        case phase::input:
+        case system_phase::input:
             return "input";
-        case phase::simulation:
+        case system_phase::simulation:
             return "simulation";
-        case phase::collision:
+        case system_phase::collision:
             return "collision";
-        case phase::post:
+        case system_phase::post:
             return "post";
-        case phase::cleanup:
+        case system_phase::cleanup:
             return "cleanup";
     }
     return "?";
 }
 
-void World::install_builtin_systems() {
+void world::install_builtin_systems() {
     [this]<typename... S>(type_list<S...>) { (add_system<S>(), ...); }(builtin_systems{});
 }
 
 template <typename S>
-void World::add_system() {
+void world::add_system() {
     system_def s;
     s.name = S::name;
     s.phase = S::when;
@@ -123,19 +123,19 @@ void World::add_system() {
     systems_.insert(after, std::move(s));
 }
 
-void World::add_spell(std::string name, std::string description, spell_fn fn) {
+void world::add_spell(std::string name, std::string description, spell_fn fn) {
     spells_.push_back({std::move(name), std::move(description), std::move(fn)});
 }
 
 // --- running ------------------------------------------------------------------------------
 
-void World::time_system(system_def& s) {
+void world::time_system(system_def& s) {
     const auto t0 = clock::now();
     s.run(*this);
     s.stats.record(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
 }
 
-void World::run_tick() {
+void world::run_tick() {
     const auto t0 = clock::now();
     for (auto& s : systems_) {
         if (s.enabled) time_system(s);  // cleanup cannot be disabled (set_system_enabled)
@@ -155,17 +155,17 @@ void World::run_tick() {
     if (after_tick) after_tick(*this);
 }
 
-std::uint64_t World::step(std::uint64_t n) {
+std::uint64_t world::step(std::uint64_t n) {
     for (std::uint64_t i = 0; i < n; ++i) run_tick();
     return tick_;
 }
 
-void World::resume(clock::time_point now) noexcept {
+void world::resume(clock::time_point now) noexcept {
     settings_.paused = false;
     clock_.restart(now);
 }
 
-World::clock::time_point World::advance(clock::time_point now) {
+world::clock::time_point world::advance(clock::time_point now) {
     if (settings_.paused) return now + clock_.period();
     const auto before = clock_.skipped_ticks();
     const int due = clock_.due(now);
@@ -179,7 +179,7 @@ World::clock::time_point World::advance(clock::time_point now) {
     return clock_.next_deadline();
 }
 
-json World::info() const {
+json world::info() const {
     return {{"world", settings_.name},
             {"tick", tick_},
             {"tick_hz", settings_.tick_hz},
@@ -202,7 +202,7 @@ json World::info() const {
              }()}};
 }
 
-std::uint64_t World::state_hash() const {
+std::uint64_t world::state_hash() const {
     ecs::state_hasher h;
     const auto& table = reg_.entities();
     for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot) {
@@ -222,13 +222,13 @@ std::uint64_t World::state_hash() const {
 
 // --- systems --------------------------------------------------------------------------------
 
-system_def& World::system(const std::string& name) {
+system_def& world::system(const std::string& name) {
     for (auto& s : systems_)
         if (s.name == name) return s;
     throw ecs_error(reason::no_such_system, "no system named '" + name + "'");
 }
 
-json World::list_systems() const {
+json world::list_systems() const {
     json out = json::array();
     int order = 0;
     for (const auto& s : systems_) {
@@ -246,7 +246,7 @@ json World::list_systems() const {
     return out;
 }
 
-void World::set_system_enabled(const std::string& name, bool enabled) {
+void world::set_system_enabled(const std::string& name, bool enabled) {
     auto& s = system(name);
     if (s.name == "cleanup" && !enabled)
         throw ecs_error(reason::invalid_value,
@@ -254,13 +254,13 @@ void World::set_system_enabled(const std::string& name, bool enabled) {
     s.enabled = enabled;
 }
 
-void World::run_system(const std::string& name) {
+void world::run_system(const std::string& name) {
     auto& s = system(name);
     time_system(s);
     reg_.flush();  // a system run on demand finishes its deferred changes at once
 }
 
-json World::system_entities(const std::string& name, std::size_t limit, std::size_t offset) const {
+json world::system_entities(const std::string& name, std::size_t limit, std::size_t offset) const {
     for (const auto& s : systems_) {
         if (s.name != name) continue;
         std::vector<entity_id> ids;
@@ -280,19 +280,19 @@ json World::system_entities(const std::string& name, std::size_t limit, std::siz
 
 // --- spells -----------------------------------------------------------------------------------
 
-json World::list_spells() const {
+json world::list_spells() const {
     json out = json::array();
     for (const auto& s : spells_) out.push_back({{"name", s.name}, {"description", s.description}});
     return out;
 }
 
-const spell_def* World::find_spell(const std::string& name) const {
+const spell_def* world::find_spell(const std::string& name) const {
     for (const auto& s : spells_)
         if (s.name == name) return &s;
     return nullptr;
 }
 
-std::uint64_t World::cast_spell(entity_id caster, const std::string& spell, entity_id target, double amount) {
+std::uint64_t world::cast_spell(entity_id caster, const std::string& spell, entity_id target, double amount) {
     reg_.check(caster);
     if (!find_spell(spell)) throw ecs_error(reason::no_such_spell, "no spell named '" + spell + "'");
     if (target != ecs::null_entity) reg_.check(target);
@@ -303,7 +303,7 @@ std::uint64_t World::cast_spell(entity_id caster, const std::string& spell, enti
     return tick_ + 1;
 }
 
-void World::record_spell_failure(entity_id caster, const std::string& spell, const std::string& error) {
+void world::record_spell_failure(entity_id caster, const std::string& spell, const std::string& error) {
     spdlog::info("world '{}': spell '{}' cast by {} failed: {}", settings_.name, spell, caster, error);
     spell_failures_.push_back({tick_, caster, spell, error});
     if (spell_failures_.size() > 32) spell_failures_.erase(spell_failures_.begin());

@@ -33,41 +33,41 @@ using ecs::json;
 /// so `bottom` is a ground. A mover that crosses an edge is put back on it (its Collider's circle
 /// touching it) and bounces with its RigidBody's restitution (1 without a RigidBody); a bounce
 /// slower than two ticks of gravity stops, so bodies come to rest on the ground.
-struct WorldBounds {
+struct world_bounds {
     std::optional<double> left, right, bottom, top;
     [[nodiscard]] bool any() const noexcept { return left || right || bottom || top; }
     [[nodiscard]] json to_json() const;
     /// @brief Reads {left, right, bottom, top}, each a number or null; throws ecs_error on anything else.
-    static WorldBounds from_json(const json& j);
+    static world_bounds from_json(const json& j);
 };
 
-struct WorldSettings {
+struct world_settings {
     std::string name = "default";
     double tick_hz = 60;
     double gravity_x = 0;
     double gravity_y = -9.81;
-    WorldBounds bounds;
+    world_bounds bounds;
     bool paused = false;
     std::size_t max_entities = 10'000'000;  // a spawn past this is limit_reached
 };
 
-class World;
+class world;
 
 /// @brief One stage of the tick pipeline, as installed from its system struct (systems.hpp).
 struct system_def {
     std::string name;
-    world::phase phase = phase::simulation;
+    system_phase phase = system_phase::simulation;
     std::string signature;  // the query text of the entities it works on, derived from its terms
     bool enabled = true;
-    void (*run)(World&) = nullptr;
+    void (*run)(world&) = nullptr;
     int watch = -1;  // member set kept current by the registry
     system_stats stats;
-    const void* key = nullptr;    // identifies the system struct (World::state<S>)
+    const void* key = nullptr;    // identifies the system struct (world::state<S>)
     std::shared_ptr<void> state;  // the system's own state, when it declares one
 };
 
 /// @brief A spell: runs on the caster (and target) when the spells system reads a MagicInput.
-using spell_fn = std::function<void(World&, entity_id caster, const MagicInput& input)>;
+using spell_fn = std::function<void(world&, entity_id caster, const MagicInput& input)>;
 
 struct spell_def {
     std::string name;
@@ -83,18 +83,18 @@ struct spell_failure {
     std::string error;
 };
 
-class World {
+class world {
   public:
     using clock = tick_clock::clock;
 
-    explicit World(WorldSettings settings);
-    ~World();
-    World(const World&) = delete;
-    World& operator=(const World&) = delete;
+    explicit world(world_settings settings);
+    ~world();
+    world(const world&) = delete;
+    world& operator=(const world&) = delete;
 
     // --- settings and state ---------------------------------------------------------
     [[nodiscard]] const std::string& name() const noexcept { return settings_.name; }
-    [[nodiscard]] const WorldSettings& settings() const noexcept { return settings_; }
+    [[nodiscard]] const world_settings& settings() const noexcept { return settings_; }
     [[nodiscard]] double tick_hz() const noexcept { return settings_.tick_hz; }
     [[nodiscard]] double dt() const noexcept { return 1.0 / settings_.tick_hz; }
     [[nodiscard]] std::uint64_t tick() const noexcept { return tick_; }
@@ -124,7 +124,7 @@ class World {
     /// after_tick (if set) sees the finished tick.
     void run_tick();
     /// @brief Called at the end of every tick (the server publishes watch diffs here).
-    std::function<void(World&)> after_tick;
+    std::function<void(world&)> after_tick;
     /// @brief Runs n ticks now, paused or not. Returns the new tick number.
     std::uint64_t step(std::uint64_t n);
     void pause() noexcept { settings_.paused = true; }
@@ -242,7 +242,7 @@ class World {
     void add_required(entity_id e);
     void time_system(system_def& s);
 
-    WorldSettings settings_;
+    world_settings settings_;
     ecs::registry reg_;
     std::vector<system_def> systems_;
     std::vector<spell_def> spells_;

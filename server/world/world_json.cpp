@@ -118,7 +118,7 @@ ecs::query_terms terms_from_json(const json& q) {
 }
 }  // namespace
 
-std::vector<std::pair<ecs::component_id, const json*>> World::resolve_components(
+std::vector<std::pair<ecs::component_id, const json*>> world::resolve_components(
     const json& components) const {
     if (!components.is_object())
         throw ecs_error(reason::invalid_params, "components must be an object {\"Name\": value}");
@@ -136,13 +136,13 @@ std::vector<std::pair<ecs::component_id, const json*>> World::resolve_components
     return out;
 }
 
-void World::check_capacity(std::size_t more) const {
+void world::check_capacity(std::size_t more) const {
     if (reg_.size() + more > settings_.max_entities)
         throw ecs_error(reason::limit_reached, "world '" + settings_.name + "' is limited to " +
                                                    std::to_string(settings_.max_entities) + " entities");
 }
 
-entity_id World::find_named(std::string_view name) const {
+entity_id world::find_named(std::string_view name) const {
     const auto& names = reg_.storage<Name>();
     for (std::size_t i = 0; i < names.size(); ++i) {
         const auto slot = names.slots()[i];
@@ -151,7 +151,7 @@ entity_id World::find_named(std::string_view name) const {
     return 0;
 }
 
-entity_id World::entity_ref(const json& ref) const {
+entity_id world::entity_ref(const json& ref) const {
     if (!ref.is_string()) return ref.get<entity_id>();
     const auto& name = ref.get_ref<const std::string&>();
     const entity_id e = find_named(name);
@@ -159,7 +159,7 @@ entity_id World::entity_ref(const json& ref) const {
     return e;
 }
 
-void World::check_name(const json& components, entity_id self, std::vector<std::string>* taken) const {
+void world::check_name(const json& components, entity_id self, std::vector<std::string>* taken) const {
     if (!components.is_object()) return;
     const auto it = components.find("Name");
     if (it == components.end() || !it->is_object()) return;
@@ -177,7 +177,7 @@ void World::check_name(const json& components, entity_id self, std::vector<std::
     if (taken) taken->push_back(name);
 }
 
-entity_id World::spawn(const json& components) {
+entity_id world::spawn(const json& components) {
     const auto resolved = resolve_components(components);
     check_name(components, 0);
     check_capacity(1);
@@ -187,13 +187,13 @@ entity_id World::spawn(const json& components) {
     return e;
 }
 
-void World::add_required(entity_id e) {
+void world::add_required(entity_id e) {
     // A RigidBody is a body that moves: it needs a Velocity for gravity to act on. A Frozen entity
     // stays without one (the freeze spell took it away).
     if (reg_.has<RigidBody>(e) && !reg_.has<Velocity>(e) && !reg_.has<Frozen>(e)) reg_.emplace<Velocity>(e);
 }
 
-std::vector<entity_id> World::spawn_many(const json& list) {
+std::vector<entity_id> world::spawn_many(const json& list) {
     if (!list.is_array())
         throw ecs_error(reason::invalid_params, "entities must be an array of component objects");
     std::vector<std::vector<std::pair<ecs::component_id, const json*>>> all;
@@ -216,11 +216,11 @@ std::vector<entity_id> World::spawn_many(const json& list) {
     return ids;
 }
 
-void World::despawn(entity_id e) {
+void world::despawn(entity_id e) {
     reg_.destroy(e);
 }
 
-std::size_t World::despawn_many(std::span<const entity_id> ids) {
+std::size_t world::despawn_many(std::span<const entity_id> ids) {
     const std::size_t before = reg_.size();
     reg_.destroy(ids);
     return before - reg_.size();
@@ -260,7 +260,7 @@ void write_object(const ecs::registry& reg, entity_id e, const std::vector<compo
 }
 }  // namespace
 
-void World::write_components(entity_id e, const std::optional<std::vector<std::string>>& names,
+void world::write_components(entity_id e, const std::optional<std::vector<std::string>>& names,
                              ecs::json_text& w) const {
     reg_.check(e);
     if (!names) {
@@ -279,14 +279,14 @@ void World::write_components(entity_id e, const std::optional<std::vector<std::s
     write_object(reg_, e, rows, false, w);
 }
 
-json World::get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const {
+json world::get_components(entity_id e, const std::optional<std::vector<std::string>>& names) const {
     std::string text;
     ecs::json_text w(text);
     write_components(e, names, w);
     return json::parse(text);
 }
 
-void World::insert_components(entity_id e, const json& components) {
+void world::insert_components(entity_id e, const json& components) {
     reg_.check(e);
     const auto resolved = resolve_components(components);
     check_name(components, e);
@@ -294,7 +294,7 @@ void World::insert_components(entity_id e, const json& components) {
     add_required(e);
 }
 
-void World::mutate_component(entity_id e, const std::string& component, const std::string& path,
+void world::mutate_component(entity_id e, const std::string& component, const std::string& path,
                              const json& value) {
     reg_.check(e);
     const auto c = reg_.component_by_name(component);
@@ -309,7 +309,7 @@ void World::mutate_component(entity_id e, const std::string& component, const st
     reg_.set_field_json(e, c, field, value);
 }
 
-void World::remove_components(entity_id e, const std::vector<std::string>& names) {
+void world::remove_components(entity_id e, const std::vector<std::string>& names) {
     reg_.check(e);
     std::vector<ecs::component_id> ids;
     for (const auto& n : names) {
@@ -323,7 +323,7 @@ void World::remove_components(entity_id e, const std::vector<std::string>& names
     for (auto c : ids) reg_.remove(e, c);
 }
 
-void World::write_query(const json& q, const std::optional<std::vector<std::string>>& fields,
+void world::write_query(const json& q, const std::optional<std::vector<std::string>>& fields,
                         std::size_t limit, std::size_t offset, ecs::json_text& w) const {
     // Everything that can fail happens before the first byte is written.
     const auto terms = parse_terms(q);
@@ -361,7 +361,7 @@ void World::write_query(const json& q, const std::optional<std::vector<std::stri
     w.raw("}");
 }
 
-ecs::query_terms World::parse_terms(const json& q) const {
+ecs::query_terms world::parse_terms(const json& q) const {
     auto terms = terms_from_json(q);
     // near() reads Position: only entities that have one can be near anything.
     if (terms.near && std::find(terms.all.begin(), terms.all.end(), "Position") == terms.all.end())
@@ -380,7 +380,7 @@ ecs::query_terms World::parse_terms(const json& q) const {
     return terms;
 }
 
-void World::for_each_match(const ecs::query_terms& terms, const ecs::query& resolved,
+void world::for_each_match(const ecs::query_terms& terms, const ecs::query& resolved,
                            const std::function<void(entity_id)>& f) const {
     if (terms.only) {
         const auto e = static_cast<entity_id>(*terms.only);
@@ -431,7 +431,7 @@ void World::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
     });
 }
 
-json World::query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
+json world::query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,
                   std::size_t offset) const {
     std::string text;
     ecs::json_text w(text);
@@ -439,7 +439,7 @@ json World::query(const json& q, const std::optional<std::vector<std::string>>& 
     return json::parse(text);
 }
 
-json World::list_components(std::optional<entity_id> e) const {
+json world::list_components(std::optional<entity_id> e) const {
     if (e) {
         json names = json::array();
         for (auto c : reg_.components_of(*e)) names.push_back(reg_.storage(c).name());
@@ -461,7 +461,7 @@ json World::list_components(std::optional<entity_id> e) const {
     return out;
 }
 
-json World::describe(entity_id e) const {
+json world::describe(entity_id e) const {
     reg_.check(e);
     json systems = json::array();
     for (const auto& s : systems_) {
@@ -483,7 +483,7 @@ json World::describe(entity_id e) const {
               {"removed", names(changes.removed)}}}};
 }
 
-void World::register_component(const std::string& name, const json& fields) {
+void world::register_component(const std::string& name, const json& fields) {
     for (char ch : name)
         if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'))
             throw ecs_error(reason::invalid_value, "component names use letters, digits and _ only");
@@ -493,7 +493,7 @@ void World::register_component(const std::string& name, const json& fields) {
     runtime_defs_.emplace_back(name, fields.is_null() ? json::object() : fields);
 }
 
-void World::define_prefab(const std::string& name, const json& components) {
+void world::define_prefab(const std::string& name, const json& components) {
     if (name.empty() || name.size() > 64)
         throw ecs_error(reason::invalid_value, "prefab names are 1 to 64 characters");
     (void)resolve_components(components);
@@ -503,7 +503,7 @@ void World::define_prefab(const std::string& name, const json& components) {
     prefabs_[name] = components;
 }
 
-std::vector<entity_id> World::spawn_prefab(const std::string& name, std::size_t count,
+std::vector<entity_id> world::spawn_prefab(const std::string& name, std::size_t count,
                                            const json& overrides) {
     const auto it = prefabs_.find(name);
     if (it == prefabs_.end()) throw ecs_error(reason::no_such_prefab, "no prefab named '" + name + "'");

@@ -5,9 +5,9 @@
 // pool + lookups), update_members (a watched member set + lookups), add_remove,
 // destroy (one batch call) and destroy_each; the *_tracked variants keep per-value write stamps for
 // changed().
-#include <benchmark/benchmark.h>
-
 #include <memory>
+
+#include <benchmark/benchmark.h>
 
 #include "ecs/registry.hpp"
 

@@ -1,16 +1,16 @@
 // Snapshot benchmark (issue 7): save and load time and file size for a world of N entities
 // (default 1,000,000) with Position and Velocity. Run from a Release build:
 //   build/release/bin/persist_bench [--entities N] [--dir DIR] [--json]
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "persist/atomic_file.hpp"
 #include "persist/snapshot.hpp"
@@ -44,10 +44,10 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir);
     const auto path = dir / "bench.snapshot.json";
 
-    world::WorldSettings s;
+    world::world_settings s;
     s.name = "bench";
     s.paused = true;
-    world::World w(s);
+    world::world w(s);
     auto& reg = w.registry();
     for (std::size_t i = 0; i < n; ++i) {
         const auto e = reg.create();

@@ -19,8 +19,8 @@
 #include "world/collision.hpp"
 #include "world/world.hpp"
 
-using ecsd::world::World;
-using ecsd::world::WorldSettings;
+using ecsd::world::world;
+using ecsd::world::world_settings;
 using nlohmann::json;
 
 namespace {
@@ -29,7 +29,7 @@ struct figures {
     double pairs = 0;  // touching pairs in the last tick (colliders)
 };
 
-figures measure(World& w, int ticks) {
+figures measure(world& w, int ticks) {
     std::vector<double> ms;
     ms.reserve(static_cast<std::size_t>(ticks));
     for (int i = 0; i < ticks; ++i) {
@@ -47,15 +47,15 @@ figures measure(World& w, int ticks) {
     return {at(0.5), at(0.99), sum / static_cast<double>(ms.size())};
 }
 
-WorldSettings bench_settings() {
-    WorldSettings s;
+world_settings bench_settings() {
+    world_settings s;
     s.name = "bench";
     s.paused = true;
     return s;
 }
 
 figures movers(std::size_t n, int ticks) {
-    World w(bench_settings());
+    world w(bench_settings());
     json list = json::array();
     auto& reg = w.registry();
     for (std::size_t i = 0; i < n; ++i) {
@@ -68,7 +68,7 @@ figures movers(std::size_t n, int ticks) {
 }
 
 figures colliders(std::size_t n, int ticks) {
-    World w(bench_settings());
+    world w(bench_settings());
     auto& reg = w.registry();
     std::mt19937 rng(42);
     std::uniform_real_distribution<double> jitter(-0.05, 0.05), speed(-0.5, 0.5);

@@ -1,11 +1,11 @@
 // Token authentication: nothing but server.auth before it, small line cap, constant-time
 // compare, token never logged.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

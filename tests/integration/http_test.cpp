@@ -1,6 +1,5 @@
 // The HTTP face over real sockets: JSON-RPC answered as on TCP, status codes, limits, keep-alive,
 // auth, and world.watch as Server-Sent Events.
-#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -11,6 +10,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

@@ -1,11 +1,12 @@
 // Connection limits: max connections and idle timeout (slow readers: backpressure_test.cpp).
-#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

@@ -2,7 +2,6 @@
 // start-up refuses without --repair and says what --repair would lose; with --repair it starts and
 // logs what was lost. world.load on a damaged snapshot answers storage_error.
 #include <fcntl.h>
-#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

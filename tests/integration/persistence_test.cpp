@@ -1,11 +1,11 @@
 // Persistence against the real ecsd: restarts keep ids and state; kill -9 loses nothing acknowledged.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

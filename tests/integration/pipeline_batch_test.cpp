@@ -1,8 +1,8 @@
 // Pipelining and batches: many requests in one write, answered in request order even when they
 // go to different worlds' strands; batches answered as arrays.
-#include <gtest/gtest.h>
-
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

@@ -1,10 +1,11 @@
 // server.* and rpc.discover against the real ecsd.
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <set>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

@@ -1,6 +1,5 @@
 // Issue 21: what the simulation produces always saves and loads again, and values no component
 // can hold are refused (changing nothing) instead of accepted.
-#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

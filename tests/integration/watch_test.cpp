@@ -1,12 +1,13 @@
 // world.watch over a real socket: the initial state plus every notification, applied in order,
 // always equals world.query; slow watchers are coalesced; subscriptions end as documented.
-#include <gtest/gtest.h>
 #include <sys/socket.h>
 
 #include <map>
 #include <random>
 #include <set>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

@@ -1,7 +1,7 @@
 // world.create/destroy/list/info/pause/resume/step/hash against the real ecsd.
-#include <gtest/gtest.h>
-
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

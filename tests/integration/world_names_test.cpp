@@ -1,10 +1,11 @@
 // Critical (issue 21): world names used to escape --data-dir. Every name a request takes is
 // checked; nothing is created, truncated or deleted outside the data folder.
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "helpers.hpp"
 

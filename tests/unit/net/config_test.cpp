@@ -98,6 +98,21 @@ TEST(Config, ReadOnlyIsABareFlagLikeEveryBooleanSetting) {
     EXPECT_TRUE(std::get<server_config>(parse({"--read-only=true"})).read_only);
 }
 
+TEST(Config, ReadOnlyTakesASeparateTrueOrFalseAsOlderReleasesDid) {
+    auto given = parse({"--read-only", "true", "--port", "0"});
+    ASSERT_TRUE(std::holds_alternative<server_config>(given));
+    EXPECT_TRUE(std::get<server_config>(given).read_only);
+    EXPECT_EQ(std::get<server_config>(given).port, 0);
+    auto off = parse({"--read-only", "false"});
+    ASSERT_TRUE(std::holds_alternative<server_config>(off));
+    EXPECT_FALSE(std::get<server_config>(off).read_only);
+    auto last = parse({"--port", "0", "--read-only"});
+    ASSERT_TRUE(std::holds_alternative<server_config>(last));
+    EXPECT_TRUE(std::get<server_config>(last).read_only);
+    EXPECT_FALSE(std::holds_alternative<server_config>(parse({"--read-only", "maybe"})));
+    EXPECT_FALSE(std::get<server_config>(parse({})).read_only);
+}
+
 TEST(Config, RepairIsABareFlagAndAnEnvironmentVariable) {
     EXPECT_FALSE(std::get<server_config>(parse({})).repair);
     auto bare = parse({"--repair", "--port", "0"});
