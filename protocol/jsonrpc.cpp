@@ -150,7 +150,7 @@ std::string make_result(const json& id, const json& result) {
 
 std::string make_result_text(const json& id, std::string_view result_text) {
     std::string out;
-    out.reserve(32 + result_text.size());
+    out.reserve(64 + result_text.size());  // the envelope (~35 bytes) and an id: one allocation
     out += R"({"jsonrpc":"2.0","id":)";
     append_json(out, id);
     out += R"(,"result":)";

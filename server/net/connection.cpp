@@ -1,9 +1,10 @@
 #include "connection.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
+#include <span>
 #include <utility>
+
+#include <spdlog/spdlog.h>
 
 #include "connection_manager.hpp"
 #include "hosted_world.hpp"
@@ -15,8 +16,13 @@ namespace {
 
 constexpr std::size_t read_chunk = 64 * 1024;
 constexpr auto linger_time = std::chrono::milliseconds(500);
-/// Output buffers larger than this are given back once empty.
+/// A written output buffer is kept for reuse when it is no larger than this.
 constexpr std::size_t keep_buffer_bytes = 256 * 1024;
+/// Answers shorter than this are copied into a shared output buffer (few buffers per write for
+/// pipelined small requests); longer ones are moved in as they are, never copied.
+constexpr std::size_t copy_below_bytes = 16 * 1024;
+/// A shared output buffer takes more small answers while it is shorter than this.
+constexpr std::size_t coalesce_bytes = 64 * 1024;
 /// How long a world strand works for one connection before it lets ticks and others in.
 constexpr double slice_seconds = job_runner::slice_seconds;
 
@@ -61,19 +67,26 @@ std::size_t approx_size(const nlohmann::json& j) {
     }
 }
 
-bool blank(std::string_view line) noexcept {
-    return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+/// The response to a finished job. A large result that is already text (a page of entities can be
+/// a megabyte) becomes the response in place, wrapped in the envelope dispatcher::finish makes
+/// around a stand-in result, instead of being copied: a batch of pages is never held twice.
+std::optional<std::string> respond(const world_job& job, job_result& r) {
+    if (r.text.size() >= copy_below_bytes) {
+        constexpr std::string_view stand_in = "[0]";
+        const auto shell = dispatcher::finish(job, job_result{{}, false, std::string(stand_in)});
+        if (!shell) return std::nullopt;  // a notification
+        if (shell->size() > stand_in.size() + 1 && shell->ends_with("[0]}")) {
+            std::string out = std::move(r.text);
+            out.insert(0, *shell, 0, shell->size() - stand_in.size() - 1);
+            out += '}';
+            return out;
+        }
+    }
+    return dispatcher::finish(job, r);
 }
 
-std::string join_batch(std::vector<std::string>& parts) {
-    std::string out;
-    for (auto& p : parts) {
-        if (p.empty()) continue;  // notifications answer nothing, not even inside a batch
-        out += out.empty() ? '[' : ',';
-        out += p;
-    }
-    if (!out.empty()) out += ']';
-    return out;
+bool blank(std::string_view line) noexcept {
+    return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
 }
 
 std::string peer_of(const asio::ip::tcp::socket& s) {
@@ -144,7 +157,7 @@ void connection::evict() {
 }
 
 std::size_t connection::buffered_bytes() const noexcept {
-    return held_bytes_ + out_.size() + (writing_.size() - write_pos_);
+    return held_bytes_ + out_bytes_;
 }
 
 bool connection::has_room() const noexcept {
@@ -203,7 +216,38 @@ void connection::take_notifications() {
     const std::size_t limit = services_.config.max_output_bytes;
     const std::size_t held = buffered_bytes();
     if (held >= limit) return;  // taken when the client has read (on_write pumps)
-    session_.watches->take(out_, limit - held);
+    auto& tail = out_tail();
+    const std::size_t before = tail.size();
+    session_.watches->take(tail, limit - held);
+    out_bytes_ += tail.size() - before;
+    if (tail.empty()) {  // nothing was waiting: the new buffer goes back
+        spare_ = std::move(tail);
+        out_.pop_back();
+    }
+}
+
+std::string& connection::out_tail() {
+    if (out_.size() <= in_flight_ || out_.back().size() >= coalesce_bytes) {
+        out_.push_back(std::move(spare_));
+        spare_ = std::string();
+        out_.back().clear();
+    }
+    return out_.back();
+}
+
+void connection::append_out(std::string_view bytes) {
+    if (bytes.empty()) return;
+    out_tail().append(bytes);
+    out_bytes_ += bytes.size();
+}
+
+void connection::push_out(std::string&& text) {
+    if (text.size() < copy_below_bytes) {
+        append_out(text);
+        return;
+    }
+    out_bytes_ += text.size();
+    out_.push_back(std::move(text));
 }
 
 void connection::process_lines() {
@@ -320,16 +364,7 @@ void connection::handle_line(std::string_view line) {
         mine.bytes += part.size();
         held_bytes_ += part.size();
     }
-    auto& mine = slots_.back();
-    mine.pending = pending;
-    if (pending == 0) finish_batch(mine);
-}
-
-void connection::finish_batch(slot& s) {
-    s.text = join_batch(s.parts);
-    s.parts = {};
-    held_bytes_ = held_bytes_ - s.bytes + s.text.size();
-    s.bytes = s.text.size();
+    slots_.back().pending = pending;
 }
 
 void connection::submit_jobs() {
@@ -340,7 +375,7 @@ void connection::submit_jobs() {
     if (batch_in_flight_ || jobs_.empty() || stopped_) return;
     move_ready();
     const std::size_t limit = services_.config.max_output_bytes;
-    const std::size_t unsent = out_.size() + (writing_.size() - write_pos_);
+    const std::size_t unsent = out_bytes_;
     const std::size_t held = buffered_bytes();
     const auto& first = jobs_.front();
     // The first job may always run when nothing it would wait behind is unsent past the bound:
@@ -446,13 +481,15 @@ void connection::on_jobs_done(std::unique_ptr<job_batch> batch) {
     const std::size_t done = batch->results.size();
     for (std::size_t k = 0; k < done; ++k) {
         auto& pj = batch->jobs[k];
-        const bool opened =
-            !batch->results[k].is_error && has(pj.job.method->flags, method_flags::opens_stream);
+        auto& result = batch->results[k];
+        const bool opened = !result.is_error && has(pj.job.method->flags, method_flags::opens_stream);
         if (opened) session_.watches->bind_next(pj.job.id.dump());
         if (opened && !pj.has_slot) session_.watches->start_next();  // nothing to wait for
-        if (!pj.has_slot) continue;
-        if (opened) slots_[pj.seq - first_seq_].watch_starts++;
-        complete(pj.seq, pj.part, dispatcher::finish(pj.job, batch->results[k]));
+        if (pj.has_slot) {
+            if (opened) slots_[pj.seq - first_seq_].watch_starts++;
+            complete(pj.seq, pj.part, respond(pj.job, result));
+        }
+        result = job_result{};  // its answer is in the slot now: a batch's answers never exist twice
     }
     // Jobs the budget stopped go back to the front, in order, to run once the client has read.
     jobs_.insert(jobs_.begin(),
@@ -476,7 +513,7 @@ void connection::complete(std::uint64_t seq, std::size_t part, std::optional<std
     }
     if (s.batch) {
         if (text) s.parts[part] = std::move(*text);
-        if (--s.pending == 0) finish_batch(s);
+        --s.pending;
     } else {
         if (text) s.text = std::move(*text);
         s.pending = 0;
@@ -489,9 +526,19 @@ void connection::move_ready() {
     take_notifications();
     while (!slots_.empty() && slots_.front().pending == 0) {
         auto& s = slots_.front();
-        if (!s.text.empty()) {
-            out_ += s.text;
-            out_ += '\n';
+        if (s.batch) {
+            // One line, '[' a ',' b ... ']', its elements moved (not joined) into the output.
+            bool first = true;
+            for (auto& p : s.parts) {
+                if (p.empty()) continue;  // notifications answer nothing, not even inside a batch
+                append_out(first ? "[" : ",");
+                first = false;
+                push_out(std::move(p));
+            }
+            if (!first) append_out("]\n");
+        } else if (!s.text.empty()) {
+            push_out(std::move(s.text));
+            append_out("\n");
         }
         held_bytes_ -= s.bytes;
         const auto starts = s.watch_starts;
@@ -505,23 +552,25 @@ void connection::move_ready() {
 void connection::flush() {
     if (stopped_) return;
     move_ready();
-    if (!write_in_flight_ && !out_.empty()) do_write();
+    if (!write_in_flight_ && out_bytes_ > 0) do_write();
     maybe_finish();
 }
 
 void connection::do_write() {
-    writing_.clear();
-    write_pos_ = 0;
-    std::swap(out_, writing_);
-    // A burst of large answers must not pin megabytes per connection once it is over.
-    if (out_.capacity() > keep_buffer_bytes) out_ = std::string();
+    // One gathered write of the buffers at the head of out_ (asio sends at most 64 at a time).
+    std::size_t n = 0;
+    for (auto it = out_.begin(); it != out_.end() && n < iov_.size(); ++it, ++n) {
+        const std::size_t skip = n == 0 ? out_front_pos_ : 0;
+        iov_[n] = asio::const_buffer(it->data() + skip, it->size() - skip);
+    }
+    in_flight_ = n;
     write_in_flight_ = true;
     write_some();
 }
 
 void connection::write_some() {
     socket_.async_write_some(
-        asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
+        std::span<const asio::const_buffer>(iov_.data(), in_flight_),
         [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_write(ec, n); });
 }
 
@@ -536,16 +585,26 @@ void connection::on_write(const asio::error_code& ec, std::size_t n) {
         close(ec.message());
         return;
     }
-    write_pos_ += n;
     last_activity_ = std::chrono::steady_clock::now();  // a client that reads is not idle
-    if (write_pos_ < writing_.size()) {
-        write_some();
-    } else {
-        write_in_flight_ = false;
-        if (writing_.capacity() > keep_buffer_bytes) writing_ = std::string();
-        writing_.clear();
-        write_pos_ = 0;
+    out_bytes_ -= n;
+    // Written buffers are freed now: a burst of large answers does not outlive its write.
+    while (n > 0) {
+        auto& front = out_.front();
+        const std::size_t left = front.size() - out_front_pos_;
+        if (n < left) {
+            out_front_pos_ += n;
+            break;
+        }
+        n -= left;
+        out_front_pos_ = 0;
+        if (front.capacity() <= keep_buffer_bytes && front.capacity() > spare_.capacity()) {
+            front.clear();
+            spare_ = std::move(front);
+        }
+        out_.pop_front();
     }
+    write_in_flight_ = false;
+    in_flight_ = 0;
     pump();  // room may have opened for lines, jobs and reads held back by the output bound
 }
 
@@ -612,7 +671,7 @@ void connection::begin_drain(std::string_view why) {
 
 void connection::maybe_finish() {
     if (draining_ && !stopped_ && !lingering_ && slots_.empty() && !batch_in_flight_ && jobs_.empty() &&
-        !write_in_flight_ && out_.empty()) {
+        !write_in_flight_ && out_bytes_ == 0) {
         linger();
     }
 }

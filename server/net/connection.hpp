@@ -5,7 +5,10 @@
 // Stages (as Redis's networking.c): read bytes into the framer, frame lines, parse, dispatch,
 // buffer responses, write. Responses leave in request order: every request that answers gets a
 // slot in a queue; world-bound requests fill their slot when their world's strand has run them,
-// and all ready slots at the head of the queue go out in ONE write.
+// and all ready slots at the head of the queue go out together: small answers are copied into
+// shared buffers, large ones (and each element of a batch) are moved into the output queue as they
+// are and leave in one gathered write, so an answer exists once and is freed as soon as the
+// socket has taken it.
 //
 // Memory is bounded by the answers, not the requests: a connection holds at most about
 // --max-output-bytes of answers (plus one answer). Past that it parses no more lines, reads no
@@ -14,7 +17,7 @@
 // elements past the bound are answered too_large without running. World jobs run in slices of a
 // few milliseconds so ticks and other connections go on; a connection that is gone stops them.
 
-#include <asio.hpp>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -24,6 +27,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <asio.hpp>
 
 #include "dispatcher.hpp"
 #include "ecsd/protocol/framer.hpp"
@@ -68,8 +73,8 @@ class connection : public std::enable_shared_from_this<connection> {
   private:
     // A response position in request order. A batch fills one part per element.
     struct slot {
-        std::string text;  // the finished line without newline; empty: nothing to send
-        std::vector<std::string> parts;
+        std::string text;                // the finished line without newline; empty: nothing to send
+        std::vector<std::string> parts;  // a batch: its answers, sent as [a,b,...] (empty ones skipped)
         std::uint32_t pending = 0;
         bool batch = false;
         std::size_t bytes = 0;           // bytes held in text and parts (counted in held_bytes_)
@@ -104,8 +109,10 @@ class connection : public std::enable_shared_from_this<connection> {
     [[nodiscard]] bool has_room() const noexcept;
     void note_input_state(bool completed_a_line);
 
-    void take_notifications();   // world.watch notifications -> out_, while there is room
-    void finish_batch(slot& s);  // all elements answered: join them into the one line
+    void take_notifications();                // world.watch notifications -> out_, while there is room
+    std::string& out_tail();                  // the last buffer of out_, if it may still grow, else a new one
+    void append_out(std::string_view bytes);  // copied into out_tail()
+    void push_out(std::string&& text);        // small: copied; large: moved in as a buffer of its own
     void submit_jobs();
     static void run_batch(std::shared_ptr<connection> self, std::unique_ptr<job_batch> batch);
     void on_jobs_done(std::unique_ptr<job_batch> batch);
@@ -141,9 +148,15 @@ class connection : public std::enable_shared_from_this<connection> {
     bool batch_in_flight_ = false;     // one job_batch at a time: answers stay bounded and in order
     std::atomic<bool> closed_{false};  // read by run_batch on world strands: stop computing
 
-    std::string out_;            // ready responses not yet handed to the socket
-    std::string writing_;        // the buffer of the write in flight
-    std::size_t write_pos_ = 0;  // bytes of writing_ already written
+    // Ready bytes in order, not yet written, in buffers. The first `in_flight_` are those of the
+    // write in flight: they must not change until it completes. A buffer is freed (or kept as
+    // spare_ when small) as soon as it has been written.
+    std::deque<std::string> out_;
+    std::size_t out_bytes_ = 0;      // bytes in out_ not yet written
+    std::size_t out_front_pos_ = 0;  // bytes of out_.front() already written
+    std::size_t in_flight_ = 0;
+    std::string spare_;                       // a small written buffer kept for reuse
+    std::array<asio::const_buffer, 64> iov_;  // the write in flight (asio gathers at most 64)
     bool write_in_flight_ = false;
     bool reading_ = false;
     bool draining_ = false;   // no more reads: answer what is in flight, then close
