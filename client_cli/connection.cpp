@@ -57,26 +57,28 @@ void connection::write_line(std::string_view line, clock::time_point deadline) {
     }
 }
 
-std::string connection::read_line(clock::time_point deadline) {
-    asio::error_code error = asio::error::would_block;
-    std::size_t length = 0;
+void connection::start_read_line(asio::error_code& error, std::size_t& length) {
+    error = asio::error::would_block;
+    length = 0;
     asio::async_read_until(socket_, asio::dynamic_buffer(buffer_, max_line), '\n',
-                           [&](const asio::error_code& ec, std::size_t n) {
+                           [&error, &length](const asio::error_code& ec, std::size_t n) {
                                error = ec;
                                length = n;
                            });
+}
+
+std::string connection::read_line(clock::time_point deadline) {
+    asio::error_code error;
+    std::size_t length = 0;
+    start_read_line(error, length);
     run_until(deadline, "waiting for the response");
     return finish_read(error, length);
 }
 
 std::optional<std::string> connection::read_line_before(clock::time_point deadline) {
-    asio::error_code error = asio::error::would_block;
+    asio::error_code error;
     std::size_t length = 0;
-    asio::async_read_until(socket_, asio::dynamic_buffer(buffer_, max_line), '\n',
-                           [&](const asio::error_code& ec, std::size_t n) {
-                               error = ec;
-                               length = n;
-                           });
+    start_read_line(error, length);
     io_.restart();
     io_.run_until(deadline);
     if (!io_.stopped()) {

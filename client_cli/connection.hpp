@@ -50,6 +50,8 @@ class connection {
     static constexpr std::size_t max_line = std::size_t{64} << 20U;
 
   private:
+    /// @brief Starts reading one line into buffer_; the handler sets `error` and `length` when it runs.
+    void start_read_line(asio::error_code& error, std::size_t& length);
     /// @brief Throws for a failed read; otherwise takes the first `length` bytes (a line) off the buffer.
     std::string finish_read(const asio::error_code& error, std::size_t length);
 

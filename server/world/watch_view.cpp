@@ -121,6 +121,15 @@ watch_view::watch_view(const world& w, entity_id only, const std::optional<std::
     make_key("entity:" + std::to_string(only));
 }
 
+void watch_view::refresh_rows(const ecs::registry& reg) {
+    // A view without fields carries every component: its row list follows new component types.
+    if (fields_ || all_rows_.size() == reg.component_count()) return;
+    all_rows_.clear();
+    for (ecs::component_id c = 0; c < reg.component_count(); ++c)
+        all_rows_.emplace_back(reg.storage(c).name(), c);
+    std::sort(all_rows_.begin(), all_rows_.end());
+}
+
 void watch_view::rows_for(const world& w, entity_id e, std::vector<const row*>& out) const {
     const auto& reg = w.registry();
     out.clear();
@@ -131,12 +140,7 @@ void watch_view::rows_for(const world& w, entity_id e, std::vector<const row*>& 
 
 void watch_view::rebase(const world& w, std::string& out) {
     const auto& reg = w.registry();
-    if (!fields_ && all_rows_.size() != reg.component_count()) {
-        all_rows_.clear();
-        for (ecs::component_id c = 0; c < reg.component_count(); ++c)
-            all_rows_.emplace_back(reg.storage(c).name(), c);
-        std::sort(all_rows_.begin(), all_rows_.end());
-    }
+    refresh_rows(reg);
     base_.clear();
     ++round_;
     std::vector<const row*> rows;
@@ -172,12 +176,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     // One pass writes the text every subscriber gets; each entity's part is remembered as a byte
     // range, not as strings of its own (a 100k-entity diff would otherwise allocate twice per entity).
     const auto& reg = w.registry();
-    if (!fields_ && all_rows_.size() != reg.component_count()) {
-        all_rows_.clear();
-        for (ecs::component_id c = 0; c < reg.component_count(); ++c)
-            all_rows_.emplace_back(reg.storage(c).name(), c);
-        std::sort(all_rows_.begin(), all_rows_.end());
-    }
+    refresh_rows(reg);
     ++round_;
     std::string entered;
     std::string changed;

@@ -90,6 +90,7 @@ class watch_view {
     };
     using row = std::pair<std::string, ecs::component_id>;
 
+    void refresh_rows(const ecs::registry& reg);
     void rows_for(const world& w, entity_id e, std::vector<const row*>& out) const;
     void encode(const ecs::registry& reg, entity_id e, ecs::component_id c, std::string& out) const;
     static void open_entry(std::string& out, entity_id e);

@@ -135,6 +135,21 @@ class PersistenceDamage : public testing::Test {
                            {{"components", {{"Position", {{"x", 1000 + i}, {"y", 5}}}}}});
         EXPECT_EQ(server.stop(SIGTERM).code, 0);
     }
+    /// @brief Start-up without --repair is refused, and the output names every one of `needles`
+    /// (the file, the byte offset, what --repair would lose).
+    void expect_refused(const std::vector<std::string>& needles) const {
+        const auto refused = run_ecsd(args());
+        EXPECT_NE(refused.code, 0) << refused.output;
+        for (const auto& n : needles)
+            EXPECT_NE(refused.output.find(n), std::string::npos) << "no '" << n << "' in: " << refused.output;
+    }
+    /// @brief Options that start ecsd with --repair, logging to `log`.
+    [[nodiscard]] server_options repair_options(const fs::path& log) const {
+        server_options o;
+        o.args = args({"--repair"});
+        o.log_path = log.string();
+        return o;
+    }
     static std::size_t entity_count(line_client& c) {
         return c.result("world.info")["entities"].get<std::size_t>();
     }
@@ -153,20 +168,12 @@ TEST_F(PersistenceDamage, SnapshotWithAChangedDigitRefusesToStartAndRepairLoadsI
     write_all(snapshot(), text);
     const auto checksum_at = text.rfind(",\"checksum\"");
 
-    const auto refused = run_ecsd(args());
-    EXPECT_NE(refused.code, 0) << refused.output;
-    EXPECT_NE(refused.output.find(snapshot().string()), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("checksum mismatch"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset " + std::to_string(checksum_at)), std::string::npos)
-        << refused.output;
-    EXPECT_NE(refused.output.find("--repair"), std::string::npos) << refused.output;
+    expect_refused(
+        {snapshot().string(), "checksum mismatch", "byte offset " + std::to_string(checksum_at), "--repair"});
 
     const auto log = dir_ / "repair.log";
     {
-        server_options o;
-        o.args = args({"--repair"});
-        o.log_path = log.string();
-        ecsd_server server(o);
+        ecsd_server server(repair_options(log));
         line_client c(server.port());
         const auto rows = c.result("world.query", {{"query", "Position"}, {"limit", 10}})["entities"];
         ASSERT_EQ(rows.size(), 3u);
@@ -185,17 +192,10 @@ TEST_F(PersistenceDamage, SnapshotThatIsNotJsonRefusesAndRepairMovesItAsideAndSt
     saved_world(3);
     const std::string text = read_all(snapshot());
     write_all(snapshot(), text.substr(0, text.size() / 2));  // cut in half
-    const auto refused = run_ecsd(args());
-    EXPECT_NE(refused.code, 0) << refused.output;
-    EXPECT_NE(refused.output.find(snapshot().string()), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("would start empty"), std::string::npos) << refused.output;
+    expect_refused({snapshot().string(), "byte offset", "would start empty"});
 
     const auto log = dir_ / "repair.log";
-    server_options o;
-    o.args = args({"--repair"});
-    o.log_path = log.string();
-    ecsd_server server(o);
+    ecsd_server server(repair_options(log));
     line_client c(server.port());
     EXPECT_EQ(entity_count(c), 0u);
     EXPECT_TRUE(fs::exists(snapshot().string() + ".damaged"));
@@ -218,19 +218,11 @@ TEST_F(PersistenceDamage, JournalWithoutItsSnapshotRefusesToStartAndRepairMovesI
     ASSERT_GT(fs::file_size(arena_journal), 0u);
     fs::remove(dir_ / "arena.snapshot.json");
 
-    const auto refused = run_ecsd(args());
-    EXPECT_NE(refused.code, 0) << refused.output;
-    EXPECT_NE(refused.output.find(arena_journal.string()), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("no snapshot"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset 0"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("--repair"), std::string::npos) << refused.output;
+    expect_refused({arena_journal.string(), "no snapshot", "byte offset 0", "--repair"});
     EXPECT_TRUE(fs::exists(arena_journal));  // refusing touches nothing
 
     const auto log = dir_ / "repair.log";
-    server_options o;
-    o.args = args({"--repair"});
-    o.log_path = log.string();
-    ecsd_server server(o);
+    ecsd_server server(repair_options(log));
     line_client c(server.port());
     EXPECT_EQ(reason_of(c.call("world.info", {{"world", "arena"}})), "no_such_world");
     EXPECT_FALSE(fs::exists(arena_journal));
@@ -246,20 +238,11 @@ TEST_F(PersistenceDamage, GapInJournalSequenceRefusesAndRepairCutsThere) {
     text.erase(third, fourth - third);
     write_all(journal(), text);
 
-    const auto refused = run_ecsd(args());
-    EXPECT_NE(refused.code, 0) << refused.output;
-    EXPECT_NE(refused.output.find(journal().string()), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("sequence gap"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset " + std::to_string(third)), std::string::npos)
-        << refused.output;
-    EXPECT_NE(refused.output.find("the 2 records"), std::string::npos)
-        << refused.output;  // what --repair loses
+    expect_refused({journal().string(), "sequence gap", "byte offset " + std::to_string(third),
+                    "the 2 records"});  // what --repair loses
 
     const auto log = dir_ / "repair.log";
-    server_options o;
-    o.args = args({"--repair"});
-    o.log_path = log.string();
-    ecsd_server server(o);
+    ecsd_server server(repair_options(log));
     line_client c(server.port());
     EXPECT_EQ(entity_count(c), 2u);  // records 2 and 3
     const auto said = read_all(log);
@@ -277,18 +260,10 @@ TEST_F(PersistenceDamage, CompleteLastRecordWithAFlippedBitRefusesAndRepairDrops
     text[last + 30] ^= 0x04;  // the record is complete (newline and all): this is damage, not a torn write
     write_all(journal(), text);
 
-    const auto refused = run_ecsd(args());
-    EXPECT_NE(refused.code, 0) << refused.output;
-    EXPECT_NE(refused.output.find(journal().string()), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("corrupt journal record"), std::string::npos) << refused.output;
-    EXPECT_NE(refused.output.find("byte offset " + std::to_string(last)), std::string::npos)
-        << refused.output;
+    expect_refused({journal().string(), "corrupt journal record", "byte offset " + std::to_string(last)});
 
     const auto log = dir_ / "repair.log";
-    server_options o;
-    o.args = args({"--repair"});
-    o.log_path = log.string();
-    ecsd_server server(o);
+    ecsd_server server(repair_options(log));
     line_client c(server.port());
     EXPECT_EQ(entity_count(c), 2u);
     EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", ids[2]}})), "no_such_entity");
