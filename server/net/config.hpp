@@ -29,8 +29,8 @@ struct server_config {
     std::size_t max_connections = 1024;
     double idle_timeout = 300.0;  ///< seconds without traffic before a connection is closed; 0: never
     std::size_t max_output_bytes =
-        std::size_t{16} * 1024 * 1024;           ///< response bytes held per connection before it computes no more
-    std::size_t max_watches = 64;   ///< world.watch subscriptions per connection
+        std::size_t{16} * 1024 * 1024;  ///< response bytes held per connection before it computes no more
+    std::size_t max_watches = 64;       ///< world.watch subscriptions per connection
     double request_timeout = 10.0;  ///< seconds a request line may take to arrive once begun; 0: no deadline
     std::size_t max_batch = 1024;
     std::size_t max_pipeline = 4096;  ///< requests in flight per connection before reading pauses

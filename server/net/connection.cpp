@@ -14,15 +14,15 @@
 namespace ecsd::net {
 namespace {
 
-constexpr std::size_t read_chunk = 64 * 1024;
+constexpr std::size_t read_chunk = std::size_t{64} * 1024;
 constexpr auto linger_time = std::chrono::milliseconds(500);
 /// A written output buffer is kept for reuse when it is no larger than this.
-constexpr std::size_t keep_buffer_bytes = 256 * 1024;
+constexpr std::size_t keep_buffer_bytes = std::size_t{256} * 1024;
 /// Answers shorter than this are copied into a shared output buffer (few buffers per write for
 /// pipelined small requests); longer ones are moved in as they are, never copied.
-constexpr std::size_t copy_below_bytes = 16 * 1024;
+constexpr std::size_t copy_below_bytes = std::size_t{16} * 1024;
 /// A shared output buffer takes more small answers while it is shorter than this.
-constexpr std::size_t coalesce_bytes = 64 * 1024;
+constexpr std::size_t coalesce_bytes = std::size_t{64} * 1024;
 /// How long a world strand works for one connection before it lets ticks and others in.
 constexpr double slice_seconds = job_runner::slice_seconds;
 

@@ -82,10 +82,11 @@ class connection : public std::enable_shared_from_this<connection> {
     };
     struct pending_job {
         world_job job;
-        std::uint64_t seq;  // slot sequence number, meaningless when !has_slot
-        std::size_t part;
-        bool has_slot;
-        bool in_batch;  // answers one element of a JSON-RPC batch (the whole batch leaves as one line)
+        std::uint64_t seq = 0;  // slot sequence number, meaningless when !has_slot
+        std::size_t part = 0;
+        bool has_slot = false;
+        bool in_batch =
+            false;  // answers one element of a JSON-RPC batch (the whole batch leaves as one line)
     };
     // Jobs for one world, run in order on its strand by run_batch(), possibly over several posts.
     struct job_batch {

@@ -65,9 +65,7 @@ json request_stats::to_json(const method_table& table) const {
         std::uint64_t counted = 0;
         for (std::size_t b = 0; b < buckets.size(); ++b)
             counted += buckets[b] = r.buckets[b].load(std::memory_order_relaxed);
-        const auto round = [](double v) {
-            return static_cast<double>(std::llround(v * 1000)) / 1000;
-        };
+        const auto round = [](double v) { return static_cast<double>(std::llround(v * 1000)) / 1000; };
         out[methods[i].name] = {
             {"calls", calls},
             {"errors", r.errors.load(std::memory_order_relaxed)},
