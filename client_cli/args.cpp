@@ -35,12 +35,21 @@ bool valid_name(std::string_view name) {
 }  // namespace
 
 json parse_json(std::string_view text, std::string_view what) {
-    auto value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) {
+    try {
+        return json::parse(text);
+    } catch (const json::out_of_range& e) {
+        // 406: a number no double holds (1e400). Not a quoting problem: say what is wrong with it.
+        const std::string message = e.what();
+        const auto open = message.find('\'');
+        const auto close = open == std::string::npos ? open : message.find('\'', open + 1);
+        const std::string number =
+            close == std::string::npos ? std::string("a number") : message.substr(open + 1, close - open - 1);
+        throw usage_error(std::string(what) + ": " + number +
+                          " is out of range for JSON doubles (at most about 1.8e308)");
+    } catch (const json::exception&) {
         throw usage_error(std::string(what) + ": not valid JSON: " + std::string(text) +
                           " (quote strings, e.g. '\"text\"')");
     }
-    return value;
 }
 
 json parse_components(std::span<const std::string> words) {

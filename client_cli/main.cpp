@@ -174,6 +174,8 @@ int run(int argc, char** argv) {
     s.tables.precision = g.precision;
     if (g.output == "wide") {
         s.tables.max_cell_width = 0;
+    } else if (out_tty) {
+        s.tables.max_width = terminal_width();  // rows wider than the terminal shrink, never wrap
     }
 
     if (const verb* v = parser.selected(); v != nullptr) {
@@ -183,7 +185,7 @@ int run(int argc, char** argv) {
         }
         const auto code = guarded(s, "ecsctl", [&] {
             if (v->streams) {
-                run_watch(s, *v, parser.input());
+                run_stream(s, *v, parser.input());
             } else {
                 std::cout << present(s, *v, run_verb(s, *v, parser.input()));
             }

@@ -1,9 +1,13 @@
 #include "output.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ecsd::cli {
 
@@ -173,14 +177,45 @@ table key_value_table(const json& object, const table_options& options) {
     return t;
 }
 
-/// @brief The table's text with every cell cut to the options' width.
+/// @brief The table's text with every cell cut to the options' width, and the table to the terminal's.
 std::string show(table t, const table_options& options) {
     for (auto& row : t.rows) {
         for (auto& cell : row) {
             cell = fit_width(cell, options.max_cell_width);
         }
     }
+    fit_table(t, options.max_width);
     return format_table(t);
+}
+
+/// @brief Microseconds as a short duration: `850us`, `3.2us`, `12.5ms`, `1.25s`.
+std::string duration_text(const json& us) {
+    if (!us.is_number()) {
+        return cell_text(us);
+    }
+    const double v = us.get<double>();
+    std::array<char, 48> text{};
+    if (v < 10) {
+        std::snprintf(text.data(), text.size(), "%.1fus", v);
+    } else if (v < 1000) {
+        std::snprintf(text.data(), text.size(), "%.0fus", v);
+    } else if (v < 1e6) {
+        std::snprintf(text.data(), text.size(), "%.1fms", v / 1e3);
+    } else {
+        std::snprintf(text.data(), text.size(), "%.2fs", v / 1e6);
+    }
+    return text.data();
+}
+
+/// @brief Appends KEY/VALUE rows for `value` under `key`, objects expanded into `key.member` rows.
+void append_rows(table& t, const std::string& key, const json& value, const table_options& options) {
+    if (value.is_object() && !value.empty()) {
+        for (const auto& member : natural_members(keys_of(value))) {
+            append_rows(t, key + "." + member, value[member], options);
+        }
+        return;
+    }
+    t.rows.push_back({key, value_text(value, options.precision)});
 }
 
 /// @brief `key: value` lines for the members of `object` other than `skip`, in the object's order.
@@ -326,6 +361,131 @@ std::string fit_width(std::string_view text, std::size_t width) {
     return out + "…";
 }
 
+void fit_table(table& t, std::size_t max_width) {
+    if (max_width == 0 || t.headers.empty()) {
+        return;
+    }
+    const std::size_t columns = t.headers.size();
+    std::vector<std::size_t> widths(columns, 0);
+    std::vector<std::size_t> floors(columns, 0);
+    for (std::size_t i = 0; i < columns; ++i) {
+        widths[i] = display_width(t.headers[i]);
+        floors[i] = std::max<std::size_t>(widths[i], 3);
+    }
+    for (const auto& row : t.rows) {
+        for (std::size_t i = 0; i < row.size() && i < columns; ++i) {
+            widths[i] = std::max(widths[i], display_width(row[i]));
+        }
+    }
+    std::size_t total = 2 * (columns - 1);
+    for (const auto w : widths) {
+        total += w;
+    }
+    bool cut = false;
+    while (total > max_width) {
+        // The widest column that can still give a column up.
+        std::size_t widest = columns;
+        for (std::size_t i = 0; i < columns; ++i) {
+            if (widths[i] > floors[i] && (widest == columns || widths[i] > widths[widest])) {
+                widest = i;
+            }
+        }
+        if (widest == columns) {
+            break;  // every column is at its floor: the headers alone are wider than the terminal
+        }
+        --widths[widest];
+        --total;
+        cut = true;
+    }
+    if (!cut) {
+        return;
+    }
+    for (auto& row : t.rows) {
+        for (std::size_t i = 0; i < row.size() && i < columns; ++i) {
+            row[i] = fit_width(row[i], widths[i]);
+        }
+    }
+}
+
+std::size_t terminal_width() {
+    if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
+        char* end = nullptr;
+        const long value = std::strtol(columns, &end, 10);
+        if (*end == '\0' && value > 0) {
+            return static_cast<std::size_t>(value);
+        }
+    }
+    winsize ws{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+        return ws.ws_col;
+    }
+    return 0;
+}
+
+std::string render_info(const json& info, const table_options& options) {
+    if (!info.is_object()) {
+        return render_human(info, options);
+    }
+    // What a reader looks for first: the version, then how long it has run and who is connected, and
+    // how much went through; the reference (limits, config) last.
+    static constexpr auto first =
+        std::to_array<std::string_view>({"version", "uptime_s", "auth_required", "connections", "bytes",
+                                         "requests_total", "cpu", "worlds", "memory", "limits", "config"});
+    std::vector<std::string> keys;
+    for (const auto key : first) {
+        if (info.contains(std::string(key))) {
+            keys.emplace_back(key);
+        }
+    }
+    for (const auto& [key, ignored] : info.items()) {
+        if (key != "methods" && std::find(first.begin(), first.end(), std::string_view(key)) == first.end()) {
+            keys.push_back(key);
+        }
+    }
+    table t{{"key", "value"}, {}};
+    for (const auto& key : keys) {
+        if (key == "connections" && info[key].is_object()) {
+            for (const char* member : {"open", "total", "max"}) {  // counts, then the limit
+                if (info[key].contains(member)) {
+                    append_rows(t, key + "." + member, info[key][member], options);
+                }
+            }
+            for (const auto& [member, value] : info[key].items()) {
+                if (member != "open" && member != "total" && member != "max") {
+                    append_rows(t, key + "." + member, value, options);
+                }
+            }
+            continue;
+        }
+        if (key == "bytes" && info[key].is_object()) {
+            for (const char* member : {"in", "out"}) {
+                if (info[key].contains(member)) {
+                    append_rows(t, key + "." + member, info[key][member], options);
+                }
+            }
+            continue;
+        }
+        append_rows(t, key, info[key], options);
+    }
+    std::string out = show(std::move(t), options);
+    const auto methods = info.find("methods");
+    if (methods != info.end() && methods->is_object() && !methods->empty()) {
+        table m{{"method", "calls", "errors", "p50", "p99", "max"}, {}};
+        for (const auto& [name, stats] : methods->items()) {
+            if (!stats.is_object()) {
+                continue;
+            }
+            m.rows.push_back({name, cell_text(stats.value("calls", json()), options.precision),
+                              cell_text(stats.value("errors", json()), options.precision),
+                              duration_text(stats.value("p50_us", json())),
+                              duration_text(stats.value("p99_us", json())),
+                              duration_text(stats.value("max_us", json()))});
+        }
+        out += "\n" + show(std::move(m), options);
+    }
+    return out;
+}
+
 std::string format_table(const table& t) {
     std::vector<std::size_t> widths(t.headers.size(), 0);
     for (std::size_t i = 0; i < t.headers.size(); ++i) {
@@ -365,9 +525,24 @@ std::string float_text(double value, int precision) {
     if (precision <= 0) {
         return compact(json(value));
     }
-    std::array<char, 48> text{};
-    std::snprintf(text.data(), text.size(), "%.*g", std::min(precision, 17), value);
-    const std::string out(text.data());
+    const int digits = std::min(precision, 17);
+    std::array<char, 64> text{};
+    std::snprintf(text.data(), text.size(), "%.*g", digits, value);
+    std::string out(text.data());
+    // %g writes small numbers with an exponent (2e-05): write them out (0.00002) down to 1e-15.
+    if (const auto e = out.find("e-"); e != std::string::npos) {
+        const int exponent = -std::atoi(out.c_str() + e + 2);
+        if (exponent >= -15) {
+            std::snprintf(text.data(), text.size(), "%.*f", digits - 1 - exponent, value);
+            out = text.data();
+            while (out.back() == '0') {
+                out.pop_back();
+            }
+            if (out.back() == '.') {
+                out.pop_back();
+            }
+        }
+    }
     return out == "-0" ? "0" : out;
 }
 

@@ -27,6 +27,10 @@ struct table_options {
     /// @brief Longest cell in display columns; a longer one is cut and ends in `…`. 0 never cuts
     ///        (`-o wide`).
     std::size_t max_cell_width = 40;
+    /// @brief Longest line in display columns (the terminal's width when stdout is one): a wider table
+    ///        shrinks its widest columns first, their cells ending in `…`, instead of wrapping. 0 never
+    ///        shrinks (a pipe, `-o wide`).
+    std::size_t max_width = 0;
     /// @brief Component columns to put first, in this order (a query's `--fields`); the others follow
     ///        in the natural order (see component_rank).
     std::vector<std::string> component_order;
@@ -49,8 +53,24 @@ struct table {
 ///        upper-cased, trailing blanks trimmed, every line ending in '\n'.
 [[nodiscard]] std::string format_table(const table& t);
 
+/// @brief Cuts `t`'s cells so that its lines take at most `max_width` display columns: the widest
+///        column loses a column at a time (its cut cells end in `…`) until the table fits or every
+///        column is down to its header's width (at least 3). 0 leaves it whole.
+void fit_table(table& t, std::size_t max_width);
+
+/// @brief The width of the terminal on stdout, for tables: $COLUMNS when it is a number, else the
+///        TIOCGWINSZ ioctl, else 0 (not a terminal: no limit).
+[[nodiscard]] std::size_t terminal_width();
+
+/// @brief server.info for people: KEY/VALUE rows (version first, then uptime, auth, the connection
+///        counts, bytes in and out, requests, cpu, worlds, memory, limits, config; nested members as
+///        `a.b.c`), then one row per method called so far: METHOD, CALLS, ERRORS, P50, P99, MAX (the
+///        handler's times, in us, ms or s).
+[[nodiscard]] std::string render_info(const json& info, const table_options& options = {});
+
 /// @brief A floating-point number with `precision` significant digits (`%g` style: 1.0000000000000013
-///        is `1`, 0.000123456789 is `0.000123457`); exactly as JSON writes it when `precision` is 0.
+///        is `1`, 0.000123456789 is `0.000123457`), small ones without an exponent too (2e-05 is
+///        `0.00002`, down to 1e-15); exactly as JSON writes it when `precision` is 0.
 [[nodiscard]] std::string float_text(double value, int precision);
 
 /// @brief Text of one cell: strings bare, null empty, anything else as compact JSON, its floating-point

@@ -66,6 +66,9 @@ json run_verb(session& s, const verb& v, const verb_input& input) {
 }
 
 std::string present(const session& s, const verb& v, const json& result) {
+    if (s.format == output_format::table && v.table_text) {
+        return v.table_text(result, s.tables);
+    }
     if (s.format == output_format::table && v.table_view) {
         return render(v.table_view(result), s.format, s.tables);
     }
@@ -201,7 +204,7 @@ void execute_line(session& s, std::string_view line, bool interactive, line_effe
             throw usage_error(std::string(command.row->name) +
                               " streams until stopped: it cannot be assigned");
         }
-        run_watch(s, *command.row, command.input);
+        run_stream(s, *command.row, command.input);
         return;
     }
     const auto result = run_verb(s, *command.row, command.input);

@@ -393,6 +393,10 @@ exit_code run_shell(session& s) {
             last = line;
         }
         line_effect effect = line_effect::none;
+        if (s.tables.max_width != 0) {
+            s.tables.max_width =
+                std::max<std::size_t>(terminal_width(), 1);  // the window may have been resized
+        }
         (void)run_line(s, line, "error", /*interactive=*/true, &effect);
         source.forget();  // `world create`, `use`, `register`...: ask again at the next Tab
         if (effect == line_effect::quit) {

@@ -87,7 +87,10 @@ std::vector<std::string> split_name(std::string_view name) {
 }  // namespace
 
 std::string verb_footer(const verb& v) {
-    std::string text;
+    std::string text(v.details);
+    if (!v.details.empty() && !v.method.empty()) {
+        text += "\n";
+    }
     if (!v.method.empty()) {
         text += "Calls " + std::string(v.method) + ".\n";
     }

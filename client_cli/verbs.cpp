@@ -41,6 +41,26 @@ const positional_spec id_arg{
 const option_spec limit_opt{"--limit", "return at most N rows", false, "N"};
 const option_spec offset_opt{"--offset", "skip the first N rows", false, "N"};
 
+/// @brief The query language, for `query --help` and `watch --help` (server/ecs/query.hpp parses the
+///        text form, the world the object form).
+constexpr std::string_view query_language =
+    "QUERY text form: terms separated by commas\n"
+    "  Position               has the component          !Frozen          lacks it\n"
+    "  Health|Shield          has at least one of them   ?Health          optional: shown where present,\n"
+    "                                                                     filters nothing\n"
+    "  Health.hp < 50         value filter: == != < <= > >= against a JSON literal, e.g.\n"
+    "                         AI.kind == \"boss\", Position.y <= 0, Player.alive == true\n"
+    "  added(Position)        added in the last tick; also changed(NAME), removed(NAME)\n"
+    "  died                   entities destroyed in the last tick\n"
+    "  near(x, y, r)          Position within r of a point; near(ID, r) or near(NAME, r)\n"
+    "                         within r of an entity, e.g. near(hero, 5)\n"
+    "  *                      every entity\n"
+    "QUERY object form, every key optional:\n"
+    "  all, none, optional    lists of names          any      a list: at least one of them\n"
+    "  added, changed, removed  lists of names        died     true\n"
+    "  near   {\"x\":0,\"y\":0,\"r\":5} or {\"entity\":ID or \"NAME\",\"r\":5}\n"
+    "  where  [{\"field\":\"Health.hp\",\"op\":\"<\",\"value\":50}]\n";
+
 json entity_of(const verb_input& in, std::string_view name = "ID") {
     return parse_entity_ref(in.one(name).value_or(""));
 }
@@ -176,8 +196,9 @@ std::vector<verb> make_verbs() {
                  .examples = {"ecsctl ping", "ecsctl --port 7778 ping || echo down"}});
     v.push_back({.name = "info",
                  .method = "server.info",
-                 .summary = "server version, uptime, connections, worlds and limits",
-                 .examples = {"ecsctl info", "ecsctl info --json | jq .version"}});
+                 .summary = "server version, uptime, connections, bytes, per-method stats, worlds and limits",
+                 .examples = {"ecsctl info", "ecsctl info --json | jq .version"},
+                 .table_text = render_info});
     v.push_back({.name = "methods",
                  .method = "rpc.discover",
                  .summary = "list the server's methods (from its OpenRPC document)",
@@ -294,6 +315,20 @@ std::vector<verb> make_verbs() {
              if (in.flag("--reset")) params["reset"] = true;
              return params;
          }});
+    v.push_back({.name = "monitor",
+                 .method = "server.monitor",
+                 .summary = "print every request the other connections send, as it arrives (as redis-cli "
+                            "monitor does); Ctrl-C stops",
+                 .options = {{"--count", "stop after N requests (default: until Ctrl-C)", false, "N"}},
+                 .examples = {"ecsctl monitor", "ecsctl monitor --count 10 | jq -c '[.connection, .method]'"},
+                 .params =
+                     [](const verb_input& in) {
+                         if (auto count = in.one("--count")) {
+                             (void)parse_count(*count, "--count");  // the client's own: checked, never sent
+                         }
+                         return json::object();
+                     },
+                 .streams = true});
     v.push_back({.name = "hash",
                  .method = "world.hash",
                  .summary = "hash of the world's state at the current tick",
@@ -423,16 +458,21 @@ std::vector<verb> make_verbs() {
          .method = "world.query",
          .summary = "find entities by components",
          .args = {{"QUERY",
-                   "text form 'Position, Velocity, !Frozen, ?Health' or a JSON object "
-                   "{all, any, none, added, changed, removed}",
+                   "text form 'Position, !Frozen, ?Health, Health.hp < 50, near(hero, 5)' or a JSON object "
+                   "{all, any, none, optional, added, changed, removed, died, near, where} (see below)",
                    arity::one, word_kind::query}},
          .options = {{"--fields",
                       "components to return, comma-separated (repeatable); their columns come in this order",
                       false, "NAMES", word_kind::name_list},
                      limit_opt,
                      offset_opt},
-         .examples = {"ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20",
-                      R"(ecsctl query '{"all":["Position"],"none":["Frozen"]}')"},
+         .examples =
+             {"ecsctl query 'Position, Velocity, !Frozen' --fields Position --limit 20",
+              "ecsctl query 'Health, ?Name, Health.hp < 50'",
+              R"(ecsctl query 'AI.kind == "boss", near(hero, 10)')", "ecsctl query died",
+              R"(ecsctl query '{"all":["Position"],"none":["Frozen"]}')",
+              R"(ecsctl query '{"where":[{"field":"Health.hp","op":"<","value":50}],"optional":["Name"]}')"},
+         .details = query_language,
          .params =
              [](const verb_input& in) {
                  json params = query_params(in);
@@ -455,6 +495,7 @@ std::vector<verb> make_verbs() {
                       "ecsctl watch 'Position, !Frozen' --fields Position --every 10",
                       "ecsctl watch Position --count 3 | jq -c .changed",
                       "ecsctl --world arena watch 'Health, AI' --fields Health"},
+         .details = query_language,
          .params =
              [](const verb_input& in) {
                  json params = query_params(in);

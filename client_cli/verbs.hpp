@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "json.hpp"
+#include "output.hpp"
 
 namespace ecsd::cli {
 
@@ -79,6 +80,9 @@ struct verb {
     std::vector<positional_spec> args = {};
     std::vector<option_spec> options = {};
     std::vector<std::string_view> examples = {};  ///< full command lines, shown by `VERB --help`
+    /// @brief More reference for `VERB --help`, shown before the method and the examples (e.g. the
+    ///        query language for `query` and `watch`); lines end in '\n'.
+    std::string_view details = {};
     /// @brief The params of its request, from its words; throws usage_error. Unset: no params ({}).
     std::function<json(const verb_input&)> params = {};
     /// @brief For a verb whose words choose the method (`spawn --count`, `despawn` of several ids, `call`):
@@ -91,8 +95,10 @@ struct verb {
     std::string_view completes = {};
     /// @brief Optional reshaping for tables only (JSON output keeps the server's result).
     std::function<json(const json&)> table_view = {};
+    /// @brief Optional text of the result as a table, instead of render()'s (`info`'s two tables).
+    std::function<std::string(const json&, const table_options&)> table_text = {};
     /// @brief True for a verb that opens a stream (`watch`): its request answers once, then
-    ///        notifications follow until the client stops; run_watch (watch.hpp) drives it.
+    ///        notifications follow until the client stops; run_stream (watch.hpp) drives it.
     bool streams = false;
 
     /// @brief The JSON-RPC call its words make: `method_for`'s method, else `method`, with `params`'s

@@ -317,6 +317,73 @@ class live_screen {
 
 }  // namespace
 
+std::string monitor_line(const json& params) {
+    if (!params.is_object()) {
+        return cell_text(params);
+    }
+    if (const auto dropped = params.find("dropped"); dropped != params.end() && !params.contains("method")) {
+        return "(" + cell_text(*dropped) + " requests dropped: this monitor read too slowly)";
+    }
+    std::string line;
+    if (const auto time = params.find("time"); time != params.end() && time->is_number()) {
+        std::array<char, 48> text{};
+        std::snprintf(text.data(), text.size(), "%.6f", time->get<double>());
+        line += text.data();
+        line += ' ';
+    }
+    line += "[" + cell_text(params.value("connection", json("?")));
+    if (const auto peer = params.find("peer"); peer != params.end() && peer->is_string()) {
+        line += " " + peer->get<std::string>();
+    }
+    line += "] " + cell_text(params.value("method", json("?")));
+    if (const auto args = params.find("params"); args != params.end() && !args->is_null()) {
+        line += " " + args->dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+    return line;
+}
+
+void run_monitor(session& s, const verb& v, const verb_input& input) {
+    const request req = v.build(input);
+    std::optional<std::uint64_t> count;
+    if (auto n = input.one("--count")) {
+        count = parse_count(*n, "--count");
+    }
+    sigint_catcher catcher;  // before the call: a Ctrl-C meanwhile still stops the feed
+    s.client.drop_notifications();
+    (void)s.client.call(req.method, req.params);
+    if (s.format == output_format::table) {
+        *s.out << "monitoring the requests of every other connection (Ctrl-C to stop)\n" << std::flush;
+    }
+    constexpr auto poll_period = std::chrono::milliseconds(100);  // how soon Ctrl-C is noticed
+    std::uint64_t shown = 0;
+    while (interrupted == 0 && (!count || shown < *count)) {
+        const auto note = s.client.next_notification(clock::now() + poll_period);
+        // Only the monitor's own lines: a request (`method`) or a note of lines lost (`dropped`).
+        if (!note || !note->is_object() || note->contains("subscription") ||
+            !(note->contains("method") || note->contains("dropped"))) {
+            continue;
+        }
+        if (note->contains("method")) {
+            ++shown;
+        }
+        if (s.format == output_format::table) {
+            *s.out << monitor_line(*note) << '\n' << std::flush;
+        } else {
+            *s.out << render(*note, s.format) << std::flush;
+        }
+    }
+    (void)s.client.call(req.method, json{{"stop", true}});
+    s.client.drop_notifications();
+}
+
+void run_stream(session& s, const verb& v, const verb_input& input) {
+    if (v.method == "server.monitor") {
+        run_monitor(s, v, input);
+    } else {
+        run_watch(s, v, input);
+    }
+}
+
 void run_watch(session& s, const verb& v, const verb_input& input) {
     request req = v.build(input);
     apply_world(req, s.world);

@@ -68,6 +68,22 @@ struct screen_size {
 [[nodiscard]] std::string render_watch(const watch_state& state, std::string_view world,
                                        const std::vector<std::string>& fields, screen_size size);
 
+/// @brief A server.monitor notification's params as one readable line, as redis-cli monitor prints
+///        them: `1795468801.250000 [5 127.0.0.1:40122] world.step {"ticks":5}` (the time in seconds
+///        since the epoch, the connection id and peer, the method, its params as compact JSON when
+///        it has any), or `(N requests dropped: this monitor read too slowly)`. No '\n'.
+[[nodiscard]] std::string monitor_line(const json& params);
+
+/// @brief Runs the `monitor` verb: calls server.monitor, then prints every request the server receives
+///        from the other connections, one JSON text per line (the notification's params) when piped
+///        or a monitor_line on a terminal, until Ctrl-C or `--count` requests; then stops the feed
+///        (`{"stop": true}`) so the connection can go on. Ctrl-C is not an error.
+/// @throws usage_error, server_error, connection_error like run_verb.
+void run_monitor(session& s, const verb& v, const verb_input& input);
+
+/// @brief Runs a verb whose row `streams`: run_monitor for server.monitor, run_watch otherwise.
+void run_stream(session& s, const verb& v, const verb_input& input);
+
 /// @brief Runs the `watch` verb: subscribes, prints the answer and the notifications (a live table in
 ///        table format, JSON lines otherwise) until Ctrl-C, `--count` notifications or the
 ///        subscription ends, then unsubscribes. Ctrl-C is not an error.

@@ -1,6 +1,7 @@
 #include "ecsd/protocol/json_schema.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string_view>
@@ -206,9 +207,32 @@ std::optional<std::string> fail(const path& at, const std::string& what) {
     return at.text() + ": " + what;
 }
 
+/// @brief "expected an integer from 0 to 9007199254740991, got ..." for a fraction or a number an integer
+///        field cannot hold: the allowed range, and the value only when it is no integer (1.5, 1.0); a
+///        whole number beyond the range (1e300) reads "a number outside that range", never as 1e+300.
+std::string integer_expected(const schema_node& n, const json& v) {
+    std::string range;
+    if (n.minimum && n.maximum) {
+        range = " from " + n.minimum->dump() + " to " + n.maximum->dump();
+    } else if (n.minimum) {
+        range = " >= " + n.minimum->dump();
+    } else if (n.maximum) {
+        range = " <= " + n.maximum->dump();
+    }
+    const double d = v.get<double>();
+    const bool beyond = (n.minimum && d < n.minimum->get<double>()) ||
+                        (n.maximum && d > n.maximum->get<double>()) || std::fabs(d) >= 9223372036854775808.0;
+    const std::string got =
+        beyond ? (range.empty() ? "a number too large for an integer" : "a number outside that range")
+               : v.dump();
+    return "expected an integer" + range + ", got " + got;
+}
+
 std::optional<std::string> check(const schema_node& n, const json& v, const path& at) {
     const std::uint8_t bits = type_bits_of(v);
     if (n.types != 0 && (n.types & bits) == 0) {
+        if (v.is_number_float() && (n.types & t_integer) != 0 && (n.types & ~(t_integer | t_number)) == 0)
+            return fail(at, integer_expected(n, v));
         return fail(at, "expected " + type_list(n.types) + ", got " + std::string(v.type_name()));
     }
     if (n.enum_values) {

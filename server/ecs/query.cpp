@@ -72,11 +72,25 @@ near_term parse_near(std::string_view args, std::size_t pos) {
         n.y = parse_number(parts[1], pos, "y");
         n.r = parse_number(parts[2], pos, "r");
     } else if (parts.size() == 2) {
-        std::uint64_t id = 0;
-        const auto [end, ec] = std::from_chars(parts[0].data(), parts[0].data() + parts[0].size(), id);
-        if (parts[0].empty() || ec != std::errc() || end != parts[0].data() + parts[0].size())
-            fail(pos, "near: expected an entity id, got '" + std::string(parts[0]) + "'");
-        n.entity = id;
+        // ENTITY: an id (digits), a Name ("hero"), or a quoted Name ("\"big boss\"", a JSON string).
+        const std::string_view ref = parts[0];
+        const bool numeric = !ref.empty() && (std::isdigit(static_cast<unsigned char>(ref.front())) != 0 ||
+                                              ref.front() == '-' || ref.front() == '+' || ref.front() == '.');
+        if (ref.empty()) fail(pos, "near: expected an entity id or Name before ', r'");
+        if (numeric) {
+            std::uint64_t id = 0;
+            const auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), id);
+            if (ec != std::errc() || end != ref.data() + ref.size())
+                fail(pos, "near: expected an entity id (digits) or a Name, got '" + std::string(ref) + "'");
+            n.entity = id;
+        } else if (ref.front() == '"') {
+            const auto quoted = nlohmann::json::parse(ref, nullptr, /*allow_exceptions=*/false);
+            if (!quoted.is_string() || quoted.get_ref<const std::string&>().empty())
+                fail(pos, "near: a quoted Name must be a JSON string, got " + std::string(ref));
+            n.entity_name = quoted.get<std::string>();
+        } else {
+            n.entity_name = std::string(ref);
+        }
         n.r = parse_number(parts[1], pos, "r");
     } else {
         fail(pos, "near takes (x, y, r) or (ENTITY, r)");

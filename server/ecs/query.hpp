@@ -20,6 +20,9 @@ namespace ecsd::ecs {
 struct near_term {
     double x = 0, y = 0, r = 0;
     std::optional<std::uint64_t> entity;  ///< set: centre on this entity's Position
+    /// @brief Set instead of `entity` by `near(hero, r)`: the entity with this Name, which the world
+    /// resolves (the registry knows no names either).
+    std::optional<std::string> entity_name;
 };
 
 /// @brief A value filter such as `Health.hp < 50`: the entity has the component and its field
@@ -43,7 +46,7 @@ struct query_terms {
     std::vector<std::string> removed;   // component removed in the last tick or since
     bool died = false;                  // entities destroyed in the last tick or since
     bool match_all = false;             // "*": every live entity
-    std::optional<near_term> near;      // near(x, y, r) or near(ENTITY, r)
+    std::optional<near_term> near;      // near(x, y, r) or near(ENTITY, r), ENTITY an id or a Name
     std::vector<value_filter> where;    // `Health.hp < 50`: applied by the world, like near
     std::optional<std::uint64_t> only;  // this one entity (single-entity watches; no text form)
 };
@@ -52,7 +55,8 @@ struct query_terms {
 ///   `Name` must have, `!Name` must not have, `A|B` at least one of, `?Name` optional (no filter;
 ///   the component is carried where present),
 ///   `added(Name)`, `changed(Name)`, `removed(Name)`, `died`, `*` for everything, and
-///   `near(x, y, r)` / `near(ENTITY, r)` (Position within r of a point or of an entity), and value
+///   `near(x, y, r)` / `near(ENTITY, r)` (Position within r of a point or of an entity; ENTITY an id,
+///   a Name such as `hero`, or a quoted one `"big boss"`), and value
 ///   filters `Name.field OP literal` (OP one of == != < <= > >=; the literal JSON: 50, "boss", true),
 ///   which also require the component.
 /// Throws ecs_error(invalid_params) naming the position of the first bad term.

@@ -28,10 +28,13 @@ struct entity_ref {
 
 namespace internal {
 /// @brief A refused value as an error message shows it: short, and never a float standing in for
-/// an integer the parser could not hold (18446744073709551616 would read 1.8446744073709552e+19).
-inline std::string shown_value(const json& got) {
-    if (got.is_number_float() && std::fabs(got.get<double>()) >= 9223372036854775808.0)
+/// an integer the parser could not hold (18446744073709551616 would read 1.8446744073709552e+19):
+/// where the expectation states a range (`ranged`), such a number is "a number outside that range".
+inline std::string shown_value(const json& got, bool ranged = false) {
+    if (got.is_number_float() && std::fabs(got.get<double>()) >= 9223372036854775808.0) {
+        if (ranged) return "a number outside that range";
         return got.get<double>() < 0 ? "a number <= -2^63" : "a number >= 2^63";
+    }
     std::string text = got.dump(-1, ' ', false, json::error_handler_t::replace);
     if (text.size() > 80) {
         text.resize(77);
@@ -43,9 +46,17 @@ inline std::string shown_value(const json& got) {
     return text;
 }
 
-[[noreturn]] inline void bad_value(std::string_view where, std::string_view want, const json& got) {
-    throw ecs_error(reason::invalid_value,
-                    std::string(where) + ": expected " + std::string(want) + ", got " + shown_value(got));
+[[noreturn]] inline void bad_value(std::string_view where, std::string_view want, const json& got,
+                                   bool ranged = false) {
+    throw ecs_error(reason::invalid_value, std::string(where) + ": expected " + std::string(want) + ", got " +
+                                               shown_value(got, ranged));
+}
+
+/// @brief An integer bound as a message shows it: 2^53 for the largest exact one, digits otherwise.
+inline std::string bound_text(double v) {
+    if (std::fabs(v) == 9007199254740992.0) return v < 0 ? "-2^53" : "2^53";
+    if (v == 9007199254740991.0) return "2^53 - 1";
+    return std::to_string(static_cast<std::int64_t>(v));
 }
 
 /// @brief The largest integer every JSON client reads exactly (2^53).
@@ -68,27 +79,27 @@ inline double read_number(const json& j, std::string_view where) {
     // A saved world may hold what an older server let through (or what the systems reached before
     // they clamped): any finite number loads again, so a server never refuses its own state.
     if (!std::isfinite(v) || (std::fabs(v) > max_number && !restoring()))
-        bad_value(where, "a number between -1e15 and 1e15", j);
+        bad_value(where, "a number between -1e15 and 1e15", j, true);
     return v;
 }
 
 inline std::int64_t read_integer(const json& j, std::string_view where, double lo, double hi) {
+    const std::string want = "an integer from " + bound_text(lo) + " to " + bound_text(hi);
     if (j.is_number_integer()) {
         if (j.is_number_unsigned()) {
             const auto u = j.get<std::uint64_t>();
-            if (static_cast<double>(u) > hi) bad_value(where, "an integer in range", j);
+            if (static_cast<double>(u) > hi) bad_value(where, want, j, true);
             return static_cast<std::int64_t>(u);
         }
         const auto v = j.get<std::int64_t>();
-        if (static_cast<double>(v) < lo || static_cast<double>(v) > hi)
-            bad_value(where, "an integer in range", j);
+        if (static_cast<double>(v) < lo || static_cast<double>(v) > hi) bad_value(where, want, j, true);
         return v;
     }
     if (j.is_number_float()) {  // 3.0 from a client that only has doubles is fine; 1.5 is not
         const double d = j.get<double>();
         if (std::isfinite(d) && d == std::floor(d) && d >= lo && d <= hi) return static_cast<std::int64_t>(d);
     }
-    bad_value(where, "an integer", j);
+    bad_value(where, want, j, true);
 }
 }  // namespace internal
 

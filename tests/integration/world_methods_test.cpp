@@ -191,6 +191,33 @@ TEST_F(WorldMethods, ANameIsUniqueAndStandsWhereverAnIdIsTaken) {
             "world.mutate_components",
             {{"world", "n"}, {"entity", "foe"}, {"component", "Name"}, {"path", "name"}, {"value", "hero"}})),
         "invalid_value");
+    // near(NAME, r) centres on the named entity, in text and object form, as near(ID, r) does.
+    const auto close = c_.result(
+        "world.spawn_entity",
+        {{"world", "n"},
+         {"components", {{"Position", {{"x", 1}, {"y", 0}}}, {"Health", json::object()}}}})["entity"];
+    (void)c_.result("world.spawn_entity",
+                    {{"world", "n"}, {"components", {{"Position", {{"x", 50}, {"y", 0}}}}}});
+    const auto ids_of = [](const json& result) {
+        std::vector<json> ids;
+        for (const auto& row : result["entities"]) ids.push_back(row["entity"]);
+        return ids;
+    };
+    const std::vector<json> near_hero{hero, close};
+    EXPECT_EQ(ids_of(c_.result("world.query", {{"world", "n"}, {"query", "near(hero, 2)"}})), near_hero);
+    EXPECT_EQ(ids_of(c_.result("world.query", {{"world", "n"}, {"query", R"(Health, near("hero", 2))"}})),
+              near_hero);
+    EXPECT_EQ(ids_of(c_.result("world.query",
+                               {{"world", "n"}, {"query", {{"near", {{"entity", "hero"}, {"r", 2}}}}}})),
+              near_hero);
+    EXPECT_EQ(ids_of(c_.result(
+                  "world.query",
+                  {{"world", "n"}, {"query", "near(" + std::to_string(hero.get<std::uint64_t>()) + ", 2)"}})),
+              near_hero)
+        << "ids keep working";
+    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "n"}, {"query", "near(nobody, 2)"}})),
+              "no_such_entity");
+    (void)c_.result("world.despawn_entity", {{"world", "n"}, {"entity", close}});
     EXPECT_EQ(c_.result("world.cast_spell",
                         {{"world", "n"}, {"caster", "hero"}, {"spell", "kill_all_monsters"}})["caster"],
               hero);

@@ -70,6 +70,12 @@ TEST(parse_json, any_json_text) {
     EXPECT_EQ(parse_json("[1,2]", "X"), json::parse("[1,2]"));
     EXPECT_EQ(parse_json("\"s\"", "X"), "s");
     EXPECT_THROW((void)parse_json("{", "X"), usage_error);
+    try {
+        (void)parse_json(R"({"hp":1e400})", "Health");
+        FAIL() << "1e400 accepted";
+    } catch (const usage_error& e) {
+        EXPECT_STREQ(e.what(), "Health: 1e400 is out of range for JSON doubles (at most about 1.8e308)");
+    }
 }
 
 TEST(split_list, commas_and_repeats) {

@@ -1,5 +1,7 @@
 #include "output.hpp"
 
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 namespace ecsd::cli {
@@ -154,6 +156,12 @@ TEST(float_text, significant_digits_or_exact) {
     EXPECT_EQ(float_text(-0.0, 6), "0");
     EXPECT_EQ(float_text(1.0000000000000013, 0), "1.0000000000000013");
     EXPECT_EQ(float_text(10.0, 0), "10.0");
+    // Small numbers are written out at the table's precision, not with an exponent.
+    EXPECT_EQ(float_text(2e-05, 6), "0.00002");
+    EXPECT_EQ(float_text(-1.23456789e-7, 6), "-0.000000123457");
+    EXPECT_EQ(float_text(0.000123456789, 6), "0.000123457");
+    EXPECT_EQ(float_text(2e-05, 0), "2e-05");  // exact: as JSON writes it
+    EXPECT_EQ(cell_text(json::parse(R"({"x":2e-05})"), 6), R"({"x":0.00002})");
 }
 
 TEST(render_human, long_cells_are_cut_unless_wide) {
@@ -236,4 +244,62 @@ TEST(render_human, array_of_scalars_one_per_line) {
 }
 
 }  // namespace
+TEST(fit_table, shrinks_the_widest_cells_first_to_the_terminal_width) {
+    table t{{"id", "name", "notes"},
+            {{"1", "short", std::string(30, 'n')}, {"2", std::string(12, 'm'), "x"}}};
+    fit_table(t, 30);
+    const std::string text = format_table(t);
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        EXPECT_LE(display_width(line), 30U) << text;
+    }
+    EXPECT_EQ(t.rows[0][2].substr(t.rows[0][2].size() - std::string("…").size()), "…") << text;
+    EXPECT_EQ(t.rows[1][1], std::string(12, 'm')) << "the narrower column keeps its text while it can";
+    table whole{{"a"}, {{"abc"}}};
+    fit_table(whole, 0);
+    EXPECT_EQ(whole.rows[0][0], "abc");
+    fit_table(whole, 80);
+    EXPECT_EQ(whole.rows[0][0], "abc");
+}
+
+TEST(fit_table, render_human_fits_tables_to_max_width_but_not_when_0) {
+    const auto rows = json::parse(R"([{"name":"a","description":")" + std::string(100, 'd') + R"("}])");
+    table_options narrow;
+    narrow.max_cell_width = 0;
+    narrow.max_width = 40;
+    std::istringstream lines(render_human(rows, narrow));
+    for (std::string line; std::getline(lines, line);) {
+        EXPECT_LE(display_width(line), 40U) << line;
+    }
+    table_options wide;
+    wide.max_cell_width = 0;
+    EXPECT_NE(render_human(rows, wide).find(std::string(100, 'd')), std::string::npos);
+}
+
+TEST(render_info, version_first_bytes_after_connections_and_one_row_per_method) {
+    const auto info = json::parse(R"({"version":"0.1.0","uptime_s":3.25,"auth_required":false,
+        "connections":{"open":1,"total":4,"max":1024},"bytes":{"in":120,"out":3400},"requests_total":9,
+        "methods":{"server.ping":{"calls":3,"errors":0,"total_ms":0.02,"p50_us":4.1,"p99_us":9.5,
+                                  "max_us":12.0},
+                   "world.step":{"calls":2,"errors":1,"total_ms":30.0,"p50_us":1500.0,"p99_us":2400000.0,
+                                 "max_us":2500000.0}},
+        "worlds":["default"],"limits":{"max_batch":100},"config":{"port":7777}})");
+    const std::string text = render_info(info);
+    std::istringstream in(text);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    ASSERT_GE(lines.size(), 4U) << text;
+    EXPECT_EQ(lines[0].substr(0, 3), "KEY");
+    EXPECT_EQ(lines[1].substr(0, 7), "version") << text;
+    const auto at = [&](const std::string& key) { return text.find("\n" + key + " "); };
+    EXPECT_LT(at("connections.open"), at("connections.total")) << text;
+    EXPECT_LT(at("connections.max"), at("bytes.in")) << text;
+    EXPECT_LT(at("bytes.in"), at("bytes.out")) << text;
+    EXPECT_LT(at("bytes.out"), at("requests_total")) << text;
+    EXPECT_EQ(text.find("total_ms"), std::string::npos) << "no JSON cell of the methods: " << text;
+    EXPECT_NE(text.find("METHOD       CALLS  ERRORS  P50    P99    MAX"), std::string::npos) << text;
+    EXPECT_NE(text.find("server.ping  3      0       4.1us  9.5us  12us"), std::string::npos) << text;
+    EXPECT_NE(text.find("world.step   2      1       1.5ms  2.40s  2.50s"), std::string::npos) << text;
+}
+
 }  // namespace ecsd::cli

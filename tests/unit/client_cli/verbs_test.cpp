@@ -150,6 +150,23 @@ TEST(verbs, help_prints_examples_and_method) {
     EXPECT_TRUE(help_text("nope").empty());
 }
 
+TEST(verbs, query_help_explains_the_whole_query_language) {
+    const std::string help = help_text("query");
+    for (const char* part : {"Health.hp < 50", "AI.kind == \"boss\"", "?Health", "optional", "near(x, y, r)",
+                             "near(NAME, r)", "died", "!Frozen", "Health|Shield", "changed(NAME)"}) {
+        EXPECT_NE(help.find(part), std::string::npos) << part << " missing from:\n" << help;
+    }
+    // The object form's keys, every one the server takes (server/world/world_json.cpp).
+    const auto object = help.find("object form");
+    ASSERT_NE(object, std::string::npos) << help;
+    for (const char* key :
+         {"all", "any", "none", "optional", "added", "changed", "removed", "died", "near", "where"}) {
+        EXPECT_NE(help.find(key, object), std::string::npos) << key;
+    }
+    EXPECT_LT(help.find("object form"), help.find("Calls world.query.")) << help;
+    EXPECT_NE(help_text("watch").find("Health.hp < 50"), std::string::npos);
+}
+
 TEST(verbs, components_table_view_shortens_field_lists) {
     const auto* v = find_verb("components");
     ASSERT_NE(v, nullptr);

@@ -72,9 +72,9 @@ TEST(watch_args, the_shell_completes_it_like_other_verbs) {
     EXPECT_EQ(find_verb("watch")->completes, "components");  // QUERY: component names from the server
 }
 
-TEST(watch_args, only_watch_streams) {
+TEST(watch_args, only_watch_and_monitor_stream) {
     for (const auto& v : verbs()) {
-        EXPECT_EQ(v.streams, v.name == "watch") << v.name;
+        EXPECT_EQ(v.streams, v.name == "watch" || v.name == "monitor") << v.name;
     }
 }
 
@@ -200,6 +200,30 @@ TEST(watch_frame, ended_shows_the_reason) {
     auto s = started();
     s.apply(json::parse(R"({"subscription":7,"tick":12,"ended":true,"reason":"server_shutdown"})"));
     EXPECT_NE(render_watch(s, "w", {}, {}).find("ended: server_shutdown"), std::string::npos);
+}
+
+TEST(monitor, lines_read_like_redis_cli_monitor) {
+    const auto line = monitor_line(json::parse(R"({"time":1795468801.25,"connection":5,)"
+                                               R"("peer":"127.0.0.1:40122","method":"world.step",)"
+                                               R"("params":{"ticks":5}})"));
+    EXPECT_EQ(line, R"(1795468801.250000 [5 127.0.0.1:40122] world.step {"ticks":5})");
+    EXPECT_EQ(monitor_line(json::parse(R"({"time":1.5,"connection":2,"peer":"p","method":"server.ping"})")),
+              "1.500000 [2 p] server.ping");
+    EXPECT_EQ(monitor_line(json::parse(R"({"dropped":7})")),
+              "(7 requests dropped: this monitor read too slowly)");
+}
+
+TEST(monitor, is_a_streaming_verb_with_a_checked_count) {
+    const auto* v = find_verb("monitor");
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->method, "server.monitor");
+    EXPECT_TRUE(v->streams);
+    const auto p = parse("monitor --count 3");
+    ASSERT_NE(p.row, nullptr);
+    EXPECT_EQ(p.row->build(p.input).params, json::object());
+    const auto bad = parse("monitor --count x");
+    ASSERT_NE(bad.row, nullptr);
+    EXPECT_THROW((void)bad.row->build(bad.input), usage_error);
 }
 
 }  // namespace

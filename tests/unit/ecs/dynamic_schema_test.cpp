@@ -31,6 +31,28 @@ TEST(DynamicSchema, WrongFieldOrTypeIsInvalidValue) {
     }
 }
 
+TEST(DynamicSchema, AnOutOfRangeNumberIsToldTheAllowedRange) {
+    const auto s = dynamic_schema::parse(
+        "Stats", {{"level", {{"type", "integer"}}}, {"owner", {{"type", "entity"}}}, {"speed", 1.0}});
+    const auto message = [&](const json& value) {
+        try {
+            (void)s.make_value(value);
+        } catch (const ecs_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(message({{"level", 1e300}}),
+              "Stats.level: expected an integer from -2^53 to 2^53, got a number "
+              "outside that range");
+    EXPECT_EQ(message({{"level", 1.5}}), "Stats.level: expected an integer from -2^53 to 2^53, got 1.5");
+    EXPECT_EQ(message({{"owner", 1e300}}),
+              "Stats.owner: expected an integer from 0 to 2^53 - 1, got a number outside that range");
+    EXPECT_EQ(message({{"speed", 1e300}}),
+              "Stats.speed: expected a number between -1e15 and 1e15, got a number outside that range");
+    EXPECT_EQ(message({{"speed", 1e16}}), "Stats.speed: expected a number between -1e15 and 1e15, got 1e+16");
+}
+
 TEST(DynamicSchema, BadDefinitionIsRejected) {
     EXPECT_THROW((void)dynamic_schema::parse("X", {{"f", {{"type", "quaternion"}}}}), ecs_error);
     EXPECT_THROW((void)dynamic_schema::parse("X", {{"f", nullptr}}), ecs_error);

@@ -37,6 +37,29 @@ TEST(QueryText, BadTextIsAClearError) {
     }
 }
 
+TEST(QueryText, NearTakesAPointAnIdOrAName) {
+    const auto point = parse_query("near(1, -2, 3)");
+    ASSERT_TRUE(point.near);
+    EXPECT_EQ(point.near->x, 1.0);
+    EXPECT_EQ(point.near->y, -2.0);
+    EXPECT_FALSE(point.near->entity);
+    const auto id = parse_query("Position, near(4294967296, 5)");
+    ASSERT_TRUE(id.near);
+    EXPECT_EQ(id.near->entity, 4294967296U);
+    EXPECT_FALSE(id.near->entity_name);
+    const auto named = parse_query("near( hero , 2.5), Health");
+    ASSERT_TRUE(named.near);
+    EXPECT_EQ(named.near->entity_name, "hero");
+    EXPECT_FALSE(named.near->entity);
+    EXPECT_EQ(named.near->r, 2.5);
+    const auto quoted = parse_query(R"(near("big boss", 1))");
+    ASSERT_TRUE(quoted.near);
+    EXPECT_EQ(quoted.near->entity_name, "big boss");
+    for (const char* bad : {"near(-3, 1)", "near(1.5, 1)", "near(, 1)", R"(near("", 1))", "near(hero, -1)"}) {
+        EXPECT_THROW((void)parse_query(bad), ecs_error) << bad;
+    }
+}
+
 TEST(QueryText, OptionalTermsFilterNothingButMustName) {
     const auto q = parse_query("Position, ?Health");
     EXPECT_EQ(q.all, (std::vector<std::string>{"Position"}));

@@ -31,7 +31,14 @@ TEST(JsonSchema, AcceptsConformingValues) {
 TEST(JsonSchema, ReportsLocationOfFirstProblem) {
     EXPECT_EQ(*step_schema.validate(json::object()), "params: missing required member 'ticks'");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", "3"}}), "params.ticks: expected integer, got string");
-    EXPECT_EQ(*step_schema.validate(json{{"ticks", 1.5}}), "params.ticks: expected integer, got number");
+    EXPECT_EQ(*step_schema.validate(json{{"ticks", 1.5}}),
+              "params.ticks: expected an integer from 1 to 100, got 1.5");
+    // A number an integer field cannot hold says the range, not how the parser stored it.
+    EXPECT_EQ(*step_schema.validate(json{{"ticks", 1e300}}),
+              "params.ticks: expected an integer from 1 to 100, got a number outside that range");
+    EXPECT_EQ(
+        *step_schema.validate(json{{"ticks", 1}, {"entity", 1e300}}),
+        "params.entity: expected an integer from 0 to 9007199254740991, got a number outside that range");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 0}}), "params.ticks: must be >= 1");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 1}, {"x", 1}}), "params.x: unknown member");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 1}, {"tags", {"a", 2}}}),
