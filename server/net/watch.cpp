@@ -271,6 +271,32 @@ void watch_sink::start_next() {
     wake_locked();
 }
 
+void watch_sink::end_next() {
+    std::shared_ptr<hosted_world> world;
+    std::uint64_t sub = 0;
+    {
+        std::lock_guard lock(mutex_);
+        ++started_;
+        for (auto it = subs_.begin(); it != subs_.end(); ++it) {
+            if (it->second.created != started_) continue;
+            sub = it->first;
+            world = it->second.world.lock();
+            std::erase_if(queue_, [&](const item& q) {
+                if (q.sub != sub) return false;
+                queue_bytes_ -= q.size();
+                return true;
+            });
+            subs_.erase(it);
+            break;
+        }
+    }
+    if (world) {
+        asio::post(world->strand(), [world, self = shared_from_this(), sub] {
+            (void)world->watches().unsubscribe(self.get(), sub);
+        });
+    }
+}
+
 void watch_sink::render(std::string& out, std::uint64_t sub, std::string_view body) {
     out += R"({"jsonrpc":"2.0","method":"world.watch","params":{"subscription":)";
     out += std::to_string(sub);
@@ -331,6 +357,20 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
                 ended = !render_brp(out, sub, q->diff->expand(ref)) || ended;
         } else if (ended) {
             render_brp_end(out, sub, "the world went away");
+        } else {
+            // A resync: the whole current value as one more response (the entity, if it still
+            // matches, is the state's only element).
+            const auto state = nlohmann::json::parse("{" + q->params + "}");
+            const auto& entities = state["entities"];
+            if (entities.empty()) {
+                render_brp_end(out, sub, "the entity no longer matches");
+                ended = true;
+            } else {
+                watch_entry en{0, kind::entered, false, {}, {}};  // render_brp needs no id
+                for (const auto& [name, value] : entities[0]["components"].items())
+                    en.components.emplace_back(name, value.dump());
+                ended = !render_brp(out, sub, en);
+            }
         }
         queue_bytes_ -= q->size();
         if (ended) subs_.erase(q->sub);

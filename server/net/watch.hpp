@@ -86,6 +86,9 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     void bind_next(std::string id_json);
     /// @brief The oldest subscription whose world.watch answer has not gone out may now send.
     void start_next();
+    /// @brief The oldest subscription whose answer has not gone out ends unheard: its answer went
+    /// out as plain JSON (inside an HTTP batch), with no stream to carry notifications.
+    void end_next();
     /// @brief Appends notification lines to `out` until about `room` bytes were added; asks the
     /// worlds of subscriptions that fell too far behind for their whole state again.
     void take(std::string& out, std::size_t room);

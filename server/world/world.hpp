@@ -252,7 +252,8 @@ class world {
     tick_clock clock_;
     std::uint64_t tick_ = 0;
     std::uint64_t overruns_ = 0;
-    double last_tick_ms_ = 0;
+    double last_tick_ms_ = 0;        // the systems
+    double last_tick_total_ms_ = 0;  // the systems and after_tick (watch diffs, publishing)
     clock::time_point last_overrun_log_{};
 };
 

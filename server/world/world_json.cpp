@@ -39,9 +39,15 @@ ecs::near_term near_from_json(const json& v) {
         throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
     ecs::near_term n;
     if (v.contains("entity")) {
-        if (!v["entity"].is_number_unsigned() || v.size() != 2)
-            throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
-        n.entity = v["entity"].get<std::uint64_t>();
+        const auto& ref = v["entity"];
+        const bool named = ref.is_string() && !ref.get_ref<const std::string&>().empty();
+        if (!(ref.is_number_unsigned() || named) || v.size() != 2)
+            throw ecs_error(reason::invalid_params,
+                            "query.near must be {x, y, r} or {entity, r} (entity an id or a Name)");
+        if (named)
+            n.entity_name = ref.get<std::string>();
+        else
+            n.entity = ref.get<std::uint64_t>();
     } else {
         if (v.size() != 3)
             throw ecs_error(reason::invalid_params, "query.near must be {x, y, r} or {entity, r}");
@@ -363,6 +369,12 @@ void world::write_query(const json& q, const std::optional<std::vector<std::stri
 
 ecs::query_terms world::parse_terms(const json& q) const {
     auto terms = terms_from_json(q);
+    // near(hero, r): the Name is resolved now, as `get hero` does (no_such_entity when nobody has it);
+    // a watch keeps following that entity.
+    if (terms.near && terms.near->entity_name) {
+        terms.near->entity = static_cast<std::uint64_t>(entity_ref(json(*terms.near->entity_name)));
+        terms.near->entity_name.reset();
+    }
     // near() reads Position: only entities that have one can be near anything.
     if (terms.near && std::find(terms.all.begin(), terms.all.end(), "Position") == terms.all.end())
         terms.all.emplace_back("Position");

@@ -3,19 +3,23 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "ecsd_server.hpp"
+#include "line_client.hpp"
 #include "process.hpp"
 
 namespace ecsd::test {
 namespace {
 
 using json = nlohmann::json;
+using namespace std::chrono_literals;
 
 /// @brief One ecsd for the suite with two weightless worlds, each holding one entity moving along x:
 ///        `fast` ticks at 20 Hz, `slow` at 2 Hz (quiet long enough for a terminal test to type).
@@ -131,6 +135,30 @@ TEST_F(ecsctl_watch, sigint_on_a_pipe_unsubscribes_and_exits_0) {
     EXPECT_GE(json_lines(r.out).size(), 3U);
 }
 
+TEST_F(ecsctl_watch, sigint_sends_world_unwatch_for_its_subscription) {
+    // A second client sees, through server.monitor, what ecsctl sends on Ctrl-C: world.unwatch
+    // with the subscription its answer named, before the connection closes.
+    line_client monitor(ecsd_->port());
+    ASSERT_EQ(monitor.result("server.monitor"), json::parse(R"({"monitoring":true})"));
+    const auto r = run_and_signal(command({"-w", "fast", "watch", "Position"}), 3, SIGINT);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_FALSE(lines.empty()) << r.out;
+    const auto subscription = lines[0].at("subscription");
+    bool watched = false;
+    bool unwatched = false;
+    for (json line = monitor.read_json(2s); !line.is_null() && !unwatched; line = monitor.read_json(2s)) {
+        const auto& p = line["params"];
+        if (p.value("method", "") == "world.watch") watched = true;
+        if (p.value("method", "") == "world.unwatch") {
+            EXPECT_TRUE(watched) << line;
+            EXPECT_EQ(p["params"]["subscription"], subscription) << line;
+            unwatched = true;
+        }
+    }
+    EXPECT_TRUE(unwatched) << "ecsctl exited on SIGINT without world.unwatch";
+}
+
 TEST_F(ecsctl_watch, script_lines_after_a_watch_share_the_connection) {
     const auto r = run(command({"-w", "fast"}), "watch Position --count 2\nping\n");
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -166,6 +194,68 @@ TEST_F(ecsctl_watch, shell_runs_watch_then_returns_to_the_prompt) {
     const auto frame = r.out.find("notifications 2");
     ASSERT_NE(frame, std::string::npos) << r.out;
     EXPECT_NE(r.out.find("pong", frame), std::string::npos) << r.out;  // the shell went on
+}
+
+/// @brief Runs `monitor` (through `start`) while a plain TCP connection (no child process: pipes made
+///        meanwhile could leak into the monitor's child) pings the server, until the monitor ends.
+template <typename Start>
+run_result while_pinging(int port, Start start) {
+    std::atomic<bool> done{false};
+    run_result result;
+    std::thread monitor([&] {
+        result = start();
+        done = true;
+    });
+    line_client pinger(port);
+    for (int i = 0; i < 2000 && !done; ++i) {
+        (void)pinger.call("server.ping");
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    monitor.join();
+    return result;
+}
+
+TEST_F(ecsctl_watch, monitor_prints_each_request_of_other_connections_as_a_json_line) {
+    const auto r = while_pinging(ecsd_->port(), [] { return run(command({"monitor", "--count", "2"})); });
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 2U) << r.out;
+    for (const auto& line : lines) {
+        EXPECT_EQ(line["method"], "server.ping") << line;
+        EXPECT_TRUE(line["connection"].is_number_unsigned()) << line;
+        EXPECT_TRUE(line["peer"].is_string()) << line;
+        EXPECT_TRUE(line["time"].is_number()) << line;
+    }
+}
+
+TEST_F(ecsctl_watch, monitor_stops_on_ctrl_c_with_exit_0) {
+    const auto r =
+        while_pinging(ecsd_->port(), [] { return run_and_signal(command({"monitor"}), 2, SIGINT); });
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    EXPECT_GE(json_lines(r.out).size(), 2U) << r.out;
+}
+
+TEST_F(ecsctl_watch, monitor_on_a_terminal_prints_readable_lines) {
+    const auto r = while_pinging(ecsd_->port(), [] {
+        return run_on_terminal(command({"monitor", "--count", "1"}), "");
+    });
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, "Ctrl-C to stop")) << r.out;
+    EXPECT_TRUE(contains(r.out, " [")) << r.out;
+    EXPECT_TRUE(contains(r.out, "127.0.0.1:")) << r.out;
+    EXPECT_TRUE(contains(r.out, "] server.ping")) << r.out;
+}
+
+TEST_F(ecsctl_watch, script_lines_after_a_monitor_share_the_connection) {
+    const auto r = while_pinging(ecsd_->port(), [] { return run(command({}), "monitor --count 1\nping\n"); });
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 2U) << r.out;
+    EXPECT_EQ(lines[0]["method"], "server.ping");
+    EXPECT_EQ(lines[1], "pong");  // the feed was stopped: no request line leaks into the next output
 }
 
 }  // namespace

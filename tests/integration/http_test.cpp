@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -349,6 +350,158 @@ TEST(Http, AnEventStreamReaderThatStopsReadingIsBoundedAndDropped) {
         EXPECT_EQ(other.call("server.ping")["result"], "pong");
         EXPECT_TRUE(raw.wait_closed(3s)) << "no write progress for --idle-timeout: dropped";
     }
+}
+
+TEST(Http, AStalledEventStreamIsDroppedAtTheOutputBoundNotAfterTheIdleTimeout) {
+    http_fixture f({"--max-output-bytes", "262144"});  // --idle-timeout stays 300 s
+    line_client tcp(f.server.port());
+    json batch = json::array();
+    for (int i = 0; i < 3000; ++i)
+        batch.push_back({{"Position", {{"x", i}, {"y", 0}}}, {"Velocity", {{"x", 1}, {"y", 0}}}});
+    ASSERT_TRUE(tcp.call("world.spawn_entities", {{"entities", batch}}).contains("result"));
+    line_client raw(f.http, "127.0.0.1", /*receive_buffer=*/4096);
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(raw.send_raw(
+        post(R"({"jsonrpc":"2.0","id":1,"method":"world.watch","params":{"query":"Position, Velocity"}})")));
+    std::this_thread::sleep_for(3s);  // reads nothing: the server's socket buffer fills, then nothing moves
+    // (wait_closed reads, so it reads what the kernel holds and then sees the end, well before 300 s.)
+    EXPECT_TRUE(raw.wait_closed(10s)) << "a reader owing --max-output-bytes with no progress is dropped";
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 13s);
+    EXPECT_EQ(tcp.call("server.ping")["result"], "pong");
+}
+
+TEST(Http, WatchesInsideABatchEndRightAfterTheAnswer) {
+    // They are answered as plain JSON, with no stream to carry notifications: they must not stay
+    // subscribed (and count against --max-watches) for the life of the keep-alive connection.
+    http_fixture f({"--max-watches", "2"});
+    line_client tcp(f.server.port());
+    ASSERT_TRUE(tcp.result("world.create", {{"world", "b"}, {"paused", true}}).is_object());
+    http_client c(f.http);
+    const std::string watch = R"({"jsonrpc":"2.0","id":ID,"method":"world.watch",)"
+                              R"("params":{"world":"b","query":"Position"}})";
+    const auto with_id = [&](int id) {
+        auto w = watch;
+        w.replace(w.find("ID"), 2, std::to_string(id));
+        return w;
+    };
+    for (int round = 0; round < 3; ++round) {  // more watches in all than --max-watches allows at once
+        ASSERT_TRUE(c.send(post("[" + with_id(1) + "," + with_id(2) + "]")));
+        const auto r = c.read();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 200);
+        const auto answers = json::parse(r->body);
+        ASSERT_EQ(answers.size(), 2U) << r->body;
+        for (const auto& a : answers) EXPECT_TRUE(a["result"].contains("subscription")) << a;
+    }
+    // A batch's watch cannot be unwatched: it is over already.
+    ASSERT_TRUE(
+        c.send(post(R"({"jsonrpc":"2.0","id":3,"method":"world.unwatch","params":{"subscription":1}})")));
+    const auto unwatched = c.read();
+    ASSERT_TRUE(unwatched);
+    EXPECT_TRUE(json::parse(unwatched->body).contains("error")) << unwatched->body;
+    // The same connection may still open a stream: nothing of the batches counts any more.
+    ASSERT_TRUE(c.send(post(with_id(4))));
+    ASSERT_TRUE(c.read_head());
+    const auto first = c.event();
+    ASSERT_TRUE(first);
+    EXPECT_TRUE((*first)["result"].contains("subscription")) << *first;
+    ASSERT_TRUE(
+        tcp.result("world.spawn_entity", {{"world", "b"}, {"components", {{"Position", json::object()}}}})
+            .is_object());
+    const auto note = c.event();
+    ASSERT_TRUE(note);
+    EXPECT_EQ((*note)["params"]["subscription"], (*first)["result"]["subscription"]);
+    EXPECT_EQ((*note)["params"]["entered"].size(), 1U);
+    EXPECT_FALSE(c.event(300ms)) << "only the stream's own subscription notifies";
+}
+
+TEST(Http, BrpGetComponentsWatchIsAnEventStreamOfResponsesWithTheRequestsId) {
+    http_fixture f;
+    line_client tcp(f.server.port());
+    ASSERT_TRUE(tcp.result("world.create", {{"world", "brp"}, {"paused", true}}).is_object());
+    const auto e =
+        tcp.result("world.spawn_entity",
+                   {{"world", "brp"}, {"components", {{"Position", {{"x", 1}, {"y", 2}}}}}})["entity"];
+    http_client c(f.http);
+    ASSERT_TRUE(c.send(post(json{{"jsonrpc", "2.0"},
+                                 {"id", "g"},
+                                 {"method", "world.get_components+watch"},
+                                 {"params", {{"world", "brp"}, {"entity", e}, {"components", {"Position"}}}}}
+                                .dump())));
+    const auto head = c.read_head();
+    ASSERT_TRUE(head);
+    EXPECT_NE(head->find("Content-Type: text/event-stream"), std::string::npos);
+    const auto first = c.event();
+    ASSERT_TRUE(first);
+    EXPECT_EQ((*first)["id"], "g");
+    EXPECT_EQ((*first)["result"]["components"]["Position"]["x"], 1.0);
+    ASSERT_TRUE(
+        tcp.result("world.mutate_components",
+                   {{"world", "brp"}, {"entity", e}, {"component", "Position"}, {"path", "x"}, {"value", 9}})
+            .is_object());
+    const auto update = c.event();
+    ASSERT_TRUE(update);
+    EXPECT_EQ((*update)["id"], "g");
+    EXPECT_EQ((*update)["result"]["components"]["Position"]["x"], 9.0);
+    // The entity goes: a closing error with the same id, and the stream ends.
+    ASSERT_TRUE(tcp.result("world.despawn_entity", {{"world", "brp"}, {"entity", e}}).is_object());
+    const auto last = c.event();
+    ASSERT_TRUE(last);
+    EXPECT_EQ((*last)["id"], "g");
+    EXPECT_TRUE(last->contains("error")) << *last;
+    EXPECT_TRUE(c.closed());
+}
+
+TEST(Http, TheConnectionLimitAnswers503AndFreesAPlaceOnClose) {
+    http_fixture f({"--max-connections", "2"});
+    auto a = std::make_unique<http_client>(f.http);
+    http_client b(f.http);
+    for (http_client* c : {a.get(), &b}) {  // both accepted and served
+        ASSERT_TRUE(c->send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})")));
+        const auto r = c->read();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 200);
+    }
+    http_client third(f.http);
+    const auto refused = third.read();
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 503);
+    EXPECT_TRUE(third.closed());
+    line_client tcp(f.server.port());  // TCP connections are counted apart
+    EXPECT_EQ(tcp.call("server.ping")["result"], "pong");
+    a.reset();  // a place opens
+    bool served = false;
+    for (int i = 0; i < 50 && !served; ++i) {
+        std::this_thread::sleep_for(50ms);
+        http_client again(f.http);
+        if (!again.send(post(R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})"))) continue;
+        const auto r = again.read(1s);
+        served = r && r->status == 200;
+    }
+    EXPECT_TRUE(served);
+}
+
+TEST(Http, WatchIsAllowedUnderReadOnlyWhileASpawnIsRefused) {
+    http_fixture f({"--read-only"});
+    http_client c(f.http);
+    ASSERT_TRUE(c.send(post(R"({"jsonrpc":"2.0","id":1,"method":"world.spawn_entity",)"
+                            R"("params":{"components":{"Position":{}}}})")));
+    const auto spawn = c.read();
+    ASSERT_TRUE(spawn);
+    const auto refused = json::parse(spawn->body);
+    ASSERT_TRUE(refused.contains("error")) << spawn->body;
+    EXPECT_EQ(refused["error"]["code"], -32010) << spawn->body;  // unauthorized
+    ASSERT_TRUE(
+        c.send(post(R"({"jsonrpc":"2.0","id":2,"method":"world.watch","params":{"query":"Position"}})")));
+    const auto head = c.read_head();
+    ASSERT_TRUE(head);
+    EXPECT_NE(head->find("text/event-stream"), std::string::npos);
+    const auto first = c.event();
+    ASSERT_TRUE(first);
+    EXPECT_TRUE((*first)["result"].contains("subscription")) << *first;
+    line_client tcp(f.server.port());
+    const auto over_tcp = tcp.call("world.watch", {{"query", "Position"}});
+    EXPECT_TRUE(over_tcp["result"].contains("subscription")) << over_tcp;
 }
 
 TEST(Http, AnEventStreamKeepsFlowingAfterALargeWrite) {

@@ -2,6 +2,7 @@
 // always equals world.query; slow watchers are coalesced; subscriptions end as documented.
 #include <sys/socket.h>
 
+#include <iostream>
 #include <map>
 #include <random>
 #include <set>
@@ -49,17 +50,37 @@ struct watch_state {
     }
 };
 
-/// Reads lines until the response with `id`, applying every notification of `sub` on the way.
-json read_until(line_client& c, std::uint64_t id, watch_state& state, std::uint64_t sub) {
+/// One subscription of the exactness test: what it watches and what it has applied.
+struct watcher_of {
+    std::string query;
+    json fields;
+    int every = 1;
+    std::uint64_t sub = 0;
+    watch_state state;
+};
+
+/// Reads lines until the response with `id`, applying every notification on the way to the
+/// subscription it is for.
+json read_until(line_client& c, std::uint64_t id, std::vector<watcher_of*> subs) {
     for (;;) {
         const auto line = c.read_json(10s);
         if (!line.is_object()) return line;
         if (line.value("method", "") == "world.watch") {
-            if (line["params"]["subscription"] == sub) state.apply(line["params"]);
+            for (auto* w : subs)
+                if (line["params"]["subscription"] == w->sub) w->state.apply(line["params"]);
             continue;
         }
         if (line["id"] == id) return line;
     }
+}
+
+json read_until(line_client& c, std::uint64_t id, watch_state& state, std::uint64_t sub) {
+    watcher_of one;
+    one.sub = sub;
+    std::swap(one.state, state);
+    auto r = read_until(c, id, std::vector<watcher_of*>{&one});
+    std::swap(one.state, state);
+    return r;
 }
 
 json query_now(line_client& c, std::uint64_t id, const std::string& world, const json& q, const json& fields,
@@ -69,14 +90,14 @@ json query_now(line_client& c, std::uint64_t id, const std::string& world, const
     return read_until(c, id, state, sub);
 }
 
-void expect_same(const watch_state& state, const json& query_result, int step) {
+void expect_same(const watch_state& state, const json& query_result, const std::string& what, int step) {
     std::map<std::uint64_t, json> want;
     for (const auto& e : query_result["entities"]) want[e["entity"].get<std::uint64_t>()] = e["components"];
-    ASSERT_EQ(state.entities.size(), want.size()) << "after step " << step;
+    ASSERT_EQ(state.entities.size(), want.size()) << what << " after step " << step;
     for (const auto& [id, comps] : want) {
         const auto it = state.entities.find(id);
-        ASSERT_NE(it, state.entities.end()) << "entity " << id << " missing after step " << step;
-        ASSERT_EQ(it->second, comps) << "entity " << id << " after step " << step;
+        ASSERT_NE(it, state.entities.end()) << what << ": entity " << id << " missing after step " << step;
+        ASSERT_EQ(it->second, comps) << what << ": entity " << id << " after step " << step;
     }
 }
 
@@ -88,13 +109,27 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
     ASSERT_TRUE(driver.result("world.create", {{"world", "r"}, {"paused", true}}).is_object());
     const json fields = {"Position", "Velocity", "Health", "Frozen"};
     const std::string q = "Position, Health|Velocity, !Ghost";
-    ASSERT_TRUE(watcher.send_line(
-        request_line(1, "world.watch", {{"world", "r"}, {"query", q}, {"fields", fields}})));
-    watch_state state;
-    const auto answer = read_until(watcher, 1, state, 0);
-    ASSERT_TRUE(answer.contains("result")) << answer.dump();
-    const auto sub = answer["result"]["subscription"].get<std::uint64_t>();
-    state.reset(answer["result"]["entities"]);
+    // Four subscriptions on one connection: the plain one, the same view every 3rd tick, an
+    // area of interest that entities move into and out of, and a change filter.
+    std::vector<watcher_of> watchers = {
+        {q, fields, 1, 0, {}},
+        {q, fields, 3, 0, {}},
+        {"Position, near(0, 20, 12)", json{"Position", "Velocity"}, 1, 0, {}},
+        {"Position, changed(Position)", json{"Position"}, 1, 0, {}},
+    };
+    std::vector<watcher_of*> all;
+    std::uint64_t next_id = 100;
+    for (auto& w : watchers) {
+        all.push_back(&w);
+        const auto id = next_id++;
+        ASSERT_TRUE(watcher.send_line(
+            request_line(id, "world.watch",
+                         {{"world", "r"}, {"query", w.query}, {"fields", w.fields}, {"every", w.every}})));
+        const auto answer = read_until(watcher, id, all);
+        ASSERT_TRUE(answer.contains("result")) << answer.dump();
+        w.sub = answer["result"]["subscription"].get<std::uint64_t>();
+        w.state.reset(answer["result"]["entities"]);
+    }
 
     std::mt19937 rng(12345);
     std::vector<std::uint64_t> alive;
@@ -102,8 +137,10 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
         return alive[std::uniform_int_distribution<std::size_t>(0, alive.size() - 1)(rng)];
     };
     const auto coin = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
-    std::uint64_t next_id = 100;
-    for (int step = 0; step < 300; ++step) {
+    std::uint64_t ticks = 0;
+    int step = 0;
+    for (; step < 300 || ticks < 320; ++step) {
+        ASSERT_LT(step, 2000) << "the world did not reach 320 ticks";
         const int op = alive.size() < 5 ? 0 : coin(10);
         json r;
         if (op <= 1) {
@@ -148,13 +185,29 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
                 driver.result("world.query", {{"world", "r"}, {"query", "*"}, {"limit", 10000}});
             alive.clear();
             for (const auto& e : everyone["entities"]) alive.push_back(e["entity"].get<std::uint64_t>());
+            ticks = driver.result("world.info", {{"world", "r"}})["tick"].get<std::uint64_t>();
         }
-        const auto now = query_now(watcher, next_id++, "r", q, fields, state, sub);
-        ASSERT_TRUE(now.contains("result")) << now.dump();
-        expect_same(state, now["result"], step);
-        if (::testing::Test::HasFatalFailure()) return;
+        // Each subscription against world.query at the same tick (the answers come in order on the
+        // watcher's connection, after every notification published before them).
+        for (auto& w : watchers) {
+            const auto id = next_id++;
+            EXPECT_TRUE(watcher.send_line(
+                request_line(id, "world.query",
+                             {{"world", "r"}, {"query", w.query}, {"fields", w.fields}, {"limit", 10000}})));
+            const auto now = read_until(watcher, id, all);
+            ASSERT_TRUE(now.contains("result")) << now.dump();
+            expect_same(w.state, now["result"], w.query + " every " + std::to_string(w.every), step);
+            if (::testing::Test::HasFatalFailure()) return;
+        }
     }
-    EXPECT_GT(state.notifications, 100U);
+    EXPECT_GE(ticks, 320U);
+    EXPECT_GT(watchers[0].state.notifications, 100U);
+    EXPECT_GT(watchers[1].state.notifications, 30U);
+    EXPECT_GT(watchers[2].state.notifications, 30U);
+    EXPECT_GT(watchers[3].state.notifications, 30U);
+    std::cout << "[ exactness ] " << step << " steps, " << ticks << " ticks; notifications:";
+    for (const auto& w : watchers) std::cout << " " << w.state.notifications;
+    std::cout << "\n";
 }
 
 /// A watcher of 2000 moving entities reads nothing while the world runs 200 ticks, then catches
@@ -191,7 +244,7 @@ watch_state stall_and_catch_up(const std::string& max_output) {
     EXPECT_EQ(state.tick, 200U);
     EXPECT_LT(state.notifications, 200U)
         << "a watcher that falls behind gets merged notifications, not a backlog";
-    expect_same(state, now["result"], 0);
+    expect_same(state, now["result"], "Position, Velocity", 0);
     return state;
 }
 

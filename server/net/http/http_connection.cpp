@@ -19,6 +19,8 @@ namespace {
 
 constexpr std::size_t read_chunk = 64 * 1024;
 constexpr auto heartbeat = std::chrono::seconds(15);
+/// An event stream with --max-output-bytes unsent and no write progress for this long is dropped.
+constexpr auto stalled_stream = std::chrono::seconds(1);
 
 std::chrono::steady_clock::duration seconds(double s) {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
@@ -280,9 +282,10 @@ void http_connection::finish_rpc() {
     } else if (!parts_.empty() && parts_[0].text) {
         body = std::move(*parts_[0].text);
     }
-    // Watches answered inside a batch (or a JSON answer) have no stream: end them.
+    // Watches answered inside a batch (or a JSON answer) have no stream: end them now, so they
+    // neither count against --max-watches nor cost the world anything for the connection's life.
     for (auto& p : parts_) {
-        if (p.opened) session_.watches->start_next();
+        if (p.opened) session_.watches->end_next();
     }
     parts_.clear();
     if (body.empty()) {
@@ -438,6 +441,14 @@ void http_connection::on_timer(const asio::error_code& ec) {
         request_open_ = false;
         fail(408,
              "request not finished within " + std::to_string(cfg.request_timeout) + " s (--request-timeout)");
+    } else if (streaming_ && write_in_flight_ && unsent() >= cfg.max_output_bytes &&
+               now - last_activity_ >= stalled_stream) {
+        // A reader that stopped reading with --max-output-bytes owed is dropped now, not after
+        // --idle-timeout: its stream would only ever be coalesced and resynced again.
+        spdlog::info("http {}: event stream reader stalled with {} bytes unsent, closing", session_.id,
+                     unsent());
+        close("slow reader");
+        return;
     } else if (streaming_ && unsent() == 0 && now - last_activity_ >= heartbeat) {
         write(": keep-alive\n\n");  // a quiet stream stays open through proxies
     } else if (cfg.idle_timeout > 0 && now - last_activity_ >= seconds(cfg.idle_timeout) &&
