@@ -306,8 +306,9 @@ void watch_sink::render(std::string& out, std::uint64_t sub, std::string_view bo
 }
 
 std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg, std::function<void()> wake) {
-    auto sink = std::make_shared<watch_sink>(watch_limits{
-        cfg.max_watches, std::max<std::size_t>(cfg.max_output_bytes / 4, 64 * 1024), cfg.max_output_bytes});
+    auto sink = std::make_shared<watch_sink>(
+        watch_limits{cfg.max_watches, std::max<std::size_t>(cfg.max_output_bytes / 4, std::size_t{64} * 1024),
+                     cfg.max_output_bytes});
     sink->set_wake(std::move(wake));
     return sink;
 }

@@ -17,7 +17,7 @@
 namespace ecsd::net {
 namespace {
 
-constexpr std::size_t read_chunk = 64 * 1024;
+constexpr std::size_t read_chunk = std::size_t{64} * 1024;
 constexpr auto heartbeat = std::chrono::seconds(15);
 /// An event stream with --max-output-bytes unsent and no write progress for this long is dropped.
 constexpr auto stalled_stream = std::chrono::seconds(1);
@@ -296,14 +296,14 @@ void http_connection::finish_rpc() {
     respond(200, "application/json", std::move(body));
 }
 
-void http_connection::start_stream(std::string first) {
+void http_connection::start_stream(std::string_view first) {
     streaming_ = true;
     parts_.clear();
     spdlog::debug("http {}: event stream", session_.id);
     write(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
         "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\ndata: " +
-        first + "\n\n");
+        std::string(first) + "\n\n");
     session_.watches->start_next();  // the answer is out: its notifications may follow
     pump_stream();
 }
@@ -335,7 +335,7 @@ void http_connection::pump_stream() {
 
 // --- writing ---------------------------------------------------------------------------------
 
-void http_connection::respond(int status, std::string_view content_type, std::string body,
+void http_connection::respond(int status, std::string_view content_type, std::string_view body,
                               std::string_view extra_headers) {
     std::string head = "HTTP/1.1 " + std::to_string(status) + " " + std::string(status_text(status)) + "\r\n";
     if (!content_type.empty() && status != 204) {
@@ -347,7 +347,8 @@ void http_connection::respond(int status, std::string_view content_type, std::st
     head += extra_headers;
     if (!keep_alive_) head += "Connection: close\r\n";
     head += "\r\n";
-    write(head + body);
+    head += body;
+    write(head);
     after_response();
 }
 
@@ -371,7 +372,7 @@ void http_connection::after_response() {
     });
 }
 
-void http_connection::write(std::string bytes) {
+void http_connection::write(std::string_view bytes) {
     out_ += bytes;
     if (!write_in_flight_) do_write();
 }
@@ -411,7 +412,7 @@ void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
         do_write();
         return;
     }
-    if (writing_.capacity() > 256 * 1024) writing_ = std::string();
+    if (writing_.capacity() > std::size_t{256} * 1024) writing_ = std::string();
     writing_.clear();
     write_pos_ = 0;  // unsent() counts from here: a stale position would read as gigabytes owed
     if (close_after_write_) {

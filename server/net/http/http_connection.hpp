@@ -58,12 +58,12 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void handle_rpc();
     void run_next_job();
     void finish_rpc();
-    void start_stream(std::string first);
+    void start_stream(std::string_view first);
     void pump_stream();
-    void respond(int status, std::string_view content_type, std::string body,
+    void respond(int status, std::string_view content_type, std::string_view body,
                  std::string_view extra_headers = {});
     void fail(int status, std::string_view message);  // respond, then close
-    void write(std::string bytes);
+    void write(std::string_view bytes);
     void do_write();
     void on_write(const asio::error_code& ec, std::size_t n);
     void after_response();

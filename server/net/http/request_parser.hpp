@@ -17,7 +17,7 @@ namespace ecsd::net {
 class request_parser {
   public:
     /// @brief Most bytes of request line and headers a request may have (431 past it).
-    static constexpr std::size_t max_header_bytes = 16 * 1024;
+    static constexpr std::size_t max_header_bytes = std::size_t{16} * 1024;
 
     /// @brief What one execute() did.
     struct step {
