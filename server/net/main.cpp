@@ -6,7 +6,7 @@
 
 #include "config.hpp"
 #include "logging.hpp"
-#include "server.hpp"
+#include "transport/server.hpp"
 
 int main(int argc, char** argv) {
     try {

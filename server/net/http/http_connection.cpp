@@ -6,13 +6,13 @@
 
 #include <spdlog/spdlog.h>
 
-#include "constant_time.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/watch.hpp"
 #include "http/http_server.hpp"
 #include "http/viewer_page.hpp"
-#include "services.hpp"
-#include "watch.hpp"
+#include "rpc/services.hpp"
+#include "transport/constant_time.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -389,16 +389,9 @@ void http_connection::do_write() {
 }
 
 void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
-    services_.bytes_out.fetch_add(n, std::memory_order_relaxed);
-    if (stopped_) {
-        write_in_flight_ = false;
+    if (!services_.write_completed(stopped_, write_in_flight_, ec, n,
+                                   [this](const std::string& why) { close(why); }))
         return;
-    }
-    if (ec) {
-        write_in_flight_ = false;
-        close(ec.message());
-        return;
-    }
     write_pos_ += n;
     last_activity_ = std::chrono::steady_clock::now();
     if (write_pos_ < writing_.size()) {

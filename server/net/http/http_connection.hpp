@@ -21,10 +21,10 @@
 
 #include <asio.hpp>
 
-#include "dispatcher.hpp"
 #include "http/request_parser.hpp"
-#include "job_runner.hpp"
-#include "session.hpp"
+#include "rpc/dispatcher.hpp"
+#include "rpc/job_runner.hpp"
+#include "rpc/session.hpp"
 
 namespace ecsd::net {
 

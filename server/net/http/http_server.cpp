@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "http/http_connection.hpp"
-#include "services.hpp"
+#include "rpc/services.hpp"
 
 namespace ecsd::net {
 

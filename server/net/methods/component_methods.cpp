@@ -1,8 +1,8 @@
 // world.get_components, world.insert_components, world.mutate_components,
 // world.remove_components, world.list_components, world.register_component.
-#include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
+#include "rpc/method_table.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {

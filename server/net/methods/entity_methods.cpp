@@ -1,8 +1,8 @@
 // world.spawn_entity, world.spawn_entities, world.despawn_entity, world.despawn_entities,
 // world.describe_entity.
-#include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
+#include "rpc/method_table.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {

@@ -1,12 +1,12 @@
 // world.save, world.load: snapshots on demand (the server also autosaves and saves on exit).
 #include "ecsd/protocol/errors.hpp"
-#include "hosted_world.hpp"
-#include "method_table.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/world_directory.hpp"
+#include "hosting/world_log.hpp"
 #include "methods.hpp"
-#include "services.hpp"
+#include "rpc/method_table.hpp"
+#include "rpc/services.hpp"
 #include "world/world.hpp"
-#include "world_directory.hpp"
-#include "world_log.hpp"
 
 namespace ecsd::net {
 namespace {

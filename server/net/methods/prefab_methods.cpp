@@ -1,8 +1,8 @@
 // world.define_prefab, world.spawn_prefab, world.list_prefabs: named sets of components to spawn from, like a
 // createTree helper.
-#include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
+#include "rpc/method_table.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {

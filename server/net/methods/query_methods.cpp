@@ -1,7 +1,7 @@
 // world.query: entities matching all / any / none / change filters, with their values.
-#include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
+#include "rpc/method_table.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {

@@ -6,16 +6,16 @@
 #include <chrono>
 #include <cstdio>
 
-#include "constant_time.hpp"
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/errors.hpp"
 #include "ecsd/protocol/version.hpp"
-#include "hosted_world.hpp"
-#include "method_table.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/world_directory.hpp"
 #include "methods.hpp"
-#include "services.hpp"
-#include "session.hpp"
-#include "world_directory.hpp"
+#include "rpc/method_table.hpp"
+#include "rpc/services.hpp"
+#include "rpc/session.hpp"
+#include "transport/constant_time.hpp"
 
 namespace ecsd::net {
 namespace {

@@ -1,7 +1,7 @@
 // world.list_systems, world.system_entities, world.enable_system, world.disable_system, world.run_system.
-#include "method_table.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
+#include "rpc/method_table.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {

@@ -1,11 +1,11 @@
 // world.watch / world.unwatch: a live world pushed to its clients as per-tick diffs (watch.hpp).
 #include "ecsd/protocol/errors.hpp"
-#include "hosted_world.hpp"
-#include "method_table.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/watch.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
-#include "session.hpp"
-#include "watch.hpp"
+#include "rpc/method_table.hpp"
+#include "rpc/session.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {

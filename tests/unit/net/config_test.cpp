@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "constant_time.hpp"
+#include "transport/constant_time.hpp"
 
 using namespace ecsd::net;
 

@@ -1,13 +1,13 @@
-#include "dispatcher.hpp"
+#include "rpc/dispatcher.hpp"
 
 #include <gtest/gtest.h>
 
 #include "ecs/error.hpp"
-#include "hosted_world.hpp"
-#include "services.hpp"
-#include "session.hpp"
-#include "world_directory.hpp"
-#include "world_log.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/world_directory.hpp"
+#include "hosting/world_log.hpp"
+#include "rpc/services.hpp"
+#include "rpc/session.hpp"
 
 using namespace ecsd::net;
 namespace p = ecsd::protocol;

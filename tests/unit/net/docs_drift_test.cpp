@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "ecsd/protocol/errors.hpp"
-#include "method_table.hpp"
 #include "methods/methods.hpp"
+#include "rpc/method_table.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
-#include "method_table.hpp"
+#include "rpc/method_table.hpp"
 
 #include <gtest/gtest.h>
 
-#include "openrpc.hpp"
+#include "rpc/openrpc.hpp"
 
 using namespace ecsd::net;
 using nlohmann::json;

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "watch.hpp"
+#include "hosting/watch.hpp"
 
 namespace ecsd::net {
 namespace {

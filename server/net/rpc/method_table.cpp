@@ -1,8 +1,8 @@
-#include "method_table.hpp"
+#include "rpc/method_table.hpp"
 
 #include <stdexcept>
 
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
 
 namespace ecsd::net {
 

@@ -1,8 +1,8 @@
-#include "connection_manager.hpp"
+#include "transport/connection_manager.hpp"
 
 #include <vector>
 
-#include "connection.hpp"
+#include "transport/connection.hpp"
 
 namespace ecsd::net {
 

@@ -30,10 +30,10 @@
 
 #include <asio.hpp>
 
-#include "dispatcher.hpp"
 #include "ecsd/protocol/framer.hpp"
-#include "job_runner.hpp"
-#include "session.hpp"
+#include "rpc/dispatcher.hpp"
+#include "rpc/job_runner.hpp"
+#include "rpc/session.hpp"
 
 namespace ecsd::net {
 

@@ -1,4 +1,4 @@
-#include "auth_limiter.hpp"
+#include "transport/auth_limiter.hpp"
 
 #include <algorithm>
 

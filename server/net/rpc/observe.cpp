@@ -1,12 +1,12 @@
-#include "observe.hpp"
+#include "rpc/observe.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
 
-#include "method_table.hpp"
-#include "watch.hpp"
+#include "hosting/watch.hpp"
+#include "rpc/method_table.hpp"
 
 namespace ecsd::net {
 

@@ -1,4 +1,4 @@
-#include "world_log.hpp"
+#include "hosting/world_log.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,11 +9,11 @@
 
 #include "ecs/value_codec.hpp"
 #include "ecsd/protocol/names.hpp"
-#include "hosted_world.hpp"
-#include "method_table.hpp"
+#include "hosting/hosted_world.hpp"
 #include "persist/atomic_file.hpp"
 #include "persist/snapshot.hpp"
-#include "services.hpp"
+#include "rpc/method_table.hpp"
+#include "rpc/services.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {

@@ -4,14 +4,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 
-#include "auth_limiter.hpp"
 #include "config.hpp"
-#include "observe.hpp"
+#include "rpc/observe.hpp"
+#include "transport/auth_limiter.hpp"
 
 namespace ecsd::net {
 
@@ -37,6 +38,19 @@ struct server_services {
     std::unique_ptr<request_stats> stats;     ///< per method; made once the table is complete
     slow_log slowlog;
     monitor_hub monitors;
+
+    /// @brief What every write completion does first, TCP and HTTP alike: counts the bytes sent
+    /// and says whether the connection goes on. When it was stopped, or the write failed (then
+    /// close(reason) is called), it clears `write_in_flight` and answers false.
+    template <typename ErrorCode, typename Close>
+    bool write_completed(bool stopped, bool& write_in_flight, const ErrorCode& ec, std::size_t n,
+                         Close&& close) {
+        bytes_out.fetch_add(n, std::memory_order_relaxed);
+        if (!stopped && !ec) return true;
+        write_in_flight = false;
+        if (!stopped) close(ec.message());
+        return false;
+    }
 };
 
 }  // namespace ecsd::net

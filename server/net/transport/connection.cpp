@@ -1,4 +1,4 @@
-#include "connection.hpp"
+#include "transport/connection.hpp"
 
 #include <algorithm>
 #include <span>
@@ -6,10 +6,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "connection_manager.hpp"
-#include "hosted_world.hpp"
-#include "services.hpp"
-#include "watch.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/watch.hpp"
+#include "rpc/services.hpp"
+#include "transport/connection_manager.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -575,16 +575,9 @@ void connection::write_some() {
 }
 
 void connection::on_write(const asio::error_code& ec, std::size_t n) {
-    services_.bytes_out.fetch_add(n, std::memory_order_relaxed);
-    if (stopped_) {
-        write_in_flight_ = false;
+    if (!services_.write_completed(stopped_, write_in_flight_, ec, n,
+                                   [this](const std::string& why) { close(why); }))
         return;
-    }
-    if (ec) {
-        write_in_flight_ = false;
-        close(ec.message());
-        return;
-    }
     last_activity_ = std::chrono::steady_clock::now();  // a client that reads is not idle
     out_bytes_ -= n;
     // Written buffers are freed now: a burst of large answers does not outlive its write.

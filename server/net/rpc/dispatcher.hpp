@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ecsd/protocol/jsonrpc.hpp"
-#include "method_table.hpp"
+#include "rpc/method_table.hpp"
 
 namespace ecsd::net {
 

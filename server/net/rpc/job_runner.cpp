@@ -1,9 +1,9 @@
-#include "job_runner.hpp"
+#include "rpc/job_runner.hpp"
 
 #include <algorithm>
 #include <chrono>
 
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
 
 namespace ecsd::net {
 

@@ -11,12 +11,12 @@
 #include <asio.hpp>
 
 #include "config.hpp"
-#include "connection_manager.hpp"
-#include "dispatcher.hpp"
+#include "hosting/world_directory.hpp"
 #include "http/http_server.hpp"
-#include "method_table.hpp"
-#include "services.hpp"
-#include "world_directory.hpp"
+#include "rpc/dispatcher.hpp"
+#include "rpc/method_table.hpp"
+#include "rpc/services.hpp"
+#include "transport/connection_manager.hpp"
 
 namespace ecsd::net {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "dispatcher.hpp"
+#include "rpc/dispatcher.hpp"
 
 namespace ecsd::net {
 

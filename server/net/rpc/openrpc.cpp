@@ -1,10 +1,10 @@
-#include "openrpc.hpp"
+#include "rpc/openrpc.hpp"
 
 #include <algorithm>
 
 #include "ecsd/protocol/errors.hpp"
 #include "ecsd/protocol/version.hpp"
-#include "method_table.hpp"
+#include "rpc/method_table.hpp"
 
 namespace ecsd::net {
 

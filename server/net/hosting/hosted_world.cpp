@@ -1,9 +1,9 @@
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
 
 #include <spdlog/spdlog.h>
 
+#include "hosting/world_log.hpp"
 #include "world/world.hpp"
-#include "world_log.hpp"
 
 namespace ecsd::net {
 

@@ -1,4 +1,4 @@
-#include "world_factory.hpp"
+#include "hosting/world_factory.hpp"
 
 #include "world/world.hpp"
 

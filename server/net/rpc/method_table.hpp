@@ -6,7 +6,7 @@
 // How to add a family of methods (e.g. entity methods):
 //   1. Create server/net/methods/entity_methods.cpp:
 //
-//        #include "method_table.hpp"
+//        #include "rpc/method_table.hpp"
 //        namespace ecsd::net {
 //        namespace {
 //        nlohmann::json spawn_entity(method_context& ctx) {

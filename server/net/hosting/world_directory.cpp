@@ -1,7 +1,7 @@
-#include "world_directory.hpp"
+#include "hosting/world_directory.hpp"
 
 #include "ecsd/protocol/errors.hpp"
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
 
 namespace ecsd::net {
 

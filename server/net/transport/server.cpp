@@ -1,4 +1,4 @@
-#include "server.hpp"
+#include "transport/server.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -7,18 +7,18 @@
 
 #include <spdlog/spdlog.h>
 
-#include "connection.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
 #include "ecsd/protocol/version.hpp"
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/world_factory.hpp"
+#include "hosting/world_log.hpp"
 #include "http/http_server.hpp"
 #include "methods/methods.hpp"
-#include "openrpc.hpp"
 #include "persist/atomic_file.hpp"
+#include "rpc/openrpc.hpp"
+#include "transport/connection.hpp"
 #include "world/demo.hpp"
 #include "world/world.hpp"
-#include "world_factory.hpp"
-#include "world_log.hpp"
 
 namespace ecsd::net {
 namespace {

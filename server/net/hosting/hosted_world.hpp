@@ -12,7 +12,7 @@
 
 #include <asio.hpp>
 
-#include "watch.hpp"
+#include "hosting/watch.hpp"
 
 namespace ecsd::world {
 class world;

@@ -1,4 +1,4 @@
-#include "dispatcher.hpp"
+#include "rpc/dispatcher.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -7,13 +7,13 @@
 
 #include "ecs/error.hpp"
 #include "ecsd/protocol/names.hpp"
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/world_directory.hpp"
+#include "hosting/world_log.hpp"
 #include "persist/atomic_file.hpp"
-#include "services.hpp"
-#include "session.hpp"
+#include "rpc/services.hpp"
+#include "rpc/session.hpp"
 #include "world/world.hpp"
-#include "world_directory.hpp"
-#include "world_log.hpp"
 
 namespace ecsd::net {
 namespace {

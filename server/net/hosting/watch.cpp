@@ -1,4 +1,4 @@
-#include "watch.hpp"
+#include "hosting/watch.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #include "ecs/json_text.hpp"
 #include "ecsd/protocol/errors.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
-#include "hosted_world.hpp"
+#include "hosting/hosted_world.hpp"
 
 namespace ecsd::net {
 
