@@ -296,14 +296,16 @@ void http_connection::finish_rpc() {
     respond(200, "application/json", std::move(body));
 }
 
-void http_connection::start_stream(std::string_view first) {
+void http_connection::start_stream(std::string first) {
+    // `first` is taken by value: it may be one of parts_, which is cleared here.
     streaming_ = true;
     parts_.clear();
     spdlog::debug("http {}: event stream", session_.id);
-    write(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-        "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\ndata: " +
-        std::string(first) + "\n\n");
+    first.insert(0,
+                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                 "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\ndata: ");
+    first += "\n\n";
+    write(first);
     session_.watches->start_next();  // the answer is out: its notifications may follow
     pump_stream();
 }

@@ -58,7 +58,7 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void handle_rpc();
     void run_next_job();
     void finish_rpc();
-    void start_stream(std::string_view first);
+    void start_stream(std::string first);
     void pump_stream();
     void respond(int status, std::string_view content_type, std::string_view body,
                  std::string_view extra_headers = {});
