@@ -172,7 +172,9 @@ namespace {
 }  // namespace
 
 void check_snapshot_header(const json& doc, const std::string& source) {
-    if (!doc.is_object() || doc.value("format", "") != "ecsd-snapshot")
+    // Looked up, not json::value(): a "format" that is not a string would throw a type error.
+    const auto format = doc.is_object() ? doc.find("format") : doc.end();
+    if (format == doc.end() || !format->is_string() || *format != "ecsd-snapshot")
         fail(source, "not an ecsd snapshot (no \"format\": \"ecsd-snapshot\")");
     if (!doc.contains("version") || !doc["version"].is_number_integer())
         fail(source, "snapshot has no integer \"version\"");
