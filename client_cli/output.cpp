@@ -372,9 +372,26 @@ void fit_table(table& t, std::size_t max_width) {
         widths[i] = display_width(t.headers[i]);
         floors[i] = std::max<std::size_t>(widths[i], 3);
     }
+    // A cut number reads as a different number: columns of numbers keep their width, and the
+    // text columns give up room instead.
+    std::vector<bool> numbers(columns, true);
+    const auto is_number = [](const std::string& cell) {
+        if (cell.empty()) {
+            return false;
+        }
+        char* end = nullptr;
+        (void)std::strtod(cell.c_str(), &end);
+        return end == cell.c_str() + cell.size();
+    };
     for (const auto& row : t.rows) {
         for (std::size_t i = 0; i < row.size() && i < columns; ++i) {
             widths[i] = std::max(widths[i], display_width(row[i]));
+            numbers[i] = numbers[i] && is_number(row[i]);
+        }
+    }
+    for (std::size_t i = 0; i < columns; ++i) {
+        if (numbers[i] && !t.rows.empty()) {
+            floors[i] = widths[i];
         }
     }
     std::size_t total = 2 * (columns - 1);

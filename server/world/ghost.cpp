@@ -12,6 +12,7 @@ void ghost_filter_system::run(world& w) {
     auto& reg = w.registry();
     auto& contacts = reg.storage<Contacts>();
     const double dt = w.dt();
+    auto& dropped_pairs = w.state<collision_detection_system>().dropped;  // looked up once a tick
     w.walk<ghost_filter_system, Ghost>([&](entity_id g, Ghost& ghost) {
         std::vector<ecs::component_id> passes;
         for (const auto& name : ghost.passes)
@@ -28,7 +29,7 @@ void ghost_filter_system::run(world& w) {
                 return drop;
             });
             for (auto other : dropped) {  // the contact is gone from both sides, and from response
-                w.state<collision_detection_system>().dropped.emplace_back(std::minmax(g, other));
+                dropped_pairs.emplace_back(std::minmax(g, other));
                 if (!contacts.contains(ecs::index_of(other))) continue;
                 std::erase_if(contacts.get(ecs::index_of(other)).entities,
                               [&](ecs::entity_ref r) { return r.id == g; });

@@ -302,4 +302,15 @@ TEST(render_info, version_first_bytes_after_connections_and_one_row_per_method) 
     EXPECT_NE(text.find("world.step   2      1       1.5ms  2.40s  2.50s"), std::string::npos) << text;
 }
 
+TEST(render_human, a_table_too_wide_cuts_text_columns_and_never_a_number) {
+    const auto rows = json::array(
+        {{{"name", "collision_detection"}, {"p99_ms", 0.123456}}, {{"name", "movement"}, {"p99_ms", 12.5}}});
+    table_options narrow;
+    narrow.max_width = 16;  // NAME needs 19, P99_MS 8
+    const auto text = render_human(rows, narrow);
+    EXPECT_NE(text.find("0.123456"), std::string::npos) << text;
+    EXPECT_NE(text.find("12.5"), std::string::npos) << text;
+    EXPECT_NE(text.find("colli…  0.123456"), std::string::npos) << text;  // NAME gives up the room
+}
+
 }  // namespace ecsd::cli
