@@ -75,7 +75,10 @@ auto sorted_field_writers(std::index_sequence<I...>) {
                                                          using M =
                                                              typename std::decay_t<decltype(d)>::value_type;
                                                          w.key(d.name);
-                                                         w.value(value_codec<M>::write(v.*(d.member)));
+                                                         if constexpr (std::is_same_v<M, double>)
+                                                             w.number(v.*(d.member));
+                                                         else
+                                                             w.value(value_codec<M>::write(v.*(d.member)));
                                                      }}...};
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return rows;

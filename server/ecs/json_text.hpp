@@ -3,7 +3,13 @@
 // otherwise build a json tree only to serialise it: each object node and key is an allocation.
 // Scalars go through nlohmann's own serializer, so numbers read exactly as json::dump() writes
 // them; callers write object keys in sorted order, as json::dump() does for std::map objects.
+// Doubles have a faster path, number(): the same layout as json::dump() (3.0, 0.001, 1e-05,
+// 1.5e+20), with the shortest digits that read back as the same double (std::to_chars).
 
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,15 +19,89 @@ namespace ecsd::ecs {
 
 class json_text {
   public:
-    explicit json_text(std::string& out)
-        : out_(out),
-          serializer_(nlohmann::detail::output_adapter<char>(out), ' ',
-                      nlohmann::json::error_handler_t::replace) {}
+    explicit json_text(std::string& out) : out_(out) {}
 
     /// @brief Appends text that is already JSON (punctuation, literals).
     void raw(std::string_view text) { out_.append(text); }
     /// @brief Appends any JSON value.
-    void value(const nlohmann::json& v) { serializer_.dump(v, false, false, 0); }
+    void value(const nlohmann::json& v) {
+        if (!serializer_)  // made on first use: it allocates, and most writers only need number()
+            serializer_.emplace(nlohmann::detail::output_adapter<char>(out_), ' ',
+                                nlohmann::json::error_handler_t::replace);
+        serializer_->dump(v, false, false, 0);
+    }
+    /// @brief Appends a double as json::dump() lays it out (null when not finite, as dump() does).
+    /// The digits are the shortest that read back as `v`: the same as dump()'s but for a last
+    /// digit that can differ where two shortest forms exist; both read back as `v`.
+    void number(double v) {
+        if (!std::isfinite(v)) {
+            out_ += "null";
+            return;
+        }
+        char buf[48];
+        char* p = buf;
+        if (std::signbit(v)) {
+            *p++ = '-';
+            v = -v;
+        }
+        if (v == 0) {
+            out_.append(buf, p);
+            out_ += "0.0";
+            return;
+        }
+        char sci[32];  // d[.ddd]e[+-]XX
+        const auto end = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific).ptr;
+        char digits[24];
+        int k = 0;
+        const char* q = sci;
+        for (; q < end && *q != 'e'; ++q)
+            if (*q != '.') digits[k++] = *q;
+        const bool negative_exponent = q + 1 < end && q[1] == '-';
+        int e = 0;
+        for (q += 2; q < end; ++q) e = e * 10 + (*q - '0');
+        // As nlohmann's format_buffer: n is where the decimal point falls in the digits.
+        const int n = (negative_exponent ? -e : e) + 1;
+        constexpr int max_exp = 15;  // std::numeric_limits<double>::digits10
+        constexpr int min_exp = -4;
+        const auto put = [&p](const char* from, int count) {
+            std::memcpy(p, from, static_cast<std::size_t>(count));
+            p += count;
+        };
+        const auto zeros = [&p](int count) {
+            std::memset(p, '0', static_cast<std::size_t>(count));
+            p += count;
+        };
+        if (k <= n && n <= max_exp) {  // digits[000].0
+            put(digits, k);
+            zeros(n - k);
+            put(".0", 2);
+        } else if (0 < n && n <= max_exp) {  // dig.its
+            put(digits, n);
+            *p++ = '.';
+            put(digits + n, k - n);
+        } else if (min_exp < n && n <= 0) {  // 0.[000]digits
+            put("0.", 2);
+            zeros(-n);
+            put(digits, k);
+        } else {  // d[.igits]e+XX
+            *p++ = digits[0];
+            if (k > 1) {
+                *p++ = '.';
+                put(digits + 1, k - 1);
+            }
+            int x = n - 1;
+            *p++ = 'e';
+            *p++ = x < 0 ? '-' : '+';
+            x = x < 0 ? -x : x;
+            if (x >= 100) {
+                *p++ = static_cast<char>('0' + x / 100);
+                x %= 100;
+            }
+            *p++ = static_cast<char>('0' + x / 10);
+            *p++ = static_cast<char>('0' + x % 10);
+        }
+        out_.append(buf, p);
+    }
     /// @brief Appends "k": with k escaped.
     void key(std::string_view k) {
         string(k);
@@ -48,7 +128,7 @@ class json_text {
     }
 
     std::string& out_;
-    nlohmann::detail::serializer<nlohmann::json> serializer_;
+    std::optional<nlohmann::detail::serializer<nlohmann::json>> serializer_;
 };
 
 }  // namespace ecsd::ecs

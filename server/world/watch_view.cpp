@@ -12,24 +12,30 @@ std::uint64_t hash_text(std::string_view s) noexcept {
     return std::hash<std::string_view>{}(s);
 }
 
-void append_quoted(std::string& out, std::string_view name) {
+std::string json_quoted(std::string_view name) {
     std::string text;
     ecs::json_text w(text);
     w.string(name);
-    out += text;
+    return text;
 }
 
 }  // namespace
 
-watch_entry watch_diff::expand(const watch_ref& r) const {
-    watch_entry e{r.entity, r.what, r.died, {}, {}};
-    if (r.what == watch_entry::kind::left) return e;
-    const auto j = json::parse(std::string_view(body).substr(r.begin, r.end - r.begin));
-    for (const auto& [name, value] : j.at("components").items())
-        e.components.emplace_back(name, value.dump());
-    if (const auto it = j.find("removed"); it != j.end())
-        for (const auto& n : *it) e.removed.push_back(n.get<std::string>());
-    return e;
+void watch_diff::expand(const watch_ref& r, watch_entry& out) const {
+    out.entity = r.entity;
+    out.what = r.what;
+    out.died = r.died;
+    out.components.clear();
+    out.removed.clear();
+    const std::string_view text(body);
+    for (std::uint32_t i = r.parts; i < r.parts + r.count; ++i) {
+        const auto& p = parts[i];
+        const auto name = text.substr(p.name, p.name_end - p.name);
+        if (p.value_end == 0)
+            out.removed.push_back(name);
+        else
+            out.components.emplace_back(name, text.substr(p.name_end + 1, p.value_end - p.name_end - 1));
+    }
 }
 
 void write_entry(const watch_entry& e, std::string& out) {
@@ -44,7 +50,7 @@ void write_entry(const watch_entry& e, std::string& out) {
     for (const auto& [name, value] : e.components) {
         if (!first) out += ',';
         first = false;
-        append_quoted(out, name);
+        out += name;
         out += ':';
         out += value;
     }
@@ -53,7 +59,7 @@ void write_entry(const watch_entry& e, std::string& out) {
         out += R"(,"removed":[)";
         for (std::size_t i = 0; i < e.removed.size(); ++i) {
             if (i > 0) out += ',';
-            append_quoted(out, e.removed[i]);
+            out += e.removed[i];
         }
         out += ']';
     }
@@ -78,7 +84,7 @@ watch_view::watch_view(const world& w, const json& query,
         std::vector<row> rows;
         for (const auto& n : names) {
             const auto c = reg.component_by_name(n);
-            rows.emplace_back(reg.storage(c).name(), c);
+            rows.emplace_back(json_quoted(reg.storage(c).name()), c);
         }
         std::sort(rows.begin(), rows.end());
         rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
@@ -126,7 +132,7 @@ void watch_view::refresh_rows(const ecs::registry& reg) {
     if (fields_ || all_rows_.size() == reg.component_count()) return;
     all_rows_.clear();
     for (ecs::component_id c = 0; c < reg.component_count(); ++c)
-        all_rows_.emplace_back(reg.storage(c).name(), c);
+        all_rows_.emplace_back(json_quoted(reg.storage(c).name()), c);
     std::sort(all_rows_.begin(), all_rows_.end());
 }
 
@@ -152,15 +158,20 @@ void watch_view::rebase(const world& w, std::string& out) {
         auto& st = base_[e];
         st.round = round_;
         rows_for(w, e, rows);
-        watch_entry en{e, watch_entry::kind::entered, false, {}, {}};
+        if (!first) out += ',';
+        first = false;
+        open_entry(out, e);
+        bool first_field = true;
         for (const auto* r : rows) {
             encode(reg, e, r->second, scratch);
             st.fields.push_back({r->second, hash_text(scratch)});
-            en.components.emplace_back(r->first, scratch);
+            if (!first_field) out += ',';
+            first_field = false;
+            out += r->first;
+            out += ':';
+            out += scratch;
         }
-        if (!first) out += ',';
-        first = false;
-        write_entry(en, out);
+        out += "}}";
     });
     out += ']';
     floor_ = reg.epoch();
@@ -172,26 +183,84 @@ void watch_view::open_entry(std::string& out, entity_id e) {
     out += R"(,"components":{)";
 }
 
+namespace {
+
+// One of a diff's lists (entered or changed) while it is written: its text, and its entries' and
+// components' positions in that text (shifted when the lists are joined into the body).
+struct diff_list {
+    std::string text;
+    std::vector<watch_ref> refs;
+    std::vector<watch_part> parts;
+
+    void open(entity_id e) {
+        if (!text.empty()) text += ',';
+        refs.push_back({e, watch_entry::kind::changed, false, false, static_cast<std::uint32_t>(text.size()),
+                        0, static_cast<std::uint32_t>(parts.size()), 0});
+        text += R"({"entity":)";
+        text += std::to_string(e);
+        text += R"(,"components":{)";
+    }
+    void component(std::string_view quoted_name, std::string_view value) {
+        if (text.back() != '{') text += ',';
+        const auto name = static_cast<std::uint32_t>(text.size());
+        text += quoted_name;
+        const auto name_end = static_cast<std::uint32_t>(text.size());
+        text += ':';
+        text += value;
+        parts.push_back({name, name_end, static_cast<std::uint32_t>(text.size())});
+    }
+    void removed(std::string_view quoted_name, bool first) {
+        text += first ? R"(,"removed":[)" : ",";
+        const auto name = static_cast<std::uint32_t>(text.size());
+        text += quoted_name;
+        parts.push_back({name, static_cast<std::uint32_t>(text.size()), 0});
+    }
+    // Ends the open entry; `keep` false takes it back out (nothing of it changed).
+    void close(watch_entry::kind what, bool keep, std::size_t mark) {
+        auto& r = refs.back();
+        if (!keep) {
+            text.resize(mark);
+            parts.resize(r.parts);
+            refs.pop_back();
+            return;
+        }
+        r.what = what;
+        r.end = static_cast<std::uint32_t>(text.size());
+        r.count = static_cast<std::uint32_t>(parts.size()) - r.parts;
+    }
+    // Appends the list's text to `body` and its refs and parts to the diff's, shifted.
+    void join(watch_diff& d) const {
+        const auto by = static_cast<std::uint32_t>(d.body.size());
+        const auto first_part = static_cast<std::uint32_t>(d.parts.size());
+        d.body += text;
+        for (auto r : refs) {
+            r.begin += by;
+            r.end += by;
+            r.parts += first_part;
+            d.refs.push_back(r);
+        }
+        for (auto p : parts) {
+            p.name += by;
+            p.name_end += by;
+            if (p.value_end != 0) p.value_end += by;
+            d.parts.push_back(p);
+        }
+    }
+};
+
+}  // namespace
+
 std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
-    // One pass writes the text every subscriber gets; each entity's part is remembered as a byte
-    // range, not as strings of its own (a 100k-entity diff would otherwise allocate twice per entity).
+    // One pass writes the text every subscriber gets; each entity's part is remembered as byte
+    // ranges, not as strings of its own (a 100k-entity diff would otherwise allocate per entity).
     const auto& reg = w.registry();
     refresh_rows(reg);
     ++round_;
-    std::string entered;
-    std::string changed;
-    std::vector<watch_ref> entered_refs;
-    std::vector<watch_ref> changed_refs;
+    diff_list entered;
+    diff_list changed;
     std::vector<const row*> rows;
     std::vector<field_hash> next;
     std::string scratch;
-    const auto add_component = [](std::string& out, bool& first, const row& r, const std::string& value) {
-        if (!first) out += ',';
-        first = false;
-        append_quoted(out, r.first);
-        out += ':';
-        out += value;
-    };
     w.for_each_match(terms_, resolved_, [&](entity_id e) {
         if (!reg.alive(e)) return;
         auto [it, fresh] = base_.try_emplace(e);
@@ -199,25 +268,20 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
         st.round = round_;
         rows_for(w, e, rows);
         if (fresh) {
-            if (!entered.empty()) entered += ',';
-            const auto begin = entered.size();
-            open_entry(entered, e);
-            bool first = true;
+            const auto mark = entered.text.size();
+            entered.open(e);
             for (const auto* r : rows) {
                 encode(reg, e, r->second, scratch);
                 st.fields.push_back({r->second, hash_text(scratch)});
-                add_component(entered, first, *r, scratch);
+                entered.component(r->first, scratch);
             }
-            entered += "}}";
-            entered_refs.push_back({e, watch_entry::kind::entered, false, static_cast<std::uint32_t>(begin),
-                                    static_cast<std::uint32_t>(entered.size())});
+            entered.text += "}}";
+            entered.close(watch_entry::kind::entered, true, mark);
             return;
         }
-        const auto mark = changed.size();
-        if (!changed.empty()) changed += ',';
-        const auto begin = changed.size();
-        open_entry(changed, e);
-        bool first = true;
+        const auto mark = changed.text.size();
+        changed.open(e);
+        bool any = false;
         next.clear();
         const auto slot = ecs::index_of(e);
         for (const auto* r : rows) {
@@ -232,62 +296,51 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
             }
             encode(reg, e, c, scratch);
             const auto h = hash_text(scratch);
-            if (old == st.fields.end() || old->hash != h) add_component(changed, first, *r, scratch);
+            if (old == st.fields.end() || old->hash != h) {
+                changed.component(r->first, scratch);
+                any = true;
+            }
             next.push_back({c, h});
         }
-        changed += '}';
+        changed.text += '}';
         bool removed = false;
         for (const auto& f : st.fields) {
             if (std::any_of(next.begin(), next.end(), [&](const field_hash& n) { return n.c == f.c; }))
                 continue;
-            changed += removed ? "," : R"(,"removed":[)";
+            changed.removed(json_quoted(reg.storage(f.c).name()), !removed);
             removed = true;
-            append_quoted(changed, reg.storage(f.c).name());
         }
-        if (removed) changed += ']';
-        changed += '}';
+        if (removed) changed.text += ']';
+        changed.text += '}';
         st.fields.swap(next);
-        if (first && !removed) {
-            changed.resize(mark);  // nothing of it changed
-            return;
-        }
-        changed_refs.push_back({e, watch_entry::kind::changed, false, static_cast<std::uint32_t>(begin),
-                                static_cast<std::uint32_t>(changed.size())});
+        changed.close(watch_entry::kind::changed, any || removed, mark);
     });
     std::vector<watch_ref> gone;
     for (auto it = base_.begin(); it != base_.end();) {
         if (it->second.round != round_) {
-            gone.push_back({it->first, watch_entry::kind::left, !reg.alive(it->first), 0, 0});
+            gone.push_back({it->first, watch_entry::kind::left, !reg.alive(it->first), false, 0, 0, 0, 0});
             it = base_.erase(it);
         } else {
             ++it;
         }
     }
     floor_ = reg.epoch();
-    if (entered_refs.empty() && changed_refs.empty() && gone.empty()) return nullptr;
+    if (entered.refs.empty() && changed.refs.empty() && gone.empty()) return nullptr;
     std::sort(gone.begin(), gone.end(),
               [](const watch_ref& a, const watch_ref& b) { return a.entity < b.entity; });
 
     auto d = std::make_shared<watch_diff>();
     d->tick = w.tick();
     std::string& out = d->body;
-    out.reserve(entered.size() + changed.size() + gone.size() * 40 + 64);
+    out.reserve(entered.text.size() + changed.text.size() + gone.size() * 40 + 64);
+    d->refs.reserve(entered.refs.size() + changed.refs.size() + gone.size());
+    d->parts.reserve(entered.parts.size() + changed.parts.size());
     out += R"("tick":)";
     out += std::to_string(d->tick);
     out += R"(,"entered":[)";
-    const auto shift = [&](std::vector<watch_ref>& refs, std::size_t by) {
-        for (auto& r : refs) {
-            r.begin += static_cast<std::uint32_t>(by);
-            r.end += static_cast<std::uint32_t>(by);
-            d->refs.push_back(r);
-        }
-    };
-    d->refs.reserve(entered_refs.size() + changed_refs.size() + gone.size());
-    shift(entered_refs, out.size());
-    out += entered;
+    entered.join(*d);
     out += R"(],"changed":[)";
-    shift(changed_refs, out.size());
-    out += changed;
+    changed.join(*d);
     out += R"(],"left":[)";
     for (std::size_t i = 0; i < gone.size(); ++i) {
         if (i > 0) out += ',';
@@ -295,6 +348,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
         g.begin = static_cast<std::uint32_t>(out.size());
         write_entry(watch_entry{g.entity, g.what, g.died, {}, {}}, out);
         g.end = static_cast<std::uint32_t>(out.size());
+        g.parts = static_cast<std::uint32_t>(d->parts.size());
         d->refs.push_back(g);
     }
     out += ']';

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -17,15 +18,24 @@
 
 namespace ecsd::world {
 
-/// @brief One entity's part of a diff.
+/// @brief One entity's part of a diff, as views of JSON text (a diff's body, or text its reader owns).
 struct watch_entry {
     enum class kind : std::uint8_t { entered, changed, left };
     entity_id entity = 0;
     kind what = kind::changed;
     bool died = false;  ///< left: destroyed (else it no longer matches)
-    /// entered: every field the entity has; changed: those whose value changed. {"Name", value as JSON text}.
-    std::vector<std::pair<std::string, std::string>> components;
-    std::vector<std::string> removed;  ///< changed: fields the entity no longer has
+    /// entered: every field the entity has; changed: those whose value changed. {name, value}, both
+    /// as JSON text: the name quoted, as it appears in the notification.
+    std::vector<std::pair<std::string_view, std::string_view>> components;
+    std::vector<std::string_view> removed;  ///< changed: fields the entity no longer has (quoted)
+};
+
+/// @brief One component of an entity's part of a diff: its quoted name is body[name, name_end),
+/// its value body[name_end + 1, value_end) (after the colon). A removed field has value_end 0.
+struct watch_part {
+    std::uint32_t name = 0;
+    std::uint32_t name_end = 0;
+    std::uint32_t value_end = 0;
 };
 
 /// @brief Where one entity's part of a diff lies in the diff's text.
@@ -33,26 +43,35 @@ struct watch_ref {
     entity_id entity = 0;
     watch_entry::kind what = watch_entry::kind::changed;
     bool died = false;
+    /// entered, in a diff folded from several: the client may hold the entity already (it left
+    /// and came back meanwhile), so a later leave must still be sent.
+    bool replaces = false;
     std::uint32_t begin = 0;  ///< its JSON object is body[begin, end)
     std::uint32_t end = 0;
+    std::uint32_t parts = 0;  ///< its components are watch_diff::parts[parts, parts + count)
+    std::uint32_t count = 0;
 };
 
-/// @brief What changed in a view since its previous diff, shared by all its subscribers.
+/// @brief What changed in a view since its previous diff, shared by all its subscribers and
+/// never copied: subscribers that fall behind keep the diffs they were not sent, and merge them
+/// when they catch up (reading the parts, not parsing the text).
 struct watch_diff {
     std::uint64_t tick = 0;
+    std::uint64_t merged = 1;  ///< diffs it stands for (more than 1: folded for a slow subscriber)
     /// `"tick":T,"entered":[...],"changed":[...],"left":[...]`: the notification's params
     /// without the subscription (each subscriber adds its own).
     std::string body;
-    std::vector<watch_ref> refs;  ///< entered, then changed, then left, each in id order
-    /// @brief One entity's part with its component texts (parsed back from the body: only
-    /// subscribers that fell behind and single-entity streams need it).
-    [[nodiscard]] watch_entry expand(const watch_ref& r) const;
+    std::vector<watch_ref> refs;    ///< entered, then changed, then left, each in id order
+    std::vector<watch_part> parts;  ///< the refs' components, in ref order
+    /// @brief One entity's part, as views of the body (valid while the diff lives).
+    void expand(const watch_ref& r, watch_entry& out) const;
     [[nodiscard]] std::size_t bytes() const noexcept {
-        return sizeof(*this) + body.capacity() + refs.capacity() * sizeof(watch_ref);
+        return sizeof(*this) + body.capacity() + refs.capacity() * sizeof(watch_ref) +
+               parts.capacity() * sizeof(watch_part);
     }
 };
 
-/// @brief Writes the members of one entry as the notification lists carry them.
+/// @brief Writes one entry as the notification lists carry it.
 void write_entry(const watch_entry& e, std::string& out);
 
 /// @brief A watched query with its fields and the state last published.

@@ -1,6 +1,7 @@
 #include "hosting/watch.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "config.hpp"
 #include "ecs/error.hpp"
@@ -13,6 +14,33 @@ namespace ecsd::net {
 
 using world::watch_entry;
 using kind = world::watch_entry::kind;
+
+namespace {
+std::shared_ptr<const world::watch_diff> fold(
+    const std::vector<std::shared_ptr<const world::watch_diff>>& diffs);
+}  // namespace
+
+// --- watch_bytes --------------------------------------------------------------------------
+
+std::string& watch_bytes::text() {
+    if (pieces_.empty() || pieces_.back().shared) pieces_.emplace_back();
+    return pieces_.back().text;
+}
+
+void watch_bytes::share(std::shared_ptr<const std::string> bytes) {
+    shared_bytes_ += bytes->size();
+    pieces_.push_back({{}, std::move(bytes)});
+}
+
+std::size_t watch_bytes::size() const noexcept {
+    std::size_t n = shared_bytes_;
+    for (const auto& p : pieces_) n += p.text.size();
+    return n;
+}
+
+void watch_bytes::append_to(std::string& out) const {
+    for (const auto& p : pieces_) out += p.shared ? *p.shared : p.text;
+}
 
 // --- watch_sink ---------------------------------------------------------------------------
 
@@ -70,11 +98,12 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
             wake_locked();
             return true;
         }
-        // Its queue is full: from now on its diffs merge into one, starting with those queued.
+        // Its queue is full: from now on its diffs wait in its backlog, starting with those queued.
         s.m = mode::behind;
         for (auto q = queue_.begin(); q != queue_.end();) {
             if (q->sub == sub && q->diff) {
-                merge(s, *q->diff);
+                s.backlog_bytes += q->diff->bytes();
+                s.backlog.push_back(std::move(q->diff));
                 queue_bytes_ -= q->size();
                 q = queue_.erase(q);
             } else {
@@ -82,71 +111,175 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
             }
         }
     }
-    merge(s, *diff);
-    if (s.pending_bytes > limits_.pending_bytes) {
-        s.m = mode::needs_resync;  // too far behind to remember: it gets the whole state again
-        s.pending.clear();
-        s.pending_bytes = 0;
-    }
+    s.backlog_bytes += diff->bytes();
+    s.backlog.push_back(diff);
+    if (s.backlog.size() > limits_.min_backlog && s.backlog_bytes > limits_.pending_bytes / 4)
+        fold_backlog(s);
     wake_locked();
     return true;
 }
 
-void watch_sink::merge(subscription& s, const world::watch_diff& d) {
-    const auto text_bytes = [](const pending_entry& p) {
-        std::size_t n = 64;
-        for (const auto& [k, v] : p.components) n += k.size() + v.size() + 64;
-        for (const auto& r : p.removed) n += r.size() + 32;
-        return n;
-    };
-    for (const auto& ref : d.refs) {
-        const auto e = d.expand(ref);
-        auto it = s.pending.find(e.entity);
-        if (it != s.pending.end()) s.pending_bytes -= text_bytes(it->second);
-        switch (e.what) {
-            case kind::entered: {
-                // Entered replaces whatever the client holds for the entity.
-                const bool had = it != s.pending.end() ? it->second.client_has : false;
-                pending_entry p;
-                p.what = kind::entered;
-                p.client_has = had;
-                for (const auto& [k, v] : e.components) p.components[k] = v;
-                it = s.pending.insert_or_assign(e.entity, std::move(p)).first;
-                break;
-            }
-            case kind::changed: {
-                if (it == s.pending.end()) it = s.pending.emplace(e.entity, pending_entry{}).first;
-                auto& p = it->second;
-                for (const auto& [k, v] : e.components) {
-                    p.components[k] = v;
-                    std::erase(p.removed, k);
+void watch_sink::fold_backlog(subscription& s) const {
+    // A backlog folds into one diff no larger than the state it describes. Diffs too large for
+    // that to fit the bound are not folded (it would cost the world's strand for nothing).
+    const bool huge = std::any_of(s.backlog.begin(), s.backlog.end(),
+                                  [&](const auto& d) { return d->bytes() > limits_.pending_bytes / 2; });
+    if (!huge) {
+        auto one = fold(s.backlog);
+        if (one->bytes() <= limits_.pending_bytes) {
+            s.backlog_bytes = one->bytes();
+            s.backlog.assign(1, std::move(one));
+            return;
+        }
+    }
+    s.m = mode::needs_resync;  // too far behind to remember: it gets the whole state again
+    s.backlog.clear();
+    s.backlog_bytes = 0;
+}
+
+namespace {
+
+// One entity's updates merged across a backlog, as views of the diffs' text.
+struct merged_entry {
+    kind what = kind::changed;
+    bool died = false;
+    bool client_has = true;  // the client held the entity before the backlog began
+    std::vector<std::pair<std::string_view, std::string_view>> components;
+    std::vector<std::string_view> removed;
+};
+
+// Merges diffs (oldest first) per entity: the latest value wins, and an entity that entered and
+// left while the client was behind is never mentioned. In id order.
+std::vector<std::pair<world::entity_id, merged_entry>> merge(
+    const std::vector<std::shared_ptr<const world::watch_diff>>& diffs) {
+    std::unordered_map<world::entity_id, merged_entry> m;
+    m.reserve(diffs.back()->refs.size());
+    watch_entry e;
+    for (const auto& d : diffs) {
+        for (const auto& ref : d->refs) {
+            d->expand(ref, e);
+            auto it = m.find(e.entity);
+            switch (e.what) {
+                case kind::entered: {
+                    // Entered replaces whatever the client holds for the entity.
+                    const bool had = it != m.end() ? it->second.client_has : ref.replaces;
+                    m.insert_or_assign(e.entity, merged_entry{kind::entered, false, had, e.components, {}});
+                    break;
                 }
-                for (const auto& r : e.removed) {
-                    p.components.erase(r);
-                    if (p.what == kind::changed &&
-                        std::find(p.removed.begin(), p.removed.end(), r) == p.removed.end())
-                        p.removed.push_back(r);
+                case kind::changed: {
+                    if (it == m.end()) it = m.emplace(e.entity, merged_entry{}).first;
+                    auto& p = it->second;
+                    for (const auto& update : e.components) {
+                        const auto c = std::find_if(p.components.begin(), p.components.end(),
+                                                    [&](const auto& kv) { return kv.first == update.first; });
+                        if (c != p.components.end())
+                            c->second = update.second;
+                        else
+                            p.components.push_back(update);
+                        std::erase(p.removed, update.first);
+                    }
+                    for (const auto& r : e.removed) {
+                        std::erase_if(p.components, [&](const auto& kv) { return kv.first == r; });
+                        if (p.what == kind::changed &&
+                            std::find(p.removed.begin(), p.removed.end(), r) == p.removed.end())
+                            p.removed.push_back(r);
+                    }
+                    break;
                 }
-                break;
-            }
-            case kind::left: {
-                const bool had = it != s.pending.end() ? it->second.client_has : true;
-                if (!had) {  // entered and left while the client was behind: it never hears of it
-                    if (it != s.pending.end()) s.pending.erase(it);
-                    continue;
+                case kind::left: {
+                    const bool had = it != m.end() ? it->second.client_has : true;
+                    if (!had) {  // entered and left while the client was behind: it never hears of it
+                        if (it != m.end()) m.erase(it);
+                        break;
+                    }
+                    m.insert_or_assign(e.entity, merged_entry{kind::left, e.died, true, {}, {}});
+                    break;
                 }
-                pending_entry p;
-                p.what = kind::left;
-                p.died = e.died;
-                it = s.pending.insert_or_assign(e.entity, std::move(p)).first;
-                break;
             }
         }
-        s.pending_bytes += text_bytes(it->second);
     }
-    ++s.coalesced;
-    s.tick = d.tick;
+    std::vector<std::pair<world::entity_id, merged_entry>> out;
+    out.reserve(m.size());
+    for (auto& kv : m) out.emplace_back(kv.first, std::move(kv.second));
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return out;
 }
+
+watch_entry as_entry(world::entity_id id, merged_entry& p) {
+    return {id, p.what, p.died, std::move(p.components), std::move(p.removed)};
+}
+
+// Diffs (oldest first) folded into one that stands for them all: what merge() says, written as
+// a diff of its own, with its entries' and components' positions.
+std::shared_ptr<const world::watch_diff> fold(
+    const std::vector<std::shared_ptr<const world::watch_diff>>& diffs) {
+    const auto merged = merge(diffs);  // views into `diffs`, alive until we return
+    auto d = std::make_shared<world::watch_diff>();
+    d->tick = diffs.back()->tick;
+    d->merged = 0;
+    for (const auto& x : diffs) d->merged += x->merged;
+    auto& out = d->body;
+    const auto at = [&out] { return static_cast<std::uint32_t>(out.size()); };
+    out += R"("tick":)";
+    out += std::to_string(d->tick);
+    const auto list = [&](const char* name, kind k) {
+        out += ",\"";
+        out += name;
+        out += "\":[";
+        bool first = true;
+        for (const auto& [id, p] : merged) {
+            if (p.what != k) continue;
+            if (!first) out += ',';
+            first = false;
+            world::watch_ref r{id,
+                               p.what,
+                               p.died,
+                               p.what == kind::entered && p.client_has,
+                               at(),
+                               0,
+                               static_cast<std::uint32_t>(d->parts.size()),
+                               0};
+            out += R"({"entity":)";
+            out += std::to_string(id);
+            if (k == kind::left) {
+                out += p.died ? R"(,"reason":"died"})" : R"(,"reason":"unmatched"})";
+            } else {
+                out += R"(,"components":{)";
+                for (std::size_t i = 0; i < p.components.size(); ++i) {
+                    if (i > 0) out += ',';
+                    const auto begin = at();
+                    out += p.components[i].first;
+                    const auto name_end = at();
+                    out += ':';
+                    out += p.components[i].second;
+                    d->parts.push_back({begin, name_end, at()});
+                }
+                out += '}';
+                if (!p.removed.empty()) {
+                    out += R"(,"removed":[)";
+                    for (std::size_t i = 0; i < p.removed.size(); ++i) {
+                        if (i > 0) out += ',';
+                        const auto begin = at();
+                        out += p.removed[i];
+                        d->parts.push_back({begin, at(), 0});
+                    }
+                    out += ']';
+                }
+                out += '}';
+            }
+            r.end = at();
+            r.count = static_cast<std::uint32_t>(d->parts.size()) - r.parts;
+            d->refs.push_back(r);
+        }
+        out += ']';
+    };
+    list("entered", kind::entered);
+    list("changed", kind::changed);
+    list("left", kind::left);
+    return d;
+}
+
+}  // namespace
 
 bool watch_sink::deliver_state(std::uint64_t sub, std::uint64_t tick, const std::string& entities_json) {
     std::lock_guard lock(mutex_);
@@ -160,9 +293,8 @@ bool watch_sink::deliver_state(std::uint64_t sub, std::uint64_t tick, const std:
         return true;
     });
     s.m = mode::current;
-    s.pending.clear();
-    s.pending_bytes = 0;
-    s.coalesced = 0;
+    s.backlog.clear();
+    s.backlog_bytes = 0;
     item next{sub, nullptr,
               "\"tick\":" + std::to_string(tick) + ",\"resync\":true,\"entities\":" + entities_json};
     queue_bytes_ += next.size();
@@ -183,7 +315,8 @@ void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view rea
     });
     // Its last word; taken once the subscription has started, then forgotten.
     it->second.m = mode::current;
-    it->second.pending.clear();
+    it->second.backlog.clear();
+    it->second.backlog_bytes = 0;
     item last{
         sub, nullptr,
         "\"tick\":" + std::to_string(tick) + ",\"ended\":true,\"reason\":\"" + std::string(reason) + "\""};
@@ -218,24 +351,18 @@ void watch_sink::bind_next(std::string id_json) {
     }
 }
 
-bool watch_sink::render_brp(std::string& out, const subscription& s, const watch_entry& e) {
+bool watch_sink::render_brp(std::string& out, format f, const std::string& id_json, const watch_entry& e) {
     if (e.what == kind::left) {
-        render_brp_end(out, s, e.died ? "the entity was despawned" : "the entity no longer matches");
+        render_brp_end(out, id_json, e.died ? "the entity was despawned" : "the entity no longer matches");
         return false;
     }
-    const auto quoted = [](std::string_view name) {
-        std::string t;
-        ecs::json_text w(t);
-        w.string(name);
-        return t;
-    };
     out += R"({"jsonrpc":"2.0","id":)";
-    out += s.id_json;
-    if (s.f == format::brp_components) {
+    out += id_json;
+    if (f == format::brp_components) {
         out += R"(,"result":{"components":{)";
         for (std::size_t i = 0; i < e.components.size(); ++i) {
             if (i > 0) out += ',';
-            out += quoted(e.components[i].first);
+            out += e.components[i].first;
             out += ':';
             out += e.components[i].second;
         }
@@ -244,24 +371,24 @@ bool watch_sink::render_brp(std::string& out, const subscription& s, const watch
         out += R"(,"result":{"added":[)";
         for (std::size_t i = 0; i < e.components.size(); ++i) {
             if (i > 0) out += ',';
-            out += quoted(e.components[i].first);
+            out += e.components[i].first;
         }
         out += R"(],"removed":[)";
     }
     for (std::size_t i = 0; i < e.removed.size(); ++i) {
         if (i > 0) out += ',';
-        out += quoted(e.removed[i]);
+        out += e.removed[i];
     }
     out += "]}}\n";
     return true;
 }
 
-void watch_sink::render_brp_end(std::string& out, const subscription& s, std::string_view why) {
+void watch_sink::render_brp_end(std::string& out, const std::string& id_json, std::string_view why) {
     const auto r =
         why.find("despawned") != std::string_view::npos || why.find("matches") != std::string_view::npos
             ? protocol::reason::no_such_entity
             : protocol::reason::no_such_world;
-    out += protocol::make_error(nlohmann::json::parse(s.id_json), r, "watch ended: " + std::string(why));
+    out += protocol::make_error(nlohmann::json::parse(id_json), r, "watch ended: " + std::string(why));
     out += '\n';
 }
 
@@ -305,6 +432,23 @@ void watch_sink::render(std::string& out, std::uint64_t sub, std::string_view bo
     out += "}}\n";
 }
 
+void watch_sink::render(watch_bytes& out, std::uint64_t sub,
+                        const std::shared_ptr<const world::watch_diff>& d, std::string_view coalesced) {
+    // Bodies this large are worth a buffer of their own in the connection's gathered write.
+    constexpr std::size_t share_from = std::size_t{16} * 1024;
+    auto& t = out.text();
+    t += R"({"jsonrpc":"2.0","method":"world.watch","params":{"subscription":)";
+    t += std::to_string(sub);
+    t += ',';
+    t += coalesced;
+    if (d->body.size() < share_from) {
+        t += d->body;
+    } else {
+        out.share(std::shared_ptr<const std::string>(d, &d->body));  // keeps the diff alive
+    }
+    out.text() += "}}\n";
+}
+
 std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg, std::function<void()> wake) {
     auto sink = std::make_shared<watch_sink>(
         watch_limits{cfg.max_watches, std::max<std::size_t>(cfg.max_output_bytes / 4, std::size_t{64} * 1024),
@@ -314,8 +458,24 @@ std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg,
 }
 
 void watch_sink::take(std::string& out, std::size_t room) {
+    watch_bytes bytes;
+    take(bytes, room);
+    bytes.append_to(out);
+}
+
+void watch_sink::take(watch_bytes& out, std::size_t room) {
     std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>> resyncs;
-    take_locked(out, room, resyncs);
+    std::vector<catch_up> catch_ups;
+    take_locked(out, room, resyncs, catch_ups);
+    // Outside the lock: merging a backlog takes a while, and the world strands deliver meanwhile
+    // (a diff that arrives now is queued behind the notification written here).
+    std::vector<std::uint64_t> ended;
+    for (const auto& c : catch_ups)
+        if (!render_catch_up(out, c)) ended.push_back(c.sub);
+    if (!ended.empty()) {
+        std::lock_guard lock(mutex_);
+        for (const auto sub : ended) subs_.erase(sub);
+    }
     // Outside the lock: the world's strand calls back into deliver_state.
     for (auto& [sub_id, hosted] : resyncs) {
         asio::post(hosted->strand(), [world = hosted, self = shared_from_this(), sub = sub_id] {
@@ -324,18 +484,35 @@ void watch_sink::take(std::string& out, std::size_t room) {
     }
 }
 
-void watch_sink::take_locked(std::string& out, std::size_t room,
-                             std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>>& resyncs) {
+bool watch_sink::render_catch_up(watch_bytes& bytes, const catch_up& c) {
+    if (c.f != format::notifications) {
+        // A single entity: one response with everything that changed meanwhile.
+        bool alive = true;
+        auto merged = merge(c.diffs);
+        for (auto& [id, p] : merged)
+            alive = render_brp(bytes.text(), c.f, c.id_json, as_entry(id, p)) && alive;
+        return alive;
+    }
+    // One notification from the state the client has to now.
+    const auto d = c.diffs.size() == 1 ? c.diffs.front() : fold(c.diffs);
+    render(bytes, c.sub, d, "\"coalesced\":" + std::to_string(d->merged) + ",");
+    return true;
+}
+
+void watch_sink::take_locked(watch_bytes& bytes, std::size_t room,
+                             std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>>& resyncs,
+                             std::vector<catch_up>& catch_ups) {
     std::lock_guard lock(mutex_);
     wake_pending_ = false;
     if (closed_) return;
-    const std::size_t start = out.size();
+    const std::size_t start = bytes.size();
+    auto& out = bytes.text();
     if (lines_dropped_ > 0) {
         out += R"({"jsonrpc":"2.0","method":"server.monitor","params":{"dropped":)" +
                std::to_string(lines_dropped_) + "}}\n";
         lines_dropped_ = 0;
     }
-    while (!lines_.empty() && out.size() - start < room) {
+    while (!lines_.empty() && bytes.size() - start < room) {
         lines_bytes_ -= lines_.front().size();
         out += lines_.front();
         lines_.pop_front();
@@ -344,7 +521,8 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
         const auto it = subs_.find(sub);
         return it != subs_.end() && it->second.created <= started_;
     };
-    for (auto q = queue_.begin(); q != queue_.end() && out.size() - start < room;) {
+    watch_entry scratch;
+    for (auto q = queue_.begin(); q != queue_.end() && bytes.size() - start < room;) {
         if (!started(q->sub)) {  // its world.watch answer has not gone out yet
             ++q;
             continue;
@@ -352,25 +530,32 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
         auto& sub = subs_[q->sub];
         bool ended = !q->diff && sub.tick == ~std::uint64_t{0};
         if (sub.f == format::notifications) {
-            render(out, q->sub, q->diff ? std::string_view(q->diff->body) : std::string_view(q->params));
+            if (q->diff)
+                render(bytes, q->sub, q->diff, {});
+            else
+                render(bytes.text(), q->sub, q->params);
         } else if (q->diff) {
-            for (const auto& ref : q->diff->refs)
-                ended = !render_brp(out, sub, q->diff->expand(ref)) || ended;
+            for (const auto& ref : q->diff->refs) {
+                q->diff->expand(ref, scratch);
+                ended = !render_brp(bytes.text(), sub.f, sub.id_json, scratch) || ended;
+            }
         } else if (ended) {
-            render_brp_end(out, sub, "the world went away");
+            render_brp_end(bytes.text(), sub.id_json, "the world went away");
         } else {
             // A resync: the whole current value as one more response (the entity, if it still
             // matches, is the state's only element).
             const auto state = nlohmann::json::parse("{" + q->params + "}");
             const auto& entities = state["entities"];
             if (entities.empty()) {
-                render_brp_end(out, sub, "the entity no longer matches");
+                render_brp_end(bytes.text(), sub.id_json, "the entity no longer matches");
                 ended = true;
             } else {
-                watch_entry en{0, kind::entered, false, {}, {}};  // render_brp needs no id
+                std::vector<std::pair<std::string, std::string>> texts;
                 for (const auto& [name, value] : entities[0]["components"].items())
-                    en.components.emplace_back(name, value.dump());
-                ended = !render_brp(out, sub, en);
+                    texts.emplace_back(nlohmann::json(name).dump(), value.dump());
+                watch_entry en{0, kind::entered, false, {}, {}};  // render_brp needs no id
+                for (const auto& [name, value] : texts) en.components.emplace_back(name, value);
+                ended = !render_brp(bytes.text(), sub.f, sub.id_json, en);
             }
         }
         queue_bytes_ -= q->size();
@@ -378,49 +563,19 @@ void watch_sink::take_locked(std::string& out, std::size_t room,
         q = queue_.erase(q);
     }
     if (!queue_.empty()) return;
-    for (auto& entry : subs_) {
-        auto& s = entry.second;  // a plain reference: the lambdas below capture it
-        if (out.size() - start >= room || s.created > started_) break;
-        if (s.m == mode::behind && s.f != format::notifications) {
-            // A single entity: one response with everything that changed meanwhile.
-            s.m = mode::current;
-            for (auto& [e, p] : s.pending) {
-                watch_entry en{e, p.what, p.died, {p.components.begin(), p.components.end()}, p.removed};
-                if (!render_brp(out, s, en)) s.tick = ~std::uint64_t{0};
-            }
-            s.pending.clear();
-            s.pending_bytes = 0;
-            s.coalesced = 0;
-        } else if (s.m == mode::behind) {
-            // One notification from the state the client has to now.
-            std::string body =
-                "\"tick\":" + std::to_string(s.tick) + ",\"coalesced\":" + std::to_string(s.coalesced);
-            const auto list = [&](const char* name, kind k) {
-                body += ",\"";
-                body += name;
-                body += "\":[";
-                bool first = true;
-                for (const auto& [e, p] : s.pending) {
-                    if (p.what != k) continue;
-                    if (!first) body += ',';
-                    first = false;
-                    watch_entry en{e, p.what, p.died, {p.components.begin(), p.components.end()}, p.removed};
-                    world::write_entry(en, body);
-                }
-                body += ']';
-            };
-            list("entered", kind::entered);
-            list("changed", kind::changed);
-            list("left", kind::left);
-            render(out, entry.first, body);
-            s.pending.clear();
-            s.pending_bytes = 0;
-            s.coalesced = 0;
+    std::size_t planned = 0;  // bytes the catch-ups will write (about: their newest diff's)
+    for (auto& [id, s] : subs_) {
+        if (bytes.size() - start + planned >= room || s.created > started_) break;
+        if (s.m == mode::behind) {
+            planned += s.backlog.back()->body.size();
+            catch_ups.push_back({id, s.f, s.id_json, std::move(s.backlog)});
+            s.backlog.clear();
+            s.backlog_bytes = 0;
             s.m = mode::current;
         } else if (s.m == mode::needs_resync) {
             if (auto w = s.world.lock()) {
                 s.m = mode::resync_asked;
-                resyncs.emplace_back(entry.first, std::move(w));
+                resyncs.emplace_back(id, std::move(w));
             }
         }
     }

@@ -6,10 +6,12 @@
 //               encoded once, and hands the same bytes to each of its subscribers.
 //   watch_sink  one per connection. World strands deliver diffs into it; the connection's strand
 //               takes them out as notification lines when its output has room. A subscriber
-//               that falls behind (its queue is full) is coalesced: its diffs merge per entity
-//               into one pending diff (latest value wins, enter+leave cancels out), sent as one
-//               notification with "coalesced": N when it catches up. Past a byte bound the
-//               pending diff is dropped and the subscriber gets the whole state again ("resync").
+//               that falls behind (its queue is full) keeps the shared diffs it was not sent
+//               (its backlog: pointers, never copies, so the world's strand does no work for
+//               it). When it catches up, its connection's strand merges them per entity (latest
+//               value wins, enter+leave cancels out) into one notification with "coalesced": N.
+//               Past a byte bound the backlog is dropped and the subscriber gets the whole
+//               state again ("resync").
 //
 // A subscriber joins a group only when the group's base is the current state (nothing changed
 // since its last diff); otherwise it starts a group of its own, which merges with its twin at
@@ -35,12 +37,38 @@ class hosted_world;
 
 /// @brief Bounds of one connection's watches (from the server's settings).
 struct watch_limits {
-    std::size_t max_subscriptions = 64;    ///< --max-watches
-    std::size_t queue_bytes = 4 << 20;     ///< notifications waiting for the connection's output
-    std::size_t pending_bytes = 16 << 20;  ///< one subscriber's coalesced diff before a resync
+    std::size_t max_subscriptions = 64;  ///< --max-watches
+    std::size_t queue_bytes = 4 << 20;   ///< notifications waiting for the connection's output
+    /// A subscriber that fell behind holds at most this many bytes of unsent diffs (and never fewer
+    /// than min_backlog of them) before it is resynced.
+    std::size_t pending_bytes = 16 << 20;
+    std::size_t min_backlog = 4;
 };
 
 struct server_config;
+
+/// @brief Notification bytes taken from a sink, in order: text, and large diff bodies shared with
+/// every other connection that sends them (written from where they are, never copied).
+class watch_bytes {
+  public:
+    struct piece {
+        std::string text;
+        std::shared_ptr<const std::string> shared;  // set: these bytes, not text
+    };
+    /// @brief Text to append to (the last piece, or a new one after a shared piece).
+    std::string& text();
+    /// @brief Bytes shared with others, appended as they are.
+    void share(std::shared_ptr<const std::string> bytes);
+    /// @brief Bytes held, text and shared.
+    [[nodiscard]] std::size_t size() const noexcept;
+    [[nodiscard]] std::vector<piece>& pieces() noexcept { return pieces_; }
+    /// @brief Everything as one string (a copy of the shared pieces).
+    void append_to(std::string& out) const;
+
+  private:
+    std::vector<piece> pieces_;
+    std::size_t shared_bytes_ = 0;
+};
 
 /// @brief One connection's subscriptions and the notifications waiting for it. Thread-safe.
 class watch_sink : public std::enable_shared_from_this<watch_sink> {
@@ -91,6 +119,8 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     void end_next();
     /// @brief Appends notification lines to `out` until about `room` bytes were added; asks the
     /// worlds of subscriptions that fell too far behind for their whole state again.
+    void take(watch_bytes& out, std::size_t room);
+    /// @brief The same, as one string (diff bodies copied into it).
     void take(std::string& out, std::size_t room);
     /// @brief The connection is gone: nothing more is accepted, and its worlds drop its subscriptions.
     void close();
@@ -98,13 +128,6 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     [[nodiscard]] std::size_t size() const;
 
   private:
-    struct pending_entry {
-        world::watch_entry::kind what = world::watch_entry::kind::changed;
-        bool died = false;
-        bool client_has = true;  // the client held the entity before this pending diff began
-        std::map<std::string, std::string> components;
-        std::vector<std::string> removed;
-    };
     enum class mode : std::uint8_t { current, behind, needs_resync, resync_asked };
     struct subscription {
         std::weak_ptr<hosted_world> world;
@@ -112,10 +135,11 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
         std::string id_json;        // the subscribing request's id (BRP streams)
         std::uint64_t created = 0;  // creation order: started once started_ reaches it
         mode m = mode::current;
-        std::map<world::entity_id, pending_entry> pending;
-        std::size_t pending_bytes = 0;
-        std::uint64_t coalesced = 0;
-        std::uint64_t tick = 0;
+        // behind: the diffs it was not sent, oldest first. Shared with the view's other
+        // subscribers, never copied; merged on the connection's strand when it catches up.
+        std::vector<std::shared_ptr<const world::watch_diff>> backlog;
+        std::size_t backlog_bytes = 0;
+        std::uint64_t tick = 0;  // ~0: ended
     };
     struct item {
         std::uint64_t sub;
@@ -126,15 +150,29 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
             return diff ? diff->bytes() + 96 : params.size() + 96;
         }
     };
+    // A subscriber that caught up: its backlog, taken out of the lock to be merged and written.
+    struct catch_up {
+        std::uint64_t sub;
+        format f;
+        std::string id_json;
+        std::vector<std::shared_ptr<const world::watch_diff>> diffs;
+    };
 
-    void merge(subscription& s, const world::watch_diff& d);
-    void take_locked(std::string& out, std::size_t room,
-                     std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>>& resyncs);
+    // Past its bound a backlog folds into one diff, or is dropped for a resync.
+    void fold_backlog(subscription& s) const;
+    void take_locked(watch_bytes& out, std::size_t room,
+                     std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>>& resyncs,
+                     std::vector<catch_up>& catch_ups);
     void wake_locked();
     static void render(std::string& out, std::uint64_t sub, std::string_view body);
+    static void render(watch_bytes& out, std::uint64_t sub, const std::shared_ptr<const world::watch_diff>& d,
+                       std::string_view coalesced);
+    // One notification (or BRP response per entity) from a backlog; false when a BRP stream ended.
+    static bool render_catch_up(watch_bytes& out, const catch_up& c);
     // BRP streams: one response per update; false when the entity is gone (the stream ends).
-    static bool render_brp(std::string& out, const subscription& s, const world::watch_entry& e);
-    static void render_brp_end(std::string& out, const subscription& s, std::string_view why);
+    static bool render_brp(std::string& out, format f, const std::string& id_json,
+                           const world::watch_entry& e);
+    static void render_brp_end(std::string& out, const std::string& id_json, std::string_view why);
 
     watch_limits limits_;
     mutable std::mutex mutex_;

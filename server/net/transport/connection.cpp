@@ -216,23 +216,25 @@ void connection::take_notifications() {
     const std::size_t limit = services_.config.max_output_bytes;
     const std::size_t held = buffered_bytes();
     if (held >= limit) return;  // taken when the client has read (on_write pumps)
-    auto& tail = out_tail();
-    const std::size_t before = tail.size();
-    session_.watches->take(tail, limit - held);
-    out_bytes_ += tail.size() - before;
-    if (tail.empty()) {  // nothing was waiting: the new buffer goes back
-        spare_ = std::move(tail);
-        out_.pop_back();
+    watch_bytes taken;
+    session_.watches->take(taken, limit - held);
+    for (auto& piece : taken.pieces()) {
+        if (piece.shared) {
+            out_bytes_ += piece.shared->size();
+            out_.push_back({{}, std::move(piece.shared)});
+        } else {
+            push_out(std::move(piece.text));
+        }
     }
 }
 
 std::string& connection::out_tail() {
-    if (out_.size() <= in_flight_ || out_.back().size() >= coalesce_bytes) {
-        out_.push_back(std::move(spare_));
+    if (out_.size() <= in_flight_ || out_.back().shared || out_.back().text.size() >= coalesce_bytes) {
+        out_.push_back({std::move(spare_), nullptr});
         spare_ = std::string();
-        out_.back().clear();
+        out_.back().text.clear();
     }
-    return out_.back();
+    return out_.back().text;
 }
 
 void connection::append_out(std::string_view bytes) {
@@ -247,7 +249,7 @@ void connection::push_out(std::string&& text) {
         return;
     }
     out_bytes_ += text.size();
-    out_.push_back(std::move(text));
+    out_.push_back({std::move(text), nullptr});
 }
 
 void connection::process_lines() {
@@ -590,9 +592,10 @@ void connection::on_write(const asio::error_code& ec, std::size_t n) {
         }
         n -= left;
         out_front_pos_ = 0;
-        if (front.capacity() <= keep_buffer_bytes && front.capacity() > spare_.capacity()) {
-            front.clear();
-            spare_ = std::move(front);
+        if (!front.shared && front.text.capacity() <= keep_buffer_bytes &&
+            front.text.capacity() > spare_.capacity()) {
+            front.text.clear();
+            spare_ = std::move(front.text);
         }
         out_.pop_front();
     }

@@ -149,10 +149,17 @@ class connection : public std::enable_shared_from_this<connection> {
     bool batch_in_flight_ = false;     // one job_batch at a time: answers stay bounded and in order
     std::atomic<bool> closed_{false};  // read by run_batch on world strands: stop computing
 
-    // Ready bytes in order, not yet written, in buffers. The first `in_flight_` are those of the
-    // write in flight: they must not change until it completes. A buffer is freed (or kept as
-    // spare_ when small) as soon as it has been written.
-    std::deque<std::string> out_;
+    // Ready bytes in order, not yet written, in buffers: text of our own, or a watch diff's body
+    // shared with every connection that sends it. The first `in_flight_` are those of the write
+    // in flight: they must not change until it completes. A buffer is freed (or kept as spare_
+    // when small) as soon as it has been written.
+    struct out_buffer {
+        std::string text;
+        std::shared_ptr<const std::string> shared;  // set: bytes shared with other connections
+        [[nodiscard]] const char* data() const noexcept { return shared ? shared->data() : text.data(); }
+        [[nodiscard]] std::size_t size() const noexcept { return shared ? shared->size() : text.size(); }
+    };
+    std::deque<out_buffer> out_;
     std::size_t out_bytes_ = 0;      // bytes in out_ not yet written
     std::size_t out_front_pos_ = 0;  // bytes of out_.front() already written
     std::size_t in_flight_ = 0;

@@ -1,11 +1,18 @@
 // watch_sink without sockets: how queued updates are rendered for each stream format.
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "hosting/watch.hpp"
+#include "world/watch_view.hpp"
+#include "world/world.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -58,6 +65,207 @@ TEST(WatchSink, ABrpStreamResyncedAfterItsEntityLeftEndsWithAnError) {
     EXPECT_EQ(r["id"], 7);
     EXPECT_TRUE(r.contains("error"));
     EXPECT_EQ(sink->size(), 0U);
+}
+
+// A watcher whose queue is full keeps the view's diffs (shared, not copied) and, when its
+// connection takes again, gets ONE notification merged from them: latest values, an entity that
+// entered and left meanwhile never mentioned, the number of ticks merged in "coalesced".
+TEST(WatchSink, AWatcherThatFellBehindGetsOneMergedNotification) {
+    world::world_settings settings;
+    settings.paused = true;
+    world::world w(settings);
+    const auto a = w.spawn({{"Position", {{"x", 1}, {"y", 1}}}});
+    const auto b = w.spawn({{"Position", {{"x", 2}, {"y", 2}}}});
+    world::watch_view view(w, json("Position"), std::nullopt, 1);
+    std::string state;
+    view.rebase(w, state);
+
+    watch_limits limits;
+    limits.queue_bytes = 1;  // a second diff finds the queue full
+    auto sink = std::make_shared<watch_sink>(limits);
+    const auto sub = sink->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(sub.has_value());
+    sink->start_next();
+
+    w.mutate_component(a, "Position", "x", 10);
+    ASSERT_TRUE(sink->deliver(*sub, view.diff(w)));  // queued: its queue was empty
+    w.mutate_component(b, "Position", "y", 20);
+    const auto c = w.spawn({{"Position", {{"x", 3}, {"y", 3}}}});
+    ASSERT_TRUE(sink->deliver(*sub, view.diff(w)));  // full: it falls behind
+    w.despawn(c);
+    w.mutate_component(a, "Position", "x", 11);
+    const auto last = view.diff(w);
+    ASSERT_TRUE(sink->deliver(*sub, last));
+
+    std::string out;
+    sink->take(out, 1 << 20);
+    ASSERT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    const auto n = json::parse(out)["params"];
+    EXPECT_EQ(n["subscription"], *sub);
+    EXPECT_EQ(n["coalesced"], 3);
+    EXPECT_EQ(n["tick"], last->tick);
+    EXPECT_EQ(n["entered"], json::array()) << "an entity that came and went meanwhile is not mentioned";
+    EXPECT_EQ(n["left"], json::array());
+    ASSERT_EQ(n["changed"].size(), 2U);
+    EXPECT_EQ(n["changed"][0]["entity"], a);
+    EXPECT_EQ(n["changed"][0]["components"]["Position"], (json{{"x", 11.0}, {"y", 1.0}}));
+    EXPECT_EQ(n["changed"][1]["entity"], b);
+    EXPECT_EQ(n["changed"][1]["components"]["Position"], (json{{"x", 2.0}, {"y", 20.0}}));
+
+    // Caught up: the next diff goes out as it is.
+    w.mutate_component(b, "Position", "x", 5);
+    ASSERT_TRUE(sink->deliver(*sub, view.diff(w)));
+    out.clear();
+    sink->take(out, 1 << 20);
+    const auto next = json::parse(out)["params"];
+    EXPECT_FALSE(next.contains("coalesced"));
+    EXPECT_EQ(next["changed"][0]["components"]["Position"]["x"], 5.0);
+}
+
+// Past its bound (bytes, and at least min_backlog diffs) a backlog is dropped, and the world is
+// asked for the whole state again (here no world is there to ask: nothing is sent).
+TEST(WatchSink, ABacklogPastItsBoundIsDroppedForAResync) {
+    world::world_settings settings;
+    settings.paused = true;
+    world::world w(settings);
+    const auto a = w.spawn({{"Position", {{"x", 1}, {"y", 1}}}});
+    world::watch_view view(w, json("Position"), std::nullopt, 1);
+    std::string state;
+    view.rebase(w, state);
+    watch_limits limits;
+    limits.queue_bytes = 1;
+    limits.pending_bytes = 1;
+    limits.min_backlog = 2;
+    auto sink = std::make_shared<watch_sink>(limits);
+    const auto sub = sink->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(sub.has_value());
+    sink->start_next();
+    for (int i = 0; i < 4; ++i) {
+        w.mutate_component(a, "Position", "x", 100 + i);
+        ASSERT_TRUE(sink->deliver(*sub, view.diff(w)));
+    }
+    std::string out;
+    sink->take(out, 1 << 20);
+    EXPECT_EQ(out, "") << "a subscriber past its bound waits for its resync, it gets no merged diff";
+    EXPECT_EQ(sink->size(), 1U);
+}
+
+// A subscriber behind for a long time: its backlog folds into one diff whenever it passes a
+// quarter of the bound, and what it finally gets, applied to what it had, is the world's state.
+TEST(WatchSink, AFoldedBacklogStaysExactThroughEntersLeavesAndReturns) {
+    world::world_settings settings;
+    settings.paused = true;
+    world::world w(settings);
+    std::vector<world::entity_id> ids;
+    for (int i = 0; i < 20; ++i) ids.push_back(w.spawn({{"Position", {{"x", i}, {"y", 0}}}}));
+    world::watch_view view(w, json("Position"), std::nullopt, 1);
+    std::string state;
+    view.rebase(w, state);
+    std::map<std::uint64_t, json> client;
+    for (const auto& e : json::parse(state)) client[e["entity"].get<std::uint64_t>()] = e["components"];
+
+    watch_limits limits;
+    limits.queue_bytes = 1;
+    limits.pending_bytes = 64 * 1024;  // folds every 16 KiB of backlog
+    limits.min_backlog = 2;
+    auto sink = std::make_shared<watch_sink>(limits);
+    const auto sub = sink->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(sub.has_value());
+    sink->start_next();
+
+    std::mt19937 rng(3);
+    int delivered = 0;
+    for (int step = 0; step < 400; ++step) {
+        const auto e = ids[rng() % ids.size()];
+        const bool has =
+            w.registry().alive(e) && w.registry().has(e, w.registry().component_by_name("Position"));
+        switch (rng() % 4) {
+            case 0:  // leaves (unmatched), or comes back
+                if (has)
+                    w.remove_components(e, {"Position"});
+                else if (w.registry().alive(e))
+                    w.insert_components(e, {{"Position", {{"x", step}, {"y", 1}}}});
+                break;
+            case 1:  // dies; a newcomer takes a place in the list
+                if (w.registry().alive(e)) w.despawn(e);
+                ids[rng() % ids.size()] = w.spawn({{"Position", {{"x", -step}, {"y", 2}}}});
+                break;
+            default:
+                if (has) w.mutate_component(e, "Position", "x", step * 1.5);
+                break;
+        }
+        if (auto d = view.diff(w)) {
+            ASSERT_TRUE(sink->deliver(*sub, d));
+            ++delivered;
+        }
+    }
+    std::string out;
+    sink->take(out, 64 << 20);
+    std::istringstream lines(out);
+    std::string line;
+    std::uint64_t coalesced = 0;
+    int notifications = 0;
+    while (std::getline(lines, line)) {
+        const auto n = json::parse(line)["params"];
+        ++notifications;
+        coalesced += n.value("coalesced", std::uint64_t{0});
+        for (const auto& x : n["entered"]) client[x["entity"].get<std::uint64_t>()] = x["components"];
+        for (const auto& x : n["changed"]) {
+            auto& c = client.at(x["entity"].get<std::uint64_t>());
+            for (const auto& [k, v] : x["components"].items()) c[k] = v;
+            for (const auto& r : x.value("removed", json::array())) c.erase(r.get<std::string>());
+        }
+        for (const auto& x : n["left"]) client.erase(x["entity"].get<std::uint64_t>());
+    }
+    // Its second diff found the first still queued: both went to its backlog with all the rest.
+    EXPECT_EQ(notifications, 1);
+    EXPECT_EQ(coalesced, static_cast<std::uint64_t>(delivered));
+    std::map<std::uint64_t, json> now;
+    const auto query = w.query(json("Position"), std::nullopt, 10000, 0);
+    for (const auto& e : query["entities"]) now[e["entity"].get<std::uint64_t>()] = e["components"];
+    EXPECT_EQ(client, now);
+}
+
+// An entity the client holds leaves and comes back while the client is behind, the backlog is
+// folded, and then it leaves again: the client must hear that it left (the fold remembers that
+// the client may hold it; an entity new to the client would cancel out instead).
+TEST(WatchSink, AFoldRemembersThatTheClientMayHoldAnEntityThatCameBack) {
+    world::world_settings settings;
+    settings.paused = true;
+    world::world w(settings);
+    const auto a = w.spawn({{"Position", {{"x", 1}, {"y", 1}}}});
+    const auto b = w.spawn({{"Position", {{"x", 2}, {"y", 2}}}});
+    world::watch_view view(w, json("Position"), std::nullopt, 1);
+    std::string state;
+    view.rebase(w, state);
+    watch_limits limits;
+    limits.queue_bytes = 1;
+    limits.pending_bytes = 4096;  // folds past 1 KiB of backlog: every few diffs here
+    limits.min_backlog = 1;
+    auto sink = std::make_shared<watch_sink>(limits);
+    const auto sub = sink->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(sub.has_value());
+    sink->start_next();
+    const auto publish = [&] { ASSERT_TRUE(sink->deliver(*sub, view.diff(w))); };
+    w.mutate_component(b, "Position", "x", 3);
+    publish();
+    w.remove_components(a, {"Position"});
+    publish();
+    w.insert_components(a, {{"Position", {{"x", 5}, {"y", 5}}}});
+    publish();
+    for (int i = 0; i < 20; ++i) {
+        w.mutate_component(b, "Position", "x", 10 + i);
+        publish();
+    }
+    w.remove_components(a, {"Position"});
+    publish();
+    std::string out;
+    sink->take(out, 1 << 20);
+    const auto n = json::parse(out)["params"];
+    EXPECT_EQ(n["coalesced"], 24);
+    ASSERT_EQ(n["left"].size(), 1U) << n.dump();
+    EXPECT_EQ(n["left"][0]["entity"], a);
+    EXPECT_EQ(n["left"][0]["reason"], "unmatched");
 }
 
 }  // namespace
