@@ -128,7 +128,8 @@ void watch_sink::fold_backlog(subscription& s) const {
         auto one = fold(s.backlog);
         if (one->bytes() <= limits_.pending_bytes) {
             s.backlog_bytes = one->bytes();
-            s.backlog.assign(1, std::move(one));
+            s.backlog.clear();
+            s.backlog.push_back(std::move(one));
             return;
         }
     }
