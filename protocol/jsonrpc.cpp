@@ -159,8 +159,38 @@ std::string make_result_text(const json& id, std::string_view result_text) {
     return out;
 }
 
+std::string make_error_text(const json& id, std::string_view error_text) {
+    std::string out;
+    out.reserve(64 + error_text.size());
+    out += R"({"jsonrpc":"2.0","id":)";
+    append_json(out, id);
+    out += R"(,"error":)";
+    out += error_text;
+    out += '}';
+    return out;
+}
+
+std::string error_text(reason why, std::string_view detail, const json& data) {
+    std::string out;
+    if (data.is_object() && !data.empty()) {
+        append_json(out, error_object(why, detail, data));
+        return out;
+    }
+    // Keys in json::dump()'s order: code, data, message.
+    const auto& row = info(why);
+    out.reserve(80 + detail.size());
+    out += R"({"code":)";
+    out += std::to_string(row.code);
+    out += R"(,"data":{"reason":")";
+    out += row.name;  // a plain identifier: nothing to escape
+    out += R"("},"message":)";
+    append_json(out, json(detail.empty() ? row.message : detail));
+    out += '}';
+    return out;
+}
+
 std::string make_error(const json& id, reason why, std::string_view detail, const json& data) {
-    return make_response(id, error_object(why, detail, data), true);
+    return make_error_text(id, error_text(why, detail, data));
 }
 
 std::string make_request(const json& id, std::string_view method, const nlohmann::ordered_json& params) {

@@ -63,9 +63,12 @@ void registry::track_writes(bool on) {
 
 void registry::check(entity_id e) const {
     if (entities_.alive(e)) return;
-    if (entities_.stale(e))
-        throw ecs_error(reason::no_such_entity, "entity " + id_text(e) + " is stale: it was destroyed");
-    throw ecs_error(reason::no_such_entity, "entity " + id_text(e) + " does not exist");
+    throw ecs_error(reason::no_such_entity, why_not_alive(e));
+}
+
+std::string registry::why_not_alive(entity_id e) const {
+    if (entities_.stale(e)) return "entity " + id_text(e) + " is stale: it was destroyed";
+    return "entity " + id_text(e) + " does not exist";
 }
 
 void registry::reserve(std::size_t n) {

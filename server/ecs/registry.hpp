@@ -109,6 +109,8 @@ class registry {
     [[nodiscard]] bool alive(entity_id e) const noexcept { return entities_.alive(e); }
     /// @brief Throws no_such_entity (saying whether the id is stale or never existed) unless alive.
     void check(entity_id e) const;
+    /// @brief What check() would say of an entity that is not alive (stale, or never was).
+    [[nodiscard]] std::string why_not_alive(entity_id e) const;
     [[nodiscard]] std::size_t size() const noexcept { return entities_.alive_count(); }
     [[nodiscard]] const entity_table& entities() const noexcept { return entities_; }
     [[nodiscard]] entity_table& entities() noexcept { return entities_; }

@@ -287,7 +287,7 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
             const auto* entry = services.methods.find(method);
             if (!entry) throw damage_at(i, "unknown method " + method + " in record " + std::to_string(seq));
             const json params = rec.value("params", json::object());
-            method_context ctx{params, services, out.hosted.get(), nullptr, {}};
+            method_context ctx{params, services, out.hosted.get(), nullptr, {}, {}};
             try {
                 // A journaled request was accepted when it ran; an older ecsd's rules may have been
                 // looser than today's input bounds, and its state must load all the same.
@@ -297,6 +297,9 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
                 throw damage_at(
                     i, "record " + std::to_string(seq) + " (" + method + ") no longer applies: " + e.what());
             }
+            if (ctx.failed)
+                throw damage_at(i, "record " + std::to_string(seq) + " (" + method +
+                                       ") no longer applies: " + ctx.failed->message);
         }
         out.seq = seq;
         ++out.replayed;

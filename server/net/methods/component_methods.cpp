@@ -13,6 +13,9 @@ using nlohmann::json;
 json get_components(method_context& ctx) {
     // The hottest read: written as text, keys in json::dump() order ("components" < "entity").
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
+    const auto& reg = ctx.world().registry();
+    // The common error, answered without a throw: it must cost no more than a success.
+    if (!reg.alive(e)) return ctx.fail(ecs::reason::no_such_entity, reg.why_not_alive(e));
     ecs::json_text w(ctx.raw_result);  // kept only when the handler returns (not on a throw)
     w.raw(R"({"components":)");
     ctx.world().write_components(e, schemas::optional_names(ctx.params, "components"), w);
@@ -24,12 +27,16 @@ json get_components(method_context& ctx) {
 
 json insert_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
+    if (!ctx.world().registry().alive(e))
+        return ctx.fail(ecs::reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     ctx.world().insert_components(e, ctx.params.at("components"));
     return {{"entity", e}};
 }
 
 json mutate_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
+    if (!ctx.world().registry().alive(e))
+        return ctx.fail(ecs::reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     const auto component = ctx.params.at("component").get<std::string>();
     ctx.world().mutate_component(e, component, ctx.params.at("path").get<std::string>(),
                                  ctx.params.at("value"));
@@ -41,6 +48,8 @@ json mutate_components(method_context& ctx) {
 
 json remove_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
+    if (!ctx.world().registry().alive(e))
+        return ctx.fail(ecs::reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     ctx.world().remove_components(e, ctx.params.at("components").get<std::vector<std::string>>());
     return {{"entity", e}};
 }

@@ -22,7 +22,7 @@ using nlohmann::json;
 using protocol::reason;
 
 job_result error_result(reason why, std::string_view detail, const json& data = nullptr) {
-    return {protocol::error_object(why, detail, data), true, {}};
+    return {nullptr, true, protocol::error_text(why, detail, data)};
 }
 
 std::string error_text(const json& id, reason why, std::string_view detail, const json& data = nullptr) {
@@ -64,13 +64,11 @@ class error_log_gate {
 
 error_log_gate error_lines;
 
-void log_error(std::uint64_t connection, std::string_view method, const job_result& r) {
+void log_error(std::uint64_t connection, std::string_view method, reason why, std::string_view message) {
     // A line per error (issue 5), at most error_log_gate::per_second a second; messages never
     // contain tokens (server.auth does not echo them).
     if (!spdlog::should_log(spdlog::level::info) || !error_lines.admit()) return;
-    const auto& data = r.value["data"];
-    spdlog::info("conn {}: {} -> {}: {}", connection, method, data.value("reason", "?"),
-                 r.value.value("message", ""));
+    spdlog::info("conn {}: {} -> {}: {}", connection, method, protocol::name(why), message);
 }
 
 }  // namespace
@@ -86,31 +84,37 @@ void dispatcher::note_done(const method_entry& method, const json& params, std::
 job_result dispatcher::invoke(const method_entry& method, method_context& ctx,
                               std::uint64_t connection) const {
     job_result r;
+    const auto fail = [&](reason why, std::string_view message, const json& data = nullptr) {
+        r = error_result(why, message, data);
+        log_error(connection, method.name, why, message);
+    };
     try {
         r.value = method.handler(ctx);
+        if (ctx.failed) {
+            fail(ctx.failed->why, ctx.failed->message);
+            return r;
+        }
         r.text = std::move(ctx.raw_result);
         return r;
     } catch (const protocol::rpc_error& e) {
-        r = error_result(e.why(), e.what(), e.data());
+        fail(e.why(), e.what(), e.data());
     } catch (const ecs::ecs_error& e) {
-        r = error_result(e.why(), e.what());
+        fail(e.why(), e.what());
     } catch (const persist::storage_error& e) {
         // A snapshot or journal that cannot be written (world.save, world.create on a full disk).
-        r = error_result(reason::storage_error, e.what(), {{"detail", e.what()}});
+        fail(reason::storage_error, e.what(), {{"detail", e.what()}});
     } catch (const json::exception& e) {
         // Handlers read validated params, so a JSON type error is a value the schema let through.
         // The library's text stays in the log; the client reads plain words (ids: 3xx type, 4xx range).
         spdlog::info("conn {}: {}: {}", connection, method.name, e.what());
-        r = error_result(reason::invalid_params,
-                         e.id >= 300 && e.id < 400 ? "params: a value has the wrong type"
-                         : e.id >= 400 && e.id < 500
-                             ? "params: a member is missing or a number is out of range"
-                             : "params: a value cannot be read");
+        fail(reason::invalid_params, e.id >= 300 && e.id < 400 ? "params: a value has the wrong type"
+                                     : e.id >= 400 && e.id < 500
+                                         ? "params: a member is missing or a number is out of range"
+                                         : "params: a value cannot be read");
     } catch (const std::exception& e) {
         spdlog::error("conn {}: {} failed: {}", connection, method.name, e.what());
-        r = error_result(reason::internal, "internal error");
+        fail(reason::internal, "internal error");
     }
-    log_error(connection, method.name, r);
     return r;
 }
 
@@ -168,19 +172,21 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         return p;
     }
 
-    method_context ctx{req.params, services_, nullptr, &caller, {}};
+    method_context ctx{req.params, services_, nullptr, &caller, {}, {}};
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = invoke(*method, ctx, caller.id);
     note_done(
         *method, req.params,
         static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0) / std::chrono::nanoseconds(1)),
         r.is_error, caller.id);
-    if (!r.text.empty()) return answer(protocol::make_result_text(req.id, r.text));
+    if (!r.text.empty())
+        return answer(r.is_error ? protocol::make_error_text(req.id, r.text)
+                                 : protocol::make_result_text(req.id, r.text));
     return answer(protocol::make_response(req.id, r.value, r.is_error));
 }
 
 job_result dispatcher::run(world_job& job) {
-    method_context ctx{job.params, services_, job.world.get(), job.caller, {}};
+    method_context ctx{job.params, services_, job.world.get(), job.caller, {}, {}};
     world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
     // Write-ahead: the request is journaled before it is applied (on the world's strand, so nothing
     // else appends in between). A request that cannot be journaled is never applied, and one that
@@ -190,10 +196,10 @@ job_result dispatcher::run(world_job& job) {
         try {
             mark = log->record_request(job.world->world().tick(), job.method->name, job.params);
         } catch (const persist::storage_error& e) {
-            auto r = error_result(reason::storage_error,
-                                  std::string("not applied: cannot write the journal: ") + e.what(),
+            const auto message = std::string("not applied: cannot write the journal: ") + e.what();
+            auto r = error_result(reason::storage_error, message,
                                   {{"world", job.world->name()}, {"detail", e.what()}});
-            log_error(job.connection, job.method->name, r);
+            log_error(job.connection, job.method->name, reason::storage_error, message);
             return r;
         }
     }
@@ -212,7 +218,9 @@ job_result dispatcher::run(world_job& job) {
 
 std::optional<std::string> dispatcher::finish(const world_job& job, const job_result& result) {
     if (job.notification) return std::nullopt;
-    if (!result.text.empty()) return protocol::make_result_text(job.id, result.text);
+    if (!result.text.empty())
+        return result.is_error ? protocol::make_error_text(job.id, result.text)
+                               : protocol::make_result_text(job.id, result.text);
     return protocol::make_response(job.id, result.value, result.is_error);
 }
 

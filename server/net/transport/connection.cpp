@@ -71,7 +71,7 @@ std::size_t approx_size(const nlohmann::json& j) {
 /// a megabyte) becomes the response in place, wrapped in the envelope dispatcher::finish makes
 /// around a stand-in result, instead of being copied: a batch of pages is never held twice.
 std::optional<std::string> respond(const world_job& job, job_result& r) {
-    if (r.text.size() >= copy_below_bytes) {
+    if (!r.is_error && r.text.size() >= copy_below_bytes) {
         constexpr std::string_view stand_in = "[0]";
         const auto shell = dispatcher::finish(job, job_result{{}, false, std::string(stand_in)});
         if (!shell) return std::nullopt;  // a notification
@@ -441,10 +441,9 @@ void connection::run_batch(std::shared_ptr<connection> self, std::unique_ptr<job
             }
             if (batch_bytes != nullptr && *batch_bytes >= limit) {
                 batch->results.push_back(
-                    job_result{protocol::error_object(protocol::reason::too_large, batch_too_large(limit),
-                                                      {{"limit", limit}}),
-                               true,
-                               {}});
+                    job_result{nullptr, true,
+                               protocol::error_text(protocol::reason::too_large, batch_too_large(limit),
+                                                    {{"limit", limit}})});
                 continue;
             }
         }

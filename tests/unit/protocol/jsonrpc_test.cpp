@@ -187,3 +187,22 @@ TEST(ParseLine, AnIdThatIsNotAnIntegerOrTooLargeIsRefusedNotEchoedAsAFloat) {
         18446744073709551615ULL);
     EXPECT_EQ(as_request(p::parse_line(R"({"jsonrpc":"2.0","id":-3,"method":"m"})").messages[0]).id, -3);
 }
+
+// The cheap error path writes the same text as the error object it stands for.
+TEST(ErrorText, IsTheTextOfTheErrorObject) {
+    using ecsd::protocol::reason;
+    for (const auto why :
+         {reason::no_such_entity, reason::invalid_params, reason::internal, reason::too_large}) {
+        for (const std::string detail : {"", "entity 4294967297 does not exist", "a \"quoted\" name\n\x01"}) {
+            EXPECT_EQ(ecsd::protocol::error_text(why, detail),
+                      ecsd::protocol::error_object(why, detail).dump());
+            EXPECT_EQ(ecsd::protocol::error_text(why, detail, {{"limit", 3}}),
+                      ecsd::protocol::error_object(why, detail, {{"limit", 3}}).dump());
+        }
+    }
+    const auto line = ecsd::protocol::make_error(7, reason::no_such_entity, "gone");
+    const auto parsed = nlohmann::json::parse(line);
+    EXPECT_EQ(parsed["id"], 7);
+    EXPECT_EQ(parsed["error"]["data"]["reason"], "no_such_entity");
+    EXPECT_EQ(parsed["error"]["message"], "gone");
+}

@@ -67,6 +67,14 @@ struct parse_limits {
 [[nodiscard]] std::string make_error(const nlohmann::json& id, reason why, std::string_view detail = {},
                                      const nlohmann::json& data = nullptr);
 
+/// @brief An error response around an error object that is already JSON text (error_text()).
+[[nodiscard]] std::string make_error_text(const nlohmann::json& id, std::string_view error_text);
+
+/// @brief The error object as JSON text: the same text as error_object(...).dump(), written
+/// without building the object when there is no extra data (the cheap path for common errors).
+[[nodiscard]] std::string error_text(reason why, std::string_view detail = {},
+                                     const nlohmann::json& data = nullptr);
+
 /// @brief The error object {code, message, data} alone, for callers that assemble responses.
 [[nodiscard]] nlohmann::json error_object(reason why, std::string_view detail = {},
                                           const nlohmann::json& data = nullptr);
