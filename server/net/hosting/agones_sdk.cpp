@@ -24,7 +24,7 @@ constexpr std::chrono::steady_clock::duration max_backoff = 8s;
 /// Labels are compared with the server's figures this often: at most one update per label a second.
 constexpr std::chrono::steady_clock::duration label_interval = 1s;
 /// An answer longer than this is cut off; the sidecar's answers are `{}` or a short error.
-constexpr std::size_t max_response_bytes = 64 * 1024;
+constexpr std::size_t max_response_bytes = std::size_t{64} * 1024;
 
 std::chrono::steady_clock::duration doubled(std::chrono::steady_clock::duration d) {
     return std::min(d * 2, max_backoff);
@@ -195,7 +195,7 @@ void agones_sdk::stop() {
     });
 }
 
-void agones_sdk::send(std::string_view method, std::string_view path, std::string body, call_done done) {
+void agones_sdk::send(std::string_view method, std::string_view path, std::string_view body, call_done done) {
     auto c = std::make_shared<call>(strand_, agones::make_request(method, path, body, settings_.port));
     // The completion takes the call off in_flight_, then reports; all on the strand.
     c->set_done([this, raw = c.get(), done = std::move(done)](int status, const std::string& error) {

@@ -76,7 +76,7 @@ class agones_sdk {
     class call;
     using call_done = std::function<void(int status, const std::string& error)>;
 
-    void send(std::string_view method, std::string_view path, std::string body, call_done done);
+    void send(std::string_view method, std::string_view path, std::string_view body, call_done done);
     void send_ready();
     void arm_health();
     void on_health();
