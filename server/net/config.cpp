@@ -114,6 +114,21 @@ std::vector<setting> make_settings() {
             "a new default world gets a ground, walls and a small moving scene (scripts/run.sh sets it); "
             "a saved default world loads as it was",
             &server_config::demo));
+    t.push_back(row("agones", "ECSD_AGONES",
+                    "speak the Agones SDK (Ready, Health, labels, Shutdown) to its sidecar on localhost; on "
+                    "by itself when AGONES_SDK_HTTP_PORT is set",
+                    &server_config::agones));
+    t.push_back(
+        row("agones-port", "AGONES_SDK_HTTP_PORT",
+            "the Agones sidecar's HTTP port on localhost (Agones sets AGONES_SDK_HTTP_PORT); giving it "
+            "turns --agones on",
+            &server_config::agones_port, [](CLI::Option& o) { o.check(CLI::Range(1, 65535)); }));
+    t.push_back(row("agones-health", "ECSD_AGONES_HEALTH",
+                    "seconds between Agones Health pings (sent only while every world's tick loop is alive)",
+                    &server_config::agones_health, positive));
+    t.push_back(row("enable-debug", "ECSD_ENABLE_DEBUG",
+                    "allow the debug.* methods (debug.sleep stalls a world on purpose: fault drills, tests)",
+                    &server_config::enable_debug));
     return t;
 }
 
@@ -135,6 +150,10 @@ std::variant<server_config, int> parse_command_line(int argc, const char* const*
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
+    // Agones sets AGONES_SDK_HTTP_PORT in the game server's container: the SDK is then on unless
+    // --agones false (or ECSD_AGONES=0) says otherwise.
+    if (app.get_option("--agones")->count() == 0 && app.get_option("--agones-port")->count() > 0)
+        cfg.agones = true;
     return cfg;
 }
 

@@ -46,6 +46,10 @@ struct server_config {
     bool demo = false;                  ///< a new default world gets the demo scene (world/demo.hpp)
     bool repair =
         false;  ///< at start-up, cut damaged journals and move damaged files aside instead of refusing
+    bool agones = false;  ///< speak the Agones SDK to the sidecar (also on when AGONES_SDK_HTTP_PORT is set)
+    std::uint16_t agones_port = 9358;  ///< the sidecar's HTTP port on localhost (AGONES_SDK_HTTP_PORT)
+    double agones_health = 2.0;        ///< seconds between Health pings to the sidecar
+    bool enable_debug = false;         ///< allow debug.* methods (fault drills and tests)
 };
 
 /// @brief One row of the settings table.

@@ -84,6 +84,12 @@ void hosted_world::stop(std::string_view reason) {
     });
 }
 
+void hosted_world::probe() {
+    asio::post(strand_, [self = shared_from_this()] {
+        if (!self->world_ || self->world_->paused()) self->stamp_beat(std::chrono::steady_clock::now());
+    });
+}
+
 void hosted_world::publish_if_paused() {
     if (world_ && world_->paused() && !watches_.empty()) watches_.publish_now(*world_);
 }
@@ -94,6 +100,7 @@ void hosted_world::reschedule() {
 }
 
 void hosted_world::arm(std::chrono::steady_clock::time_point now) {
+    stamp_beat(now);
     // A paused world needs no wake-ups; world.resume calls reschedule().
     if (world_->paused()) {
         timer_.cancel();

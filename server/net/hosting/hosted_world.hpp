@@ -57,6 +57,18 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     };
     [[nodiscard]] const figures& last_figures() const noexcept { return figures_; }
 
+    /// @brief When the world last showed that its strand makes progress; any thread may read it.
+    /// The tick loop stamps it at every wake-up; a paused world has no wake-ups and is stamped by
+    /// probe(). A strand held by a runaway request or system stamps nothing (the Agones health rule).
+    [[nodiscard]] std::chrono::steady_clock::time_point last_beat() const noexcept {
+        return std::chrono::steady_clock::time_point(
+            std::chrono::steady_clock::duration(last_beat_.load(std::memory_order_relaxed)));
+    }
+    /// @brief Posts a probe on the strand: it stamps last_beat() if the world is paused (a running
+    /// world's tick loop stamps it itself, so a loop that stopped re-arming is not hidden). Safe
+    /// from any thread.
+    void probe();
+
     /// @brief The world's subscriptions; only on strand().
     [[nodiscard]] watch_hub& watches() noexcept { return watches_; }
     /// @brief On the strand, after a request changed the world.
@@ -84,6 +96,9 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     void arm(std::chrono::steady_clock::time_point now);
     void on_timer(const asio::error_code& ec);
     void arm_autosave();
+    void stamp_beat(std::chrono::steady_clock::time_point now) noexcept {
+        last_beat_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+    }
 
     std::string name_;
     strand_type strand_;
@@ -95,6 +110,8 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     double autosave_seconds_ = 0;
     watch_hub watches_;
     figures figures_;
+    std::atomic<std::chrono::steady_clock::rep> last_beat_{
+        std::chrono::steady_clock::now().time_since_epoch().count()};
 };
 
 }  // namespace ecsd::net

@@ -13,6 +13,7 @@ void register_all_methods(method_table& table) {
     register_prefab_methods(table);
     register_persist_methods(table);
     register_watch_methods(table);
+    register_debug_methods(table);
 }
 
 }  // namespace ecsd::net

@@ -29,6 +29,9 @@ void register_persist_methods(method_table& table);
 /// @brief world.watch, world.unwatch.
 void register_watch_methods(method_table& table);
 
+/// @brief debug.sleep (only with --enable-debug).
+void register_debug_methods(method_table& table);
+
 /// @brief Every family, in the order rpc.discover lists them.
 void register_all_methods(method_table& table);
 

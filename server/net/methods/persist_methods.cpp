@@ -1,9 +1,15 @@
 // world.save, world.load: snapshots on demand (the server also autosaves and saves on exit).
+// world.export, world.import: a world's snapshot over the protocol, in chunks, to copy a world
+// between servers with its ids, tick and state hash unchanged.
+#include <algorithm>
+#include <stdexcept>
+
 #include "ecsd/protocol/errors.hpp"
 #include "hosting/hosted_world.hpp"
 #include "hosting/world_directory.hpp"
 #include "hosting/world_log.hpp"
 #include "methods.hpp"
+#include "persist/snapshot.hpp"
 #include "rpc/method_table.hpp"
 #include "rpc/services.hpp"
 #include "world/world.hpp"
@@ -48,6 +54,115 @@ json load(method_context& ctx) {
             {"replayed", loaded.replayed}};
 }
 
+/// @brief The chunk world.export sends when not told (bytes of snapshot text).
+constexpr std::size_t default_chunk_bytes = std::size_t{256} * 1024;
+/// @brief The largest chunk: its JSON-escaped answer stays well under the default line limits.
+constexpr std::size_t max_chunk_bytes = std::size_t{512} * 1024;
+
+json export_world(method_context& ctx) {
+    auto& transfers = ctx.services.transfers;
+    const auto& name = ctx.hosted->name();
+    const auto max_bytes = ctx.params.value("max_bytes", default_chunk_bytes);
+    const auto offset = ctx.params.value("offset", std::size_t{0});
+    world_transfers::export_text e;
+    std::string id;
+    if (ctx.params.contains("export")) {
+        id = ctx.params.at("export").get<std::string>();
+        auto found = transfers.find_export(id);
+        if (!found || found->world != name) {
+            throw protocol::rpc_error(protocol::reason::invalid_params,
+                                      "no export '" + id + "' of world '" + name +
+                                          "' (finished, idle for over 60 s, or never begun)",
+                                      {{"world", name}, {"export", id}});
+        }
+        e = std::move(*found);
+    } else {
+        if (offset != 0) {
+            throw protocol::rpc_error(protocol::reason::invalid_params,
+                                      "a new export starts at offset 0; give `export` to go on with one",
+                                      {{"world", name}});
+        }
+        // The snapshot is taken here, between two ticks: every chunk comes from this one text.
+        e = {name, ctx.world().tick(),
+             std::make_shared<const std::string>(
+                 persist::seal_snapshot(persist::snapshot_text(ctx.world(), 0)))};
+        id = transfers.add_export(e);
+    }
+    const std::string& text = *e.text;
+    if (offset > text.size()) {
+        throw protocol::rpc_error(protocol::reason::invalid_params,
+                                  "offset " + std::to_string(offset) + " is past the export's " +
+                                      std::to_string(text.size()) + " bytes",
+                                  {{"world", name}, {"export", id}});
+    }
+    auto end = std::min(text.size(), offset + max_bytes);
+    // A chunk never ends inside a UTF-8 sequence (each chunk is a JSON string): back up to a
+    // character's first byte. max_bytes >= 16 leaves at least 13 bytes to send.
+    while (end > offset && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U)
+        --end;
+    const bool done = end == text.size();
+    if (done) transfers.end_export(id);
+    return {{"world", name},        {"export", id},     {"tick", e.tick},
+            {"bytes", text.size()}, {"offset", offset}, {"data", text.substr(offset, end - offset)},
+            {"done", done}};
+}
+
+json import_world(method_context& ctx) {
+    auto& services = ctx.services;
+    const auto name = ctx.params.at("world").get<std::string>();
+    const auto offset = ctx.params.value("offset", std::size_t{0});
+    const auto exists = [&] {
+        return protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists",
+                                   {{"world", name}});
+    };
+    if (offset == 0 && services.worlds.find(name)) throw exists();
+    std::size_t expected = 0;
+    std::optional<std::size_t> gathered;
+    try {
+        gathered = services.transfers.append_import(
+            name, offset, ctx.params.at("data").get_ref<const std::string&>(), &expected);
+    } catch (const std::length_error& e) {
+        throw protocol::rpc_error(protocol::reason::limit_reached, e.what(), {{"world", name}});
+    }
+    if (!gathered) {
+        throw protocol::rpc_error(protocol::reason::invalid_params,
+                                  "the import of world '" + name + "' stands at byte " +
+                                      std::to_string(expected) + ": send that offset (or 0 to start again)",
+                                  {{"world", name}, {"expected_offset", expected}});
+    }
+    if (!ctx.params.value("final", false)) return {{"world", name}, {"bytes", *gathered}, {"done", false}};
+
+    const std::string text = services.transfers.take_import(name);
+    const auto refuse = [&](const std::string& why) {
+        return protocol::rpc_error(protocol::reason::invalid_params,
+                                   "cannot import world '" + name + "': " + why, {{"world", name}});
+    };
+    const auto seal = persist::check_snapshot_seal(text);
+    if (seal.status == persist::snapshot_seal::state::mismatch)
+        throw refuse("the snapshot fails its checksum (changed or damaged on the way)");
+    json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) throw refuse("the data is not a JSON snapshot");
+    // The world takes the name it is imported as (a copy may be renamed); the rest is as exported.
+    if (auto wj = doc.find("world"); wj != doc.end() && wj->is_object()) (*wj)["name"] = name;
+    std::shared_ptr<world::world> w;
+    try {
+        persist::check_snapshot_header(doc, "the import");
+        w = persist::from_snapshot(doc, "the import");
+    } catch (const persist::persist_error& e) {
+        throw refuse(e.what());
+    }
+    if (services.worlds.find(name)) throw exists();
+    json result{{"world", name},
+                {"bytes", text.size()},
+                {"done", true},
+                {"tick", w->tick()},
+                {"entities", w->registry().size()}};
+    auto hosted = std::make_shared<hosted_world>(services.worlds.io(), name, std::move(w));
+    attach_log(*hosted, services, 0, /*save_now=*/true);
+    services.worlds.add_hosted(std::move(hosted));
+    return result;
+}
+
 }  // namespace
 
 void register_persist_methods(method_table& table) {
@@ -75,6 +190,49 @@ void register_persist_methods(method_table& table) {
                                  {"world", "tick"}),
          .flags = method_flags::world_bound | method_flags::admin,
          .handler = load});
+    table.add(
+        {.name = "world.export",
+         .summary =
+             "The world's snapshot, taken at one tick, in chunks: call again with `export` and the next "
+             "offset until `done`.",
+         .params = object_schema(
+             {{"export", {{"type", "string"}, {"description", "an export begun by an earlier call"}}},
+              {"offset", {{"type", "integer"}, {"minimum", 0}, {"default", 0}}},
+              {"max_bytes",
+               {{"type", "integer"},
+                {"minimum", 16},
+                {"maximum", max_chunk_bytes},
+                {"default", default_chunk_bytes}}}}),
+         .result = object_schema({{"world", {{"type", "string"}}},
+                                  {"export", {{"type", "string"}}},
+                                  {"tick", {{"type", "integer"}}},
+                                  {"bytes", {{"type", "integer"}}},
+                                  {"offset", {{"type", "integer"}}},
+                                  {"data", {{"type", "string"}}},
+                                  {"done", {{"type", "boolean"}}}},
+                                 {"world", "export", "tick", "bytes", "offset", "data", "done"}),
+         .flags = method_flags::world_bound | method_flags::read_only,
+         .handler = export_world});
+    table.add(
+        {.name = "world.import",
+         .summary =
+             "Creates a world from a snapshot sent in chunks (world.export's data, in order); the chunk "
+             "with `final` creates it, with the ids, tick and state of the snapshot.",
+         .params = object_schema(
+             {{"world",
+               {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}, {"description", "world name"}}},
+              {"data", {{"type", "string"}}},
+              {"offset", {{"type", "integer"}, {"minimum", 0}, {"default", 0}}},
+              {"final", {{"type", "boolean"}, {"default", false}}}},
+             {"world", "data"}),
+         .result = object_schema({{"world", {{"type", "string"}}},
+                                  {"bytes", {{"type", "integer"}}},
+                                  {"done", {{"type", "boolean"}}},
+                                  {"tick", {{"type", "integer"}}},
+                                  {"entities", {{"type", "integer"}}}},
+                                 {"world", "bytes", "done"}),
+         .flags = method_flags::admin,
+         .handler = import_world});
 }
 
 }  // namespace ecsd::net

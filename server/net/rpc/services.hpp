@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "hosting/world_transfers.hpp"
 #include "rpc/observe.hpp"
 #include "transport/auth_limiter.hpp"
 
@@ -38,6 +39,7 @@ struct server_services {
     std::unique_ptr<request_stats> stats;     ///< per method; made once the table is complete
     slow_log slowlog;
     monitor_hub monitors;
+    world_transfers transfers;  ///< world.export / world.import in progress
 
     /// @brief What every write completion does first, TCP and HTTP alike: counts the bytes sent
     /// and says whether the connection goes on. When it was stopped, or the write failed (then

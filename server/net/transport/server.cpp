@@ -27,6 +27,8 @@ namespace {
 constexpr auto shutdown_grace = std::chrono::milliseconds(1500);
 // At the connection limit, a connection stalled this long may be closed to make room.
 constexpr auto eviction_age = std::chrono::seconds(1);
+// After the final save, the Agones sidecar gets this long to answer Shutdown.
+constexpr auto agones_shutdown_timeout = std::chrono::milliseconds(1000);
 
 }  // namespace
 
@@ -82,6 +84,16 @@ server::server(server_config config)
     });
     await_hangup();
     do_accept();
+    if (config_.agones) {
+        // Listening, worlds loaded: Ready goes out as soon as the io_context runs.
+        agones_ = std::make_unique<agones_sdk>(
+            io_, worlds_, services_.connections_open,
+            agones_sdk::settings{
+                .port = config_.agones_port,
+                .health_period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(config_.agones_health))});
+        agones_->start();
+    }
 }
 
 std::uint16_t server::http_port() const noexcept {
@@ -202,6 +214,7 @@ void server::begin_shutdown() {
     worlds_.stop_all();
     connections_.shutdown_all();
     if (http_) http_->stop();
+    if (agones_) agones_->stop();
     std::lock_guard lock(done_mutex_);
     done_cv_.notify_all();
 }
@@ -221,6 +234,8 @@ void server::run() {
     io_.run();
     for (auto& t : workers) t.join();
     save_all_worlds();
+    // Agones: Shutdown only once every world is saved (the sidecar then lets the pod go).
+    if (agones_) agones_sdk::shutdown(config_.agones_port, agones_shutdown_timeout);
     {
         std::lock_guard lock(done_mutex_);
         done_ = true;

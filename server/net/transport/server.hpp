@@ -11,6 +11,7 @@
 #include <asio.hpp>
 
 #include "config.hpp"
+#include "hosting/agones_sdk.hpp"
 #include "hosting/world_directory.hpp"
 #include "http/http_server.hpp"
 #include "rpc/dispatcher.hpp"
@@ -63,7 +64,8 @@ class server {
     server_services services_;
     dispatcher dispatcher_;
     connection_manager connections_;
-    std::unique_ptr<http_server> http_;  // null: --http-port 0, or the port could not be bound
+    std::unique_ptr<http_server> http_;   // null: --http-port 0, or the port could not be bound
+    std::unique_ptr<agones_sdk> agones_;  // null: --agones off
     std::uint64_t next_id_ = 0;
 
     std::mutex done_mutex_;

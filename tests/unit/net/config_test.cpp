@@ -58,6 +58,30 @@ TEST(Config, EnvironmentIsTheFallback) {
     EXPECT_EQ(std::get<server_config>(from_flag).port, 9002);
 }
 
+TEST(Config, AgonesIsOnWithTheFlagOrWhenAgonesSetsItsPort) {
+    const auto cfg = [](std::vector<const char*> args) {
+        auto r = parse(std::move(args));
+        EXPECT_TRUE(std::holds_alternative<server_config>(r));
+        return std::get<server_config>(r);
+    };
+    EXPECT_FALSE(cfg({}).agones);
+    EXPECT_TRUE(cfg({"--agones"}).agones);
+    EXPECT_EQ(cfg({"--agones"}).agones_port, 9358);
+    EXPECT_TRUE(cfg({"--agones-port", "9400"}).agones) << "a port given turns it on";
+    ::setenv("AGONES_SDK_HTTP_PORT", "9401", 1);
+    const auto from_env = cfg({});
+    const auto refused = cfg({"--agones", "false"});
+    ::unsetenv("AGONES_SDK_HTTP_PORT");
+    EXPECT_TRUE(from_env.agones);
+    EXPECT_EQ(from_env.agones_port, 9401);
+    EXPECT_FALSE(refused.agones) << "--agones false wins over the environment";
+    EXPECT_DOUBLE_EQ(cfg({}).agones_health, 2.0);
+    testing::internal::CaptureStderr();
+    EXPECT_TRUE(std::holds_alternative<int>(parse({"--agones-port", "0"})));
+    EXPECT_TRUE(std::holds_alternative<int>(parse({"--agones-health", "0"})));
+    (void)testing::internal::GetCapturedStderr();
+}
+
 TEST(Config, BadValuesStopTheProgram) {
     testing::internal::CaptureStderr();
     testing::internal::CaptureStdout();

@@ -1,5 +1,6 @@
 // Docs cannot drift from the tables they describe: docs/protocol.md has a section (a heading naming it)
-// for every method in the method table, and its Errors section a row for every error reason with its code.
+// for every method in the method table, and its Errors section a row for every error reason with its code;
+// every flag of the settings table is named in docs/protocol.md (or docs/http.md, the HTTP face's).
 #include <fstream>
 #include <string>
 #include <string_view>
@@ -7,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config.hpp"
 #include "ecsd/protocol/errors.hpp"
 #include "methods/methods.hpp"
 #include "rpc/method_table.hpp"
@@ -64,5 +66,20 @@ TEST(DocsDrift, ProtocolMdErrorsSectionHasARowForEveryReasonWithItsCode) {
         for (const auto& l : errors) found = found || l.starts_with(row);
         EXPECT_TRUE(found) << "docs/protocol.md: the error reason " << r.name << " (code " << r.code
                            << ") is not documented: no row starting '" << row << "' under '## Errors'";
+    }
+}
+
+TEST(DocsDrift, EveryFlagIsDocumented) {
+    std::string docs;
+    for (const char* path : {ECSD_SOURCE_DIR "/docs/protocol.md", ECSD_SOURCE_DIR "/docs/http.md"})
+        for (const auto& l : lines_of(path)) docs += l + "\n";
+    ASSERT_FALSE(ecsd::net::settings().empty());
+    for (const auto& s : ecsd::net::settings()) {
+        const std::string flag = "`--" + std::string(s.name);
+        const bool found =
+            docs.find(flag + "`") != std::string::npos || docs.find(flag + " ") != std::string::npos;
+        EXPECT_TRUE(found) << "the flag --" << s.name
+                           << " is named nowhere in docs/protocol.md or docs/http.md "
+                           << "(as `--" << s.name << "`)";
     }
 }
