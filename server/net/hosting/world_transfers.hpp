@@ -22,7 +22,7 @@ class world_transfers {
     using clock = std::chrono::steady_clock;
     /// @brief An export or import untouched this long is dropped.
     static constexpr auto idle_limit = std::chrono::seconds(60);
-    /// @brief Most bytes one import may gather (the snapshot text).
+    /// @brief Most bytes all imports together may gather (snapshot text).
     static constexpr std::size_t max_import_bytes = std::size_t{1} << 30;
     /// @brief Most exports and imports kept at once (each kind).
     static constexpr std::size_t max_transfers = 16;
