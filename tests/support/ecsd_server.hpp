@@ -61,7 +61,8 @@ class ecsd_server {
     [[nodiscard]] bool running();
     /// @brief Resident memory in KiB (VmRSS), or 0 when unknown.
     [[nodiscard]] long rss_kib() const;
-    /// @brief Sends `sig` and waits up to `limit` for the process to end (SIGKILL after that).
+    /// @brief Sends `sig` (0: none, the process is already leaving) and waits up to `limit` for the
+    /// process to end (SIGKILL after that).
     exit_status stop(int sig, std::chrono::milliseconds limit = std::chrono::milliseconds(5000));
 
     /// @brief The ecsd binary the tests were built with.
