@@ -61,8 +61,13 @@ class pool : public sparse_set {
         tracking_ = on && kind_ != storage_kind::tag;
         stamps_.assign(tracking_ ? size() : 0, 0);
     }
+    /// @brief Everything it holds: the set, the write stamps and the change records.
     [[nodiscard]] std::size_t memory_bytes() const noexcept override {
-        return sparse_set::memory_bytes() + stamps_.capacity() * sizeof(std::uint32_t);
+        std::size_t records = 0;
+        for (const auto& l : added) records += l.capacity();
+        for (const auto& l : removed) records += l.capacity();
+        return sparse_set::memory_bytes() + stamps_.capacity() * sizeof(std::uint32_t) +
+               records * sizeof(entity_id);
     }
     void reset_stamps() { std::fill(stamps_.begin(), stamps_.end(), 0); }
 

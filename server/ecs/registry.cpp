@@ -349,7 +349,9 @@ std::vector<entity_id> registry::died() const {
 
 std::size_t registry::memory_bytes() const {
     std::size_t total = entities_.bytes();
-    for (const auto& p : pools_) total += p->memory_bytes();
+    for (const auto& p : pools_) total += p->memory_bytes();  // change records included
+    for (const auto& l : died_) total += l.capacity() * sizeof(entity_id);
+    for (const auto& w : watches_) total += sizeof(*w) + w->members.memory_bytes();
     return total;
 }
 

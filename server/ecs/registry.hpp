@@ -255,7 +255,8 @@ class registry {
     /// storage reserved): references into storages taken at version v stay valid while it is v.
     [[nodiscard]] std::uint64_t structure_version() const noexcept { return structure_version_; }
 
-    /// @brief Bytes held by entity records and storages (capacity, not size).
+    /// @brief Bytes held by entity records, storages, write stamps, change records and watch member
+    /// sets (capacity, not size): what the registry holds, not what it uses.
     [[nodiscard]] std::size_t memory_bytes() const;
 
   private:

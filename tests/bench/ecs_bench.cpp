@@ -5,7 +5,10 @@
 // pool + lookups), update_members (a watched member set + lookups), add_remove,
 // destroy (one batch call) and destroy_each; the *_tracked variants keep per-value write stamps for
 // changed().
+#include <algorithm>
+#include <fstream>
 #include <memory>
+#include <string>
 
 #include <benchmark/benchmark.h>
 
@@ -80,18 +83,41 @@ void physics_step(Position& p, Velocity& v) {
     p.y += v.y * dt;
 }
 
+// Resident memory of this process in bytes (VmRSS), or 0 when unknown.
+double rss_bytes() {
+    std::ifstream status("/proc/self/status");
+    std::string key;
+    while (status >> key) {
+        if (key == "VmRSS:") {
+            double kib = 0;
+            status >> kib;
+            return kib * 1024;
+        }
+        status.ignore(4096, '\n');
+    }
+    return 0;
+}
+
+// bytes_per_entity is the registry's own count (memory_bytes()); rss_bytes_per_entity is the
+// process's VmRSS grown while the world was made and populated: the two should agree.
 void create(benchmark::State& state, bool tracked, bool reserve) {
     double bytes = 0;
+    double rss = 0;
     for (auto _ : state) {
+        state.PauseTiming();
+        const double rss_before = rss_bytes();
+        state.ResumeTiming();
         auto reg = make_world(layout::group, tracked);
         if (reserve) reserve_pair(*reg);
         populate(*reg);
         state.PauseTiming();
         bytes = static_cast<double>(reg->memory_bytes()) / entity_count;
+        rss = std::max(rss, (rss_bytes() - rss_before) / entity_count);
         reg.reset();
         state.ResumeTiming();
     }
     state.counters["bytes_per_entity"] = bytes;
+    state.counters["rss_bytes_per_entity"] = rss;
 }
 void BM_create(benchmark::State& state) {
     create(state, false, true);

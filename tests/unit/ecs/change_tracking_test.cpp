@@ -64,3 +64,20 @@ TEST_F(ChangeTracking, TouchAndMutableWalksCountAsChanged) {
     EXPECT_EQ(run("changed(Position)"), (std::vector<entity_id>{b}));
     EXPECT_TRUE(run("changed(Velocity)").empty());  // walked as const: not written
 }
+
+// memory_bytes() is what the registry holds: the change records a tick writes are part of it
+// (issue 16 found them left out, so the counter read less than the RSS it stood for).
+TEST_F(ChangeTracking, MemoryBytesCountsTheChangeRecords) {
+    constexpr std::size_t n = 20'000;
+    std::vector<entity_id> ids;
+    for (std::size_t i = 0; i < n; ++i) {
+        ids.push_back(reg.create());
+        reg.emplace<Position>(ids.back(), {});
+    }
+    reg.end_tick();
+    reg.end_tick();  // the records of the creations have rotated out
+    const auto before = reg.memory_bytes();
+    for (const auto e : ids) reg.destroy(e);  // capacities stay; died and removed records grow
+    EXPECT_GE(reg.memory_bytes(), before + 2 * n * sizeof(entity_id))
+        << "one died record and one removed record per destroyed entity";
+}
