@@ -148,26 +148,26 @@ std::string make_result(const json& id, const json& result) {
     return make_response(id, result, false);
 }
 
-std::string make_result_text(const json& id, std::string_view result_text) {
+namespace {
+// {"jsonrpc":"2.0","id":ID,"<member>":TEXT}: one allocation for the envelope, an id and the text.
+std::string envelope_text(const json& id, std::string_view member, std::string_view text) {
     std::string out;
-    out.reserve(64 + result_text.size());  // the envelope (~35 bytes) and an id: one allocation
+    out.reserve(64 + text.size());
     out += R"({"jsonrpc":"2.0","id":)";
     append_json(out, id);
-    out += R"(,"result":)";
-    out += result_text;
+    out += member;
+    out += text;
     out += '}';
     return out;
 }
+}  // namespace
+
+std::string make_result_text(const json& id, std::string_view result_text) {
+    return envelope_text(id, R"(,"result":)", result_text);
+}
 
 std::string make_error_text(const json& id, std::string_view error_text) {
-    std::string out;
-    out.reserve(64 + error_text.size());
-    out += R"({"jsonrpc":"2.0","id":)";
-    append_json(out, id);
-    out += R"(,"error":)";
-    out += error_text;
-    out += '}';
-    return out;
+    return envelope_text(id, R"(,"error":)", error_text);
 }
 
 std::string error_text(reason why, std::string_view detail, const json& data) {

@@ -32,12 +32,14 @@ struct figures {
     double pairs = 0;  // touching pairs in the last tick (colliders)
 };
 
-figures measure(world& w, int ticks) {
+// Times `ticks` calls of one_tick: median, p99 and mean in ms.
+template <typename F>
+figures time_ticks(int ticks, F one_tick) {
     std::vector<double> ms;
     ms.reserve(static_cast<std::size_t>(ticks));
     for (int i = 0; i < ticks; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        w.run_tick();
+        one_tick();
         ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -48,6 +50,10 @@ figures measure(world& w, int ticks) {
         return ms[static_cast<std::size_t>(q * static_cast<double>(ms.size() - 1))];
     };
     return {at(0.5), at(0.99), sum / static_cast<double>(ms.size())};
+}
+
+figures measure(world& w, int ticks) {
+    return time_ticks(ticks, [&] { w.run_tick(); });
 }
 
 world_settings bench_settings() {
@@ -82,10 +88,7 @@ figures plain(std::size_t n, int ticks) {
     const double gy = s.gravity_y * dt;
     static constexpr double limit = 1e15;  // as ecs::internal::max_number
     const auto bounded = [](double v) { return std::clamp(v, -limit, limit); };
-    std::vector<double> ms;
-    ms.reserve(static_cast<std::size_t>(ticks));
-    for (int t = 0; t < ticks; ++t) {
-        const auto t0 = std::chrono::steady_clock::now();
+    const auto f = time_ticks(ticks, [&] {
         for (std::size_t i = 0; i < n; ++i) {
             auto& p = pos[i];
             auto& v = vel[i];
@@ -96,19 +99,11 @@ figures plain(std::size_t n, int ticks) {
             p.x = bounded(p.x + v.x * dt);
             p.y = bounded(p.y + v.y * dt);
         }
-        ms.push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
+    });
     // Keep the result observable, or the loop could be dropped.
     volatile double sink = pos[n / 2].y;
     (void)sink;
-    double sum = 0;
-    for (double m : ms) sum += m;
-    std::sort(ms.begin(), ms.end());
-    const auto at = [&](double q) {
-        return ms[static_cast<std::size_t>(q * static_cast<double>(ms.size() - 1))];
-    };
-    return {at(0.5), at(0.99), sum / static_cast<double>(ms.size())};
+    return f;
 }
 
 figures colliders(std::size_t n, int ticks) {
