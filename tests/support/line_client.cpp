@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <stdexcept>
 
@@ -60,7 +61,7 @@ int line_client::fill(std::chrono::steady_clock::time_point deadline) {
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) return -2;
         char buf[65536];
-        const auto n = ::recv(fd_, buf, sizeof buf, 0);
+        const auto n = ::recv(fd_, buf, std::min(sizeof buf, read_chunk_), 0);
         if (n > 0) {
             buffer_.append(buf, static_cast<std::size_t>(n));
             return 1;

@@ -3,6 +3,7 @@
 // timeout. See ecsd_server.hpp for an example. Never raises SIGPIPE (MSG_NOSIGNAL).
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,11 @@ class line_client {
     /// @brief Half-closes: the server sees end of stream and still answers.
     void shutdown_write();
 
+    /// @brief Reads at most `bytes` per recv(), so that lines arrive split across reads without
+    /// shrinking SO_RCVBUF (a receive window smaller than the peer's segment size stalls TCP on the
+    /// persist timer for seconds at a time).
+    void set_read_chunk(std::size_t bytes) noexcept { read_chunk_ = bytes; }
+
     /// @brief The socket, for tests that need raw access.
     [[nodiscard]] int fd() const noexcept { return fd_; }
 
@@ -55,6 +61,7 @@ class line_client {
     int fd_ = -1;
     std::string buffer_;
     long long next_id_ = 1;
+    std::size_t read_chunk_ = 65536;
 };
 
 }  // namespace ecsd::test
