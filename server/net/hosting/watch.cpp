@@ -563,7 +563,9 @@ void watch_sink::take_locked(watch_bytes& bytes, std::size_t room,
         if (ended) subs_.erase(q->sub);
         q = queue_.erase(q);
     }
-    if (!queue_.empty()) return;
+    // Catch-ups come after every queued diff of a started subscription (those of subscriptions
+    // whose answers have not gone out must not hold them back: the answers wait for the catch-ups).
+    if (std::any_of(queue_.begin(), queue_.end(), [&](const item& q) { return started(q.sub); })) return;
     std::size_t planned = 0;  // bytes the catch-ups will write (about: their newest diff's)
     for (auto& [id, s] : subs_) {
         if (bytes.size() - start + planned >= room || s.created > started_) break;
@@ -580,6 +582,22 @@ void watch_sink::take_locked(watch_bytes& bytes, std::size_t room,
             }
         }
     }
+}
+
+bool watch_sink::owes() const {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    const auto started = [&](std::uint64_t sub) {
+        const auto it = subs_.find(sub);
+        return it != subs_.end() && it->second.created <= started_;
+    };
+    if (std::any_of(queue_.begin(), queue_.end(), [&](const item& q) { return started(q.sub); })) return true;
+    return std::any_of(subs_.begin(), subs_.end(), [&](const auto& entry) {
+        const auto& s = entry.second;
+        if (s.created > started_) return false;
+        return s.m == mode::behind || s.m == mode::resync_asked ||
+               (s.m == mode::needs_resync && !s.world.expired());
+    });
 }
 
 void watch_sink::close() {

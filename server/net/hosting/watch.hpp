@@ -122,6 +122,10 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     void take(watch_bytes& out, std::size_t room);
     /// @brief The same, as one string (diff bodies copied into it).
     void take(std::string& out, std::size_t room);
+    /// @brief True while a started subscription has notifications that take() has not written
+    /// yet (queued, a backlog to catch up on, or a resync under way). Answers wait behind them:
+    /// a notification published before a request arrives before that request's answer.
+    [[nodiscard]] bool owes() const;
     /// @brief The connection is gone: nothing more is accepted, and its worlds drop its subscriptions.
     void close();
     /// @brief Subscriptions open.

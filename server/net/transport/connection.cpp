@@ -215,9 +215,12 @@ void connection::take_notifications() {
     if (!session_.watches || lingering_ || stopped_) return;
     const std::size_t limit = services_.config.max_output_bytes;
     const std::size_t held = buffered_bytes();
-    if (held >= limit) return;  // taken when the client has read (on_write pumps)
+    // Past the bound they are taken when the client has read (on_write pumps). Answers held in
+    // their slots count too, but they wait for these notifications: with nothing unsent, at
+    // least one notification is taken, or the two would wait for each other.
+    if (held >= limit && out_bytes_ > 0) return;
     watch_bytes taken;
-    session_.watches->take(taken, limit - held);
+    session_.watches->take(taken, held < limit ? limit - held : 1);
     for (auto& piece : taken.pieces()) {
         if (piece.shared) {
             out_bytes_ += piece.shared->size();
@@ -524,8 +527,11 @@ void connection::complete(std::uint64_t seq, std::size_t part, std::optional<std
 void connection::move_ready() {
     // Notifications published before an answer was computed go out before that answer; those of
     // a new subscription go out right after its world.watch answer.
+    // While some are still owed (the output bound is reached, or a resync is on its way), the
+    // answers wait: on_write pumps again once the client has read.
     take_notifications();
-    while (!slots_.empty() && slots_.front().pending == 0) {
+    bool owed = session_.watches && session_.watches->owes();
+    while (!slots_.empty() && slots_.front().pending == 0 && !owed) {
         auto& s = slots_.front();
         if (s.batch) {
             // One line, '[' a ',' b ... ']', its elements moved (not joined) into the output.
@@ -546,7 +552,10 @@ void connection::move_ready() {
         slots_.pop_front();
         ++first_seq_;
         for (std::uint32_t k = 0; k < starts; ++k) session_.watches->start_next();
-        if (starts > 0) take_notifications();
+        if (starts > 0) {
+            take_notifications();
+            owed = session_.watches->owes();
+        }
     }
 }
 
