@@ -75,9 +75,9 @@ void hosted_world::start() {
     });
 }
 
-void hosted_world::stop(std::string_view reason) {
-    asio::dispatch(strand_, [self = shared_from_this(), why = std::string(reason)] {
-        if (self->world_ && !self->stopped_) self->watches_.end_all(self->world_->tick(), why);
+void hosted_world::stop(std::string_view reason, std::string moved_to) {
+    asio::dispatch(strand_, [self = shared_from_this(), why = std::string(reason), to = std::move(moved_to)] {
+        if (self->world_ && !self->stopped_) self->watches_.end_all(self->world_->tick(), why, to);
         self->stopped_ = true;
         self->timer_.cancel();
         self->autosave_timer_.cancel();
@@ -86,8 +86,24 @@ void hosted_world::stop(std::string_view reason) {
 
 void hosted_world::probe() {
     asio::post(strand_, [self = shared_from_this()] {
-        if (!self->world_ || self->world_->paused()) self->stamp_beat(std::chrono::steady_clock::now());
+        if (!self->world_ || self->world_->paused() || self->sealed_)
+            self->stamp_beat(std::chrono::steady_clock::now());
     });
+}
+
+void hosted_world::seal() {
+    sealed_ = true;
+    timer_.cancel();
+    stamp_beat(std::chrono::steady_clock::now());
+}
+
+void hosted_world::unseal() {
+    if (!sealed_) return;
+    sealed_ = false;
+    if (!world_ || stopped_) return;
+    // The ticks it missed while sealed are not run: it goes on from now at its rate.
+    world_->start_clock(std::chrono::steady_clock::now());
+    reschedule();
 }
 
 void hosted_world::publish_if_paused() {
@@ -101,8 +117,8 @@ void hosted_world::reschedule() {
 
 void hosted_world::arm(std::chrono::steady_clock::time_point now) {
     stamp_beat(now);
-    // A paused world needs no wake-ups; world.resume calls reschedule().
-    if (world_->paused()) {
+    // A paused or sealed world needs no wake-ups; world.resume and unseal() call reschedule().
+    if (world_->paused() || sealed_) {
         timer_.cancel();
         return;
     }

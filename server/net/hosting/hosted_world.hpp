@@ -46,8 +46,18 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     /// @brief Arms the tick timer. Safe from any thread.
     void start();
     /// @brief Cancels the tick timer for good (world destroyed or server stopping) and ends every
-    /// watch of the world with `reason`. Safe from any thread.
-    void stop(std::string_view reason = "world_destroyed");
+    /// watch of the world with `reason` (and `moved_to`, when the world moved to another server).
+    /// Safe from any thread.
+    void stop(std::string_view reason = "world_destroyed", std::string moved_to = {});
+
+    /// @brief On the strand: seals the world for a move (world.export with `seal`). It stops
+    /// ticking and the dispatcher refuses every request that would change it (world_sealed)
+    /// until unseal(). The seal is not saved: a restarted server ticks the world again.
+    void seal();
+    /// @brief On the strand: lifts the seal; ticking resumes from now (no catch-up burst).
+    void unseal();
+    /// @brief On the strand: true while sealed.
+    [[nodiscard]] bool sealed() const noexcept { return sealed_; }
 
     /// @brief Figures any strand may read (server.info), as of the world's last tick.
     struct figures {
@@ -105,6 +115,7 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     asio::steady_timer timer_;
     std::shared_ptr<world::world> world_;
     bool stopped_ = false;
+    bool sealed_ = false;
     std::unique_ptr<world_log> log_;
     asio::steady_timer autosave_timer_;
     double autosave_seconds_ = 0;

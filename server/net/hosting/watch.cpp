@@ -304,7 +304,8 @@ bool watch_sink::deliver_state(std::uint64_t sub, std::uint64_t tick, const std:
     return true;
 }
 
-void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view reason) {
+void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view reason,
+                     std::string_view moved_to) {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     const auto it = subs_.find(sub);
@@ -318,9 +319,10 @@ void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view rea
     it->second.m = mode::current;
     it->second.backlog.clear();
     it->second.backlog_bytes = 0;
-    item last{
-        sub, nullptr,
-        "\"tick\":" + std::to_string(tick) + ",\"ended\":true,\"reason\":\"" + std::string(reason) + "\""};
+    item last{sub, nullptr,
+              "\"tick\":" + std::to_string(tick) + ",\"ended\":true,\"reason\":\"" + std::string(reason) +
+                  "\"" +
+                  (moved_to.empty() ? std::string() : ",\"moved_to\":" + nlohmann::json(moved_to).dump())};
     queue_bytes_ += last.size();
     queue_.push_back(std::move(last));
     it->second.world.reset();
@@ -755,9 +757,9 @@ void watch_hub::world_replaced(const world::world& w) {
     end_all(w.tick(), "world_reloaded");
 }
 
-void watch_hub::end_all(std::uint64_t tick, std::string_view reason) {
+void watch_hub::end_all(std::uint64_t tick, std::string_view reason, std::string_view moved_to) {
     for (auto& g : groups_)
-        for (auto& s : g->subs) s.sink->end(s.id, tick, reason);
+        for (auto& s : g->subs) s.sink->end(s.id, tick, reason, moved_to);
     groups_.clear();
 }
 

@@ -97,8 +97,9 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     bool deliver(std::uint64_t sub, const std::shared_ptr<const world::watch_diff>& diff);
     /// @brief The whole state again (`entities_json` is the array); the subscription is current.
     bool deliver_state(std::uint64_t sub, std::uint64_t tick, const std::string& entities_json);
-    /// @brief Ends a subscription with a last notification `"ended":true,"reason":...`.
-    void end(std::uint64_t sub, std::uint64_t tick, std::string_view reason);
+    /// @brief Ends a subscription with a last notification `"ended":true,"reason":...`, and
+    /// `"moved_to":...` when not empty (the world moved to that server).
+    void end(std::uint64_t sub, std::uint64_t tick, std::string_view reason, std::string_view moved_to = {});
     /// @brief world.unwatch: forgets a subscription; false when it was not there.
     bool remove(std::uint64_t sub);
 
@@ -220,8 +221,8 @@ class watch_hub {
     void publish_now(const world::world& w);
     /// @brief The world object was replaced (world.load): everyone gets the new whole state.
     void world_replaced(const world::world& w);
-    /// @brief The world goes away: every subscription ends with `reason`.
-    void end_all(std::uint64_t tick, std::string_view reason);
+    /// @brief The world goes away: every subscription ends with `reason` (and `moved_to`).
+    void end_all(std::uint64_t tick, std::string_view reason, std::string_view moved_to = {});
     [[nodiscard]] bool empty() const noexcept { return groups_.empty(); }
 
   private:

@@ -34,7 +34,7 @@ std::shared_ptr<hosted_world> world_directory::find(std::string_view name) const
     return it == worlds_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<hosted_world> world_directory::remove(std::string_view name) {
+std::shared_ptr<hosted_world> world_directory::remove(std::string_view name, std::string moved_to) {
     std::shared_ptr<hosted_world> gone;
     {
         std::lock_guard lock(mutex_);
@@ -44,7 +44,10 @@ std::shared_ptr<hosted_world> world_directory::remove(std::string_view name) {
         worlds_.erase(it);
         retiring_.insert(gone->name());
     }
-    gone->stop();
+    if (moved_to.empty())
+        gone->stop();
+    else
+        gone->stop("world_moved", std::move(moved_to));
     // Its files go on its strand, after any request already queued there; until then the
     // name cannot be reused, so a new world never shares a journal with the old one.
     asio::post(gone->strand(), [this, gone] {

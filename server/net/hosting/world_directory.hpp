@@ -36,8 +36,9 @@ class world_directory {
     /// @brief The world with this name, or nullptr.
     [[nodiscard]] std::shared_ptr<hosted_world> find(std::string_view name) const;
     /// @brief Removes and stops a world; nullptr when there was none. Requests already queued on
-    /// its strand still run against it and then it is freed.
-    std::shared_ptr<hosted_world> remove(std::string_view name);
+    /// its strand still run against it and then it is freed. With `moved_to`, its watchers hear
+    /// that the world moved there (`world_moved`).
+    std::shared_ptr<hosted_world> remove(std::string_view name, std::string moved_to = {});
     /// @brief Names of all worlds, sorted.
     [[nodiscard]] std::vector<std::string> names() const;
     /// @brief Every world.

@@ -67,6 +67,11 @@ json export_world(method_context& ctx) {
     world_transfers::export_text e;
     std::string id;
     if (ctx.params.contains("export")) {
+        if (ctx.params.contains("seal")) {
+            throw protocol::rpc_error(protocol::reason::invalid_params,
+                                      "`seal` goes with the first call of an export (without `export`)",
+                                      {{"world", name}});
+        }
         id = ctx.params.at("export").get<std::string>();
         auto found = transfers.find_export(id);
         if (!found || found->world != name) {
@@ -82,11 +87,18 @@ json export_world(method_context& ctx) {
                                       "a new export starts at offset 0; give `export` to go on with one",
                                       {{"world", name}});
         }
+        if (ctx.params.value("seal", false) && ctx.services.config.read_only) {
+            throw protocol::rpc_error(protocol::reason::unauthorized,
+                                      "the server is read-only: a world cannot be sealed for a move",
+                                      {{"world", name}});
+        }
         // The snapshot is taken here, between two ticks: every chunk comes from this one text.
         e = {name, ctx.world().tick(),
              std::make_shared<const std::string>(
                  persist::seal_snapshot(persist::snapshot_text(ctx.world(), 0)))};
         id = transfers.add_export(e);
+        // Sealed in the same step as the snapshot: no tick and no write falls between the two.
+        if (ctx.params.value("seal", false)) ctx.hosted->seal();
     }
     const std::string& text = *e.text;
     if (offset > text.size()) {
@@ -102,9 +114,15 @@ json export_world(method_context& ctx) {
         --end;
     const bool done = end == text.size();
     if (done) transfers.end_export(id);
-    return {{"world", name},        {"export", id},     {"tick", e.tick},
-            {"bytes", text.size()}, {"offset", offset}, {"data", text.substr(offset, end - offset)},
-            {"done", done}};
+    return {{"world", name},    {"export", id},
+            {"tick", e.tick},   {"bytes", text.size()},
+            {"offset", offset}, {"data", text.substr(offset, end - offset)},
+            {"done", done},     {"sealed", ctx.hosted->sealed()}};
+}
+
+json unseal_world(method_context& ctx) {
+    ctx.hosted->unseal();
+    return {{"world", ctx.hosted->name()}, {"tick", ctx.world().tick()}, {"sealed", false}};
 }
 
 json import_world(method_context& ctx) {
@@ -152,6 +170,13 @@ json import_world(method_context& ctx) {
         throw refuse(e.what());
     }
     if (services.worlds.find(name)) throw exists();
+    // A move imports paused (to compare hashes at the export's tick) and resumes after.
+    if (const auto p = ctx.params.find("paused"); p != ctx.params.end()) {
+        if (p->get<bool>())
+            w->pause();
+        else if (w->paused())
+            w->resume(std::chrono::steady_clock::now());
+    }
     json result{{"world", name},
                 {"bytes", text.size()},
                 {"done", true},
@@ -202,17 +227,34 @@ void register_persist_methods(method_table& table) {
                {{"type", "integer"},
                 {"minimum", 16},
                 {"maximum", max_chunk_bytes},
-                {"default", default_chunk_bytes}}}}),
+                {"default", default_chunk_bytes}}},
+              {"seal",
+               {{"type", "boolean"},
+                {"default", false},
+                {"description",
+                 "with the first call: the world stops ticking and refuses changes (world_sealed) "
+                 "until world.unseal or world.destroy; for a move to another server"}}}}),
          .result = object_schema({{"world", {{"type", "string"}}},
                                   {"export", {{"type", "string"}}},
                                   {"tick", {{"type", "integer"}}},
                                   {"bytes", {{"type", "integer"}}},
                                   {"offset", {{"type", "integer"}}},
                                   {"data", {{"type", "string"}}},
-                                  {"done", {{"type", "boolean"}}}},
-                                 {"world", "export", "tick", "bytes", "offset", "data", "done"}),
+                                  {"done", {{"type", "boolean"}}},
+                                  {"sealed", {{"type", "boolean"}}}},
+                                 {"world", "export", "tick", "bytes", "offset", "data", "done", "sealed"}),
          .flags = method_flags::world_bound | method_flags::read_only,
          .handler = export_world});
+    table.add(
+        {.name = "world.unseal",
+         .summary = "Lifts a world's seal (world.export with `seal`): it ticks and takes changes again.",
+         .params = object_schema(),
+         .result = object_schema({{"world", {{"type", "string"}}},
+                                  {"tick", {{"type", "integer"}}},
+                                  {"sealed", {{"type", "boolean"}}}},
+                                 {"world", "tick", "sealed"}),
+         .flags = method_flags::world_bound | method_flags::admin,
+         .handler = unseal_world});
     table.add(
         {.name = "world.import",
          .summary =
@@ -223,7 +265,12 @@ void register_persist_methods(method_table& table) {
                {{"type", "string"}, {"minLength", 1}, {"maxLength", 64}, {"description", "world name"}}},
               {"data", {{"type", "string"}}},
               {"offset", {{"type", "integer"}, {"minimum", 0}, {"default", 0}}},
-              {"final", {{"type", "boolean"}, {"default", false}}}},
+              {"final", {{"type", "boolean"}, {"default", false}}},
+              {"paused",
+               {{"type", "boolean"},
+                {"description",
+                 "with `final`: create the world paused (true) or ticking (false), "
+                 "whatever the snapshot says"}}}},
              {"world", "data"}),
          .result = object_schema({{"world", {{"type", "string"}}},
                                   {"bytes", {{"type", "integer"}}},

@@ -39,7 +39,7 @@ json create(method_context& ctx) {
 
 json destroy(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
-    if (!ctx.services.worlds.remove(name)) {
+    if (!ctx.services.worlds.remove(name, ctx.params.value("moved_to", std::string()))) {
         throw protocol::rpc_error(protocol::reason::no_such_world, "no world '" + name + "'",
                                   {{"world", name}});
     }
@@ -123,7 +123,16 @@ void register_world_methods(method_table& table) {
                .handler = create});
     table.add({.name = "world.destroy",
                .summary = "Destroys a world and every entity in it.",
-               .params = object_schema({{"world", world_name}}, {"world"}),
+               .params = object_schema(
+                   {{"world", world_name},
+                    {"moved_to",
+                     {{"type", "string"},
+                      {"minLength", 1},
+                      {"maxLength", 255},
+                      {"description",
+                       "where the world went (ecsctl world move): its watchers' last notification says "
+                       "`world_moved` and this"}}}},
+                   {"world"}),
                .result = object_schema({{"destroyed", {{"type", "string"}}}}, {"destroyed"}),
                .flags = method_flags::admin,
                .handler = destroy});

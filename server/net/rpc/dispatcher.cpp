@@ -186,6 +186,15 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
 }
 
 job_result dispatcher::run(world_job& job) {
+    // A world sealed for a move takes nothing that would change it, so no write after the copy
+    // is lost: each one is refused and can be sent to the world's new server.
+    if (job.world->sealed() && job.method->name != "world.unseal" &&
+        (has(job.method->flags, method_flags::mutating) || has(job.method->flags, method_flags::admin))) {
+        const auto message = "world '" + job.world->name() +
+                             "' is sealed for a move to another server (world.unseal lifts the seal)";
+        log_error(job.connection, job.method->name, reason::world_sealed, message);
+        return error_result(reason::world_sealed, message, {{"world", job.world->name()}});
+    }
     method_context ctx{job.params, services_, job.world.get(), job.caller, {}, {}};
     world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
     // Write-ahead: the request is journaled before it is applied (on the world's strand, so nothing

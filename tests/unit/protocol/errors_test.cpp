@@ -31,7 +31,7 @@ TEST(Errors, EveryReasonMapsToOneRowAndBackByName) {
     // The enum is the one error vocabulary (the ECS core throws it too): every value has its row,
     // and every row's wire name leads back to it.
     const auto rows = p::all_reasons();
-    ASSERT_EQ(rows.size(), static_cast<std::size_t>(p::reason::no_such_subscription) + 1);
+    ASSERT_EQ(rows.size(), static_cast<std::size_t>(p::reason::world_sealed) + 1);
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto r = static_cast<p::reason>(i);
         EXPECT_EQ(p::info(r).id, r) << i;

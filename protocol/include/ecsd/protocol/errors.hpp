@@ -37,6 +37,7 @@ enum class reason : std::uint8_t {
     rate_limited,
     timeout,
     no_such_subscription,
+    world_sealed,
 };
 
 /// @brief One row of the reason table.
