@@ -52,6 +52,9 @@ std::uint64_t repeat_count(const std::vector<std::string>& words, const variable
 }
 
 json run_verb(session& s, const verb& v, const verb_input& input) {
+    if (v.drive) {
+        return v.drive(s, input);
+    }
     request req = v.build(input);
     if (req.method.empty()) {
         throw usage_error("missing method name");

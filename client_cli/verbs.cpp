@@ -4,6 +4,7 @@
 
 #include "args.hpp"
 #include "errors.hpp"
+#include "move.hpp"
 
 namespace ecsd::cli {
 
@@ -270,6 +271,25 @@ std::vector<verb> make_verbs() {
                          return json{{"world", in.one("NAME").value_or("")}};
                      },
                  .completes = "worlds"});
+    v.push_back(
+        {.name = "world move",
+         .method = "world.export",
+         .summary = "move a world to another ecsd: copy, compare hashes, switch over",
+         .args = {{"NAME", "world to move", arity::one, word_kind::name}},
+         .options = {{"--to", "the server to move it to", false, "HOST:PORT"},
+                     {"--to-token", "the target's token (default: the same as --token)", false, "TOKEN"},
+                     {"--keep-source", "leave the source world sealed instead of destroying it", true, ""}},
+         .examples = {"ecsctl world move arena --to 10.0.0.7:7777",
+                      "ecsctl --port 7777 world move zone-3 --to 127.0.0.1:7778 --keep-source"},
+         .details = "The source is sealed while the snapshot is taken: it stops ticking and refuses\n"
+                    "every write with world_sealed (so none is lost: send it to the new server).\n"
+                    "The copy is imported paused, its world.hash compared with the source's at the\n"
+                    "same tick, then it resumes (unless the source was paused) and the source world\n"
+                    "is destroyed; its watchers get a last notification with \"reason\":\"world_moved\"\n"
+                    "and \"moved_to\". If anything fails before the switch, the copy is removed and\n"
+                    "the source unsealed: it ticks and takes writes again.\n",
+         .completes = "worlds",
+         .drive = run_move});
     v.push_back({.name = "world info",
                  .method = "world.info",
                  .summary = "tick, tick rate, paused, entity count, overruns of a world",

@@ -18,6 +18,8 @@
 
 namespace ecsd::cli {
 
+struct session;
+
 /// @brief How many words a positional argument takes.
 enum class arity {
     one,       ///< exactly one, required
@@ -100,6 +102,9 @@ struct verb {
     /// @brief True for a verb that opens a stream (`watch`): its request answers once, then
     ///        notifications follow until the client stops; run_stream (watch.hpp) drives it.
     bool streams = false;
+    /// @brief For a verb that makes several calls, possibly to more than one server (`world move`):
+    ///        runs them and returns the result to print. `method` is then the first call, for help.
+    std::function<json(session&, const verb_input&)> drive = {};
 
     /// @brief The JSON-RPC call its words make: `method_for`'s method, else `method`, with `params`'s
     ///        params. Throws usage_error.

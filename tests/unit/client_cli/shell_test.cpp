@@ -45,7 +45,7 @@ TEST(complete, first_word_is_a_verb_group_or_local_command) {
 }
 
 TEST(complete, group_members_and_options) {
-    EXPECT_EQ(complete({"world"}, "", nullptr), (words{"create", "destroy", "info"}));
+    EXPECT_EQ(complete({"world"}, "", nullptr), (words{"create", "destroy", "info", "move"}));
     EXPECT_EQ(complete({"query", "Position"}, "--l", nullptr), (words{"--limit"}));
     EXPECT_EQ(complete({"help"}, "desp", nullptr), (words{"despawn"}));
 }
