@@ -1,8 +1,13 @@
 #include "move.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
 
 #include "errors.hpp"
 #include "session.hpp"
@@ -33,8 +38,76 @@ namespace {
 
 /// @brief The chunk size each world.export call asks for (the server's largest).
 constexpr std::size_t chunk_bytes = std::size_t{512} * 1024;
+/// @brief The chunk size of world.import calls: with JSON escaping, well inside a request line.
+constexpr std::size_t import_chunk_bytes = std::size_t{256} * 1024;
 
 }  // namespace
+
+json run_export(session& s, const verb_input& input) {
+    const std::string name = input.one("NAME").value_or(s.world.value_or("default"));
+    const std::string file = input.one("FILE").value_or("-");
+    std::string text;
+    json chunk = s.client.call("world.export", json{{"world", name}, {"max_bytes", chunk_bytes}});
+    const std::string id = chunk.at("export").get<std::string>();
+    for (;;) {
+        text += chunk.at("data").get_ref<const std::string&>();
+        if (chunk.at("done").get<bool>()) break;
+        chunk = s.client.call(
+            "world.export",
+            json{{"world", name}, {"export", id}, {"offset", text.size()}, {"max_bytes", chunk_bytes}});
+    }
+    if (file == "-") {
+        *s.out << text;
+        return json(json::value_t::discarded);
+    }
+    // Written beside the target and renamed over it: a failed export never leaves half a file.
+    const std::string temp = file + ".part";
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.close();
+        if (!out) {
+            std::remove(temp.c_str());
+            throw usage_error("export: cannot write " + file);
+        }
+    }
+    if (std::rename(temp.c_str(), file.c_str()) != 0) {
+        std::remove(temp.c_str());
+        throw usage_error("export: cannot write " + file);
+    }
+    return json{{"world", name}, {"file", file}, {"tick", chunk.at("tick")}, {"bytes", text.size()}};
+}
+
+json run_import(session& s, const verb_input& input) {
+    const std::string name = input.one("NAME").value_or("");
+    const std::string file = input.one("FILE").value_or("-");
+    std::string text;
+    if (file == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    } else {
+        std::ifstream in(file, std::ios::binary);
+        if (!in) throw usage_error("import: cannot open " + file);
+        text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    if (text.empty())
+        throw usage_error("import: " + (file == "-" ? std::string("standard input") : file) + " is empty");
+    std::size_t offset = 0;
+    for (;;) {
+        auto end = std::min(text.size(), offset + import_chunk_bytes);
+        // Each chunk is a JSON string: never end one inside a UTF-8 character.
+        while (end > offset && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0U) == 0x80U)
+            --end;
+        const bool last = end == text.size();
+        json params{{"world", name}, {"data", text.substr(offset, end - offset)}, {"offset", offset}};
+        if (last) {
+            params["final"] = true;
+            if (input.flag("--paused")) params["paused"] = true;
+        }
+        json answer = s.client.call("world.import", params);
+        if (last) return answer;
+        offset = end;
+    }
+}
 
 json run_move(session& s, const verb_input& input) {
     const std::string name = input.one("NAME").value_or("");

@@ -21,6 +21,15 @@ struct verb_input;
 /// @brief "HOST:PORT" (or "[v6]:PORT") split; throws usage_error when it is not one.
 [[nodiscard]] std::pair<std::string, std::uint16_t> parse_host_port(std::string_view text);
 
+/// @brief `ecsctl export NAME [FILE]`: the world's snapshot text (world.export, every chunk) into
+///        FILE, or onto the session's output when FILE is absent or `-` (then it returns a discarded
+///        value: nothing more is printed). With FILE: `{world, file, tick, bytes}`.
+json run_export(session& s, const verb_input& input);
+
+/// @brief `ecsctl import NAME [FILE] [--paused]`: creates world NAME from a snapshot text read from
+///        FILE or standard input, sent with world.import in chunks; returns the last answer.
+json run_import(session& s, const verb_input& input);
+
 /// @brief Runs the move; returns `{world, from, to, tick, entities, hash, bytes, ms, source}`.
 /// @throws usage_error, server_error, connection_error (after undoing what it began).
 json run_move(session& s, const verb_input& input);

@@ -69,6 +69,9 @@ json run_verb(session& s, const verb& v, const verb_input& input) {
 }
 
 std::string present(const session& s, const verb& v, const json& result) {
+    if (result.is_discarded()) {
+        return {};  // the verb printed what it had to say itself (`export` onto standard output)
+    }
     if (s.format == output_format::table && v.table_text) {
         return v.table_text(result, s.tables);
     }

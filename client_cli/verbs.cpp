@@ -290,6 +290,28 @@ std::vector<verb> make_verbs() {
                     "the source unsealed: it ticks and takes writes again.\n",
          .completes = "worlds",
          .drive = run_move});
+    v.push_back({.name = "export",
+                 .method = "world.export",
+                 .summary = "write a world's snapshot (JSON, checksummed) to FILE or standard output",
+                 .args = {{"NAME", "world (default: --world, else the server's default)", arity::optional,
+                           word_kind::name},
+                          {"FILE", "file to write (default -: standard output)", arity::optional}},
+                 .examples = {"ecsctl export arena arena.json", "ecsctl export > default.json"},
+                 .details = "Reads every chunk of one world.export: the snapshot of one tick, however long\n"
+                            "the reading takes. The file is what --data-dir holds as NAME.snapshot.json and\n"
+                            "what `import` reads. A FILE is written whole or not at all.\n",
+                 .completes = "worlds",
+                 .drive = run_export});
+    v.push_back({.name = "import",
+                 .method = "world.import",
+                 .summary = "create world NAME from a snapshot in FILE or standard input",
+                 .args = {{"NAME", "name of the new world", arity::one},
+                          {"FILE", "snapshot to read (default -: standard input)", arity::optional}},
+                 .options = {{"--paused", "create it paused, whatever the snapshot says", true, ""}},
+                 .examples = {"ecsctl import arena2 arena.json", "ecsctl import copy < default.json"},
+                 .details = "Sends the text with world.import in chunks. The world gets the snapshot's ids,\n"
+                            "tick and state; a text that fails its checksum creates nothing.\n",
+                 .drive = run_import});
     v.push_back({.name = "world info",
                  .method = "world.info",
                  .summary = "tick, tick rate, paused, entity count, overruns of a world",

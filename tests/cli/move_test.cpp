@@ -1,8 +1,13 @@
 // `ecsctl world move` between two real ecsd processes: a ticking world with watchers and a client
 // writing to it all along moves with its ids, tick and hash; no acknowledged write is lost and every
-// later one is refused; a move that fails halfway leaves the source as it was.
+// later one is refused; a move that fails halfway leaves the source as it was. And `ecsctl export` /
+// `ecsctl import`: a world to a file (or a pipe) and back, in several chunks each way.
+
+#include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -200,6 +205,72 @@ TEST(WorldMove, TheTargetMustBeAnotherServerGivenAsHostAndPort) {
     const auto self = move(*src, *src, "default");
     EXPECT_EQ(self.exit_code, 2);
     EXPECT_TRUE(contains(self.err, "names the server the world is on")) << self.err;
+}
+
+TEST(WorldFiles, ExportToAFileAndImportItElsewhereKeepsIdsTickAndHash) {
+    const auto src = start_ecsd();
+    const auto dst = start_ecsd();
+    line_client a(src->port());
+    ASSERT_TRUE(a.result("world.create", {{"world", "big"}, {"paused", true}}).is_object());
+    for (int part = 0; part < 2; ++part) {  // about 2.4 MB of snapshot: several chunks each way
+        json batch = json::array();
+        for (int i = 0; i < 10000; ++i)
+            batch.push_back(
+                {{"Position", {{"x", i}, {"y", -part}}}, {"Velocity", {{"x", 0.5}, {"y", 1.25}}}});
+        const auto r = a.call("world.spawn_entities", {{"world", "big"}, {"entities", batch}});
+        ASSERT_TRUE(r.contains("result")) << r.dump().substr(0, 300);
+    }
+    ASSERT_TRUE(
+        a.call("world.despawn_entity", {{"world", "big"}, {"entity", 4294967296 + 7}}).contains("result"));
+    ASSERT_TRUE(a.result("world.step", {{"world", "big"}, {"ticks", 5}}).is_object());
+    const auto file =
+        (std::filesystem::temp_directory_path() / ("ecsd-export-" + std::to_string(::getpid()) + ".json"))
+            .string();
+    const auto port = [](const ecsd_server& s) { return std::to_string(s.port()); };
+    const auto out = run({ECSCTL_PATH, "--port", port(*src), "export", "big", file});
+    ASSERT_EQ(out.exit_code, 0) << out.err;
+    const auto summary = json::parse(out.out);
+    EXPECT_EQ(summary["tick"], 5);
+    EXPECT_GT(summary["bytes"].get<std::size_t>(), 1024U * 1024U);
+    EXPECT_EQ(std::filesystem::file_size(file), summary["bytes"].get<std::size_t>());
+    EXPECT_FALSE(std::filesystem::exists(file + ".part"));
+
+    const auto in = run({ECSCTL_PATH, "--port", port(*dst), "import", "moved", file});
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(json::parse(in.out)["entities"], 19999);
+    line_client b(dst->port());
+    EXPECT_EQ(b.result("world.hash", {{"world", "moved"}}), a.result("world.hash", {{"world", "big"}}));
+    EXPECT_EQ(b.call("world.get_components",
+                     {{"world", "moved"}, {"entity", 4294967296 + 7}})["error"]["data"]["reason"],
+              "no_such_entity")
+        << "a despawned id stays retired in the copy";
+    std::filesystem::remove(file);
+}
+
+TEST(WorldFiles, ExportToStandardOutputPipesIntoImportAndADamagedTextCreatesNothing) {
+    const auto src = start_ecsd();
+    line_client a(src->port());
+    ASSERT_TRUE(a.call("world.pause").contains("result"));
+    ASSERT_TRUE(a.call("world.spawn_entity", {{"components", {{"Position", {{"x", 1}, {"y", 2}}}}}})
+                    .contains("result"));
+    const auto p = std::to_string(src->port());
+    const auto text = run({ECSCTL_PATH, "--port", p, "export"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_EQ(json::parse(text.out)["format"], "ecsd-snapshot") << "standard output holds the snapshot alone";
+    const auto in = run({ECSCTL_PATH, "--port", p, "import", "copy", "--paused"}, text.out);
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+    EXPECT_EQ(a.result("world.hash", {{"world", "copy"}}), a.result("world.hash"));
+    EXPECT_TRUE(a.result("world.info", {{"world", "copy"}})["paused"].get<bool>());
+
+    auto damaged = text.out;
+    damaged[damaged.find("\"x\":1") + 4] = '7';
+    const auto bad = run({ECSCTL_PATH, "--port", p, "import", "bad"}, damaged);
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_TRUE(contains(bad.err, "checksum")) << bad.err;
+    EXPECT_EQ(a.call("world.info", {{"world", "bad"}})["error"]["data"]["reason"], "no_such_world");
+    const auto empty = run({ECSCTL_PATH, "--port", p, "import", "none"}, "");
+    EXPECT_EQ(empty.exit_code, 2);
+    EXPECT_TRUE(contains(empty.err, "empty")) << empty.err;
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ struct fake_lists {
 TEST(complete, first_word_is_a_verb_group_or_local_command) {
     EXPECT_EQ(complete({}, "sp", nullptr), (words{"spawn", "spells"}));
     EXPECT_EQ(complete({}, "wor", nullptr), (words{"world", "worlds"}));
-    EXPECT_EQ(complete({}, "ex", nullptr), (words{"exit", "expect"}));
+    EXPECT_EQ(complete({}, "ex", nullptr), (words{"exit", "expect", "export"}));
     EXPECT_EQ(complete({}, "desc", nullptr), (words{"describe"}));
 }
 
