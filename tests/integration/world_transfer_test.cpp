@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -146,6 +147,75 @@ TEST(WorldTransfer, AnImportIsRefusedWhenItsNameIsTakenItsOffsetIsWrongOrItsData
     EXPECT_EQ(c.result("world.info", {{"world", "copy"}})["world"], "copy");
     EXPECT_EQ(c.result("world.info", {{"world", "copy"}})["tick"], c.result("world.info")["tick"]);
     EXPECT_EQ(ids_of(c, "copy"), ids_of(c, "default"));
+}
+
+TEST(WorldTransfer, ASealedWorldNeitherTicksNorChangesUntilUnsealedAndStillAnswersReads) {
+    const auto dir = fs::temp_directory_path() / ("ecsd-seal-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    struct cleanup {
+        fs::path d;
+        ~cleanup() { fs::remove_all(d); }
+    } after_the_server{dir};  // declared first: removed once the server has saved and exited
+    ecsd_server server({"--data-dir", dir.string()});
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.create", {{"world", "s"}}).is_object());
+    const auto id =
+        c.result("world.spawn_entity",
+                 {{"world", "s"}, {"components", {{"Position", {{"x", 0}, {"y", 0}}}}}})["entity"];
+    const auto reason = [](const json& r) { return r["error"]["data"]["reason"].get<std::string>(); };
+
+    // `seal` goes with the first call only.
+    const auto first = c.result("world.export", {{"world", "s"}, {"max_bytes", 64}, {"seal", true}});
+    EXPECT_TRUE(first["sealed"].get<bool>());
+    EXPECT_EQ(reason(c.call("world.export", {{"world", "s"}, {"export", first["export"]}, {"seal", true}})),
+              "invalid_params");
+    const auto tick = first["tick"].get<std::uint64_t>();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(c.result("world.info", {{"world", "s"}})["tick"], tick) << "a sealed world does not tick";
+
+    // Every kind of change is refused, and nothing changed: the hash is the export's world's.
+    const auto hash = c.result("world.hash", {{"world", "s"}});
+    for (const auto& [method, params] : std::vector<std::pair<std::string, json>>{
+             {"world.spawn_entity", {{"world", "s"}}},
+             {"world.despawn_entity", {{"world", "s"}, {"entity", id}}},
+             {"world.mutate_components",
+              {{"world", "s"}, {"entity", id}, {"component", "Position"}, {"path", "x"}, {"value", 5}}},
+             {"world.step", {{"world", "s"}}},
+             {"world.resume", {{"world", "s"}}},
+             {"world.load", {{"world", "s"}}},
+         }) {
+        const auto r = c.call(method, params);
+        EXPECT_EQ(reason(r), "world_sealed") << method << ": " << r.dump();
+        EXPECT_EQ(r["error"]["data"]["world"], "s");
+    }
+    EXPECT_EQ(c.result("world.hash", {{"world", "s"}}), hash);
+    // Reads, watches and saves still work.
+    EXPECT_TRUE(c.call("world.get_components", {{"world", "s"}, {"entity", id}}).contains("result"));
+    EXPECT_TRUE(c.call("world.save", {{"world", "s"}}).contains("result"));
+    EXPECT_TRUE(c.call("world.watch", {{"world", "s"}, {"query", "Position"}}).contains("result"));
+    // Other worlds are not sealed.
+    EXPECT_TRUE(c.call("world.spawn_entity").contains("result"));
+
+    // Unsealed: it ticks on from now, without a burst for the time it was sealed, and takes writes.
+    const auto un = c.result("world.unseal", {{"world", "s"}});
+    EXPECT_EQ(un["sealed"], false);
+    EXPECT_EQ(un["tick"], tick);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto after = c.result("world.info", {{"world", "s"}});
+    EXPECT_GT(after["tick"].get<std::uint64_t>(), tick);
+    // 100 ms at 60 Hz is 6 ticks; running the 200+ ms it was sealed as well would make 18 or more.
+    EXPECT_LT(after["tick"].get<std::uint64_t>() - tick, 15U * sanitizer_time_factor)
+        << "the sealed time is not caught up on";
+    EXPECT_TRUE(c.call("world.spawn_entity", {{"world", "s"}}).contains("result"));
+    EXPECT_TRUE(c.result("world.unseal", {{"world", "s"}}).is_object()) << "unsealing twice changes nothing";
+}
+
+TEST(WorldTransfer, AReadOnlyServerCannotBeSealed) {
+    ecsd_server server({"--read-only"});
+    line_client c(server.port());
+    const auto r = c.call("world.export", {{"seal", true}});
+    EXPECT_EQ(r["error"]["data"]["reason"], "unauthorized") << r.dump();
+    EXPECT_TRUE(c.call("world.export").contains("result")) << "a plain export still works";
 }
 
 }  // namespace
