@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -15,8 +16,88 @@
 
 namespace ecsd::ecs {
 
-/// @brief A list of entity ids on huge pages (change records grow to millions in a bulk tick).
-using id_list = std::vector<entity_id, huge_page_allocator<entity_id>>;
+/// @brief Entity ids in the order they were recorded, kept as runs: ids that follow each other
+/// (a batch spawned, given a component or destroyed together) cost one run of two words however
+/// long. Change records of a bulk tick grow to millions of ids; as runs they cost next to nothing,
+/// and scattered ids still cost one word each (a run is only made of two or more).
+///
+/// Encoding: a word without the top bit is an id (ids use 53 bits); a word with it follows an id
+/// and says that the run starting there holds `word & ~run_bit` consecutive ids.
+class id_list {
+    using words = std::vector<std::uint64_t, huge_page_allocator<std::uint64_t>>;
+
+  public:
+    static constexpr std::uint64_t run_bit = std::uint64_t{1} << 63;
+
+    /// @brief Walks the ids, expanding runs.
+    class const_iterator {
+      public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = entity_id;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const entity_id*;
+        using reference = entity_id;
+
+        const_iterator() = default;
+        const_iterator(const words* w, std::size_t at) : w_(w), at_(at) {}
+        [[nodiscard]] entity_id operator*() const noexcept { return (*w_)[at_] + offset_; }
+        const_iterator& operator++() noexcept {
+            const std::size_t next = at_ + 1;
+            if (next < w_->size() && ((*w_)[next] & run_bit) != 0) {
+                // Inside a run: its first id is at at_, its length in the word after it.
+                if (offset_ + 1 < ((*w_)[next] & ~run_bit)) {
+                    ++offset_;
+                    return *this;
+                }
+                at_ = next + 1;  // past the run and its length word
+            } else {
+                at_ = next;
+            }
+            offset_ = 0;
+            return *this;
+        }
+        const_iterator operator++(int) noexcept {
+            auto old = *this;
+            ++*this;
+            return old;
+        }
+        friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept {
+            return a.at_ == b.at_ && a.offset_ == b.offset_;
+        }
+
+      private:
+        const words* w_ = nullptr;
+        std::size_t at_ = 0;
+        std::uint64_t offset_ = 0;
+    };
+
+    void push_back(entity_id e) {
+        ++size_;
+        const std::size_t n = w_.size();
+        if (n >= 2 && (w_[n - 1] & run_bit) != 0 && w_[n - 2] + (w_[n - 1] & ~run_bit) == e) {
+            ++w_[n - 1];  // the run goes on
+        } else if (n >= 1 && (w_[n - 1] & run_bit) == 0 && w_[n - 1] + 1 == e) {
+            w_.push_back(run_bit | 2U);  // the last id starts a run
+        } else {
+            w_.push_back(e);
+        }
+    }
+    void clear() noexcept {
+        w_.clear();
+        size_ = 0;
+    }
+    /// @brief Ids held (runs expanded).
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+    /// @brief Words allocated (8 bytes each): what memory_bytes() counts.
+    [[nodiscard]] std::size_t capacity() const noexcept { return w_.capacity(); }
+    [[nodiscard]] const_iterator begin() const noexcept { return {&w_, 0}; }
+    [[nodiscard]] const_iterator end() const noexcept { return {&w_, w_.size()}; }
+
+  private:
+    words w_;
+    std::size_t size_ = 0;
+};
 
 class sparse_set {
   public:

@@ -1,5 +1,8 @@
 #include "ecs/sparse_set.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -82,4 +85,42 @@ TEST(TagPool, StoresNoPerEntityData) {
     }
     EXPECT_EQ(tags.memory_bytes(), bare.memory_bytes());  // membership only
     EXPECT_GE(positions.memory_bytes() - tags.memory_bytes(), 100'000 * sizeof(test::Position));
+}
+
+TEST(IdList, HoldsWhatWasPushedInOrderAndKeepsRunsOfConsecutiveIdsInTwoWords) {
+    // Random mixes of runs and scattered ids (generations included) against a plain vector.
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 200; ++round) {
+        id_list list;
+        std::vector<entity_id> want;
+        const int pieces = static_cast<int>(rng() % 20);
+        for (int p = 0; p < pieces; ++p) {
+            auto e = make_entity(static_cast<std::uint32_t>(rng() % 50),
+                                 1 + static_cast<std::uint32_t>(rng() % 3));
+            const int run = rng() % 3 == 0 ? static_cast<int>(rng() % 6) : 1;
+            for (int k = 0; k < run; ++k, ++e) {
+                list.push_back(e);
+                want.push_back(e);
+            }
+        }
+        EXPECT_EQ(std::vector<entity_id>(list.begin(), list.end()), want) << "round " << round;
+        EXPECT_EQ(list.size(), want.size());
+        EXPECT_EQ(list.empty(), want.empty());
+        EXPECT_EQ(static_cast<std::size_t>(std::distance(list.begin(), list.end())), want.size());
+    }
+    // A bulk spawn's records: a million ids in order, one run.
+    id_list bulk;
+    for (std::uint32_t i = 0; i < 1'000'000; ++i) bulk.push_back(make_entity(i, 1));
+    EXPECT_EQ(bulk.size(), 1'000'000U);
+    EXPECT_LE(bulk.capacity(), 2U);
+    EXPECT_EQ(*std::next(bulk.begin(), 999'999), make_entity(999'999, 1));
+    EXPECT_EQ(std::find(bulk.begin(), bulk.end(), make_entity(500'000, 1)) != bulk.end(), true);
+    EXPECT_EQ(std::find(bulk.begin(), bulk.end(), make_entity(500'000, 2)) == bulk.end(), true);
+    // Scattered ids cost one word each: no worse than a vector.
+    id_list scattered;
+    for (std::uint32_t i = 0; i < 1000; ++i) scattered.push_back(make_entity(i * 2, 1));
+    EXPECT_LE(scattered.capacity(), 1024U);
+    scattered.clear();
+    EXPECT_TRUE(scattered.empty());
+    EXPECT_EQ(scattered.begin(), scattered.end());
 }
