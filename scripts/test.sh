@@ -3,7 +3,8 @@
 #   scripts/test.sh              Debug build with -Werror, all tests
 #   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan
 #   scripts/test.sh --tsan       ecsd under ThreadSanitizer, driven by the tests that use sockets
-#                                (integration and ecsctl end-to-end): any data race fails them
+#                                (integration and ecsctl end-to-end), and the world's tick on several
+#                                threads (label `threads`): any data race fails them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,9 +28,10 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=32
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [[ "$tsan" == ON ]]; then
   # Races live in ecsd's threads; the tests that drive it over sockets are the ones that matter.
-  cmake --build "$build_dir" --parallel "$(nproc)" --target ecsd ecsctl ecsd_integration_tests ecsctl_cli_tests
+  cmake --build "$build_dir" --parallel "$(nproc)" --target ecsd ecsctl ecsd_integration_tests ecsctl_cli_tests \
+    sim_threads_tests
   export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
-  ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300 -L '^(integration|cli)$'
+  ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300 -L '^(integration|cli|threads)$'
   exit
 fi
 cmake --build "$build_dir" --parallel "$(nproc)"

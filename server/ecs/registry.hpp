@@ -200,6 +200,12 @@ class registry {
     /// written; a non-const one is (when write tracking is on). Uses an owning group when one fits.
     template <typename... T, typename F>
     void each(F&& f);
+    /// @brief each<T...>, with an owning-group walk handed over as ranges of packed positions:
+    /// split(n, range) must call range(begin, end) over pieces covering [0, n) (side by side is
+    /// fine: the world runs them on its sim threads), so f may touch only the entity it is given.
+    /// Walks that need no group run in one piece, here.
+    template <typename... T, typename F, typename Split>
+    void each_split(F&& f, Split&& split);
 
     /// @brief Calls f(entity_id) for every entity matching a resolved query, in ascending id order.
     void for_each_match(const query& q, const std::function<void(entity_id)>& f) const;
@@ -297,6 +303,11 @@ class registry {
 
 template <typename... T, typename F>
 void registry::each(F&& f) {
+    each_split<T...>(std::forward<F>(f), [](std::uint32_t n, auto&& range) { range(0U, n); });
+}
+
+template <typename... T, typename F, typename Split>
+void registry::each_split(F&& f, Split&& split) {
     static_assert(sizeof...(T) >= 1, "each<T...> needs at least one component");
     walk_guard guard(*this);
     const std::array<component_id, sizeof...(T)> ids{id_of<T>()...};
@@ -315,15 +326,20 @@ void registry::each(F&& f) {
                 (!std::is_const_v<T> && pools_[id_of<T>()]->tracks_writes()) ? pools_[id_of<T>()]->stamps()
                                                                              : nullptr...};
             const std::uint32_t ep = epoch_;
-            if constexpr (std::is_invocable_v<F&, T&...>) {
-                (void)slots;
-                for (std::uint32_t i = 0; i < n; ++i) std::apply([&](auto*... p) { f(p[i]...); }, ptrs);
-            } else {
-                for (std::uint32_t i = 0; i < n; ++i)
-                    std::apply([&](auto*... p) { f(entities_.id_of(slots[i]), p[i]...); }, ptrs);
-            }
-            for (auto* st : stamp_ptrs)
-                if (st) std::fill(st, st + n, ep);
+            const entity_table& table = entities_;
+            split(n, [&](std::uint32_t begin, std::uint32_t end) {
+                if constexpr (std::is_invocable_v<F&, T&...>) {
+                    (void)slots;
+                    (void)table;
+                    for (std::uint32_t i = begin; i < end; ++i)
+                        std::apply([&](auto*... p) { f(p[i]...); }, ptrs);
+                } else {
+                    for (std::uint32_t i = begin; i < end; ++i)
+                        std::apply([&](auto*... p) { f(table.id_of(slots[i]), p[i]...); }, ptrs);
+                }
+                for (auto* st : stamp_ptrs)
+                    if (st) std::fill(st + begin, st + end, ep);
+            });
             return;
         }
     }

@@ -86,6 +86,10 @@ std::vector<setting> make_settings() {
                     /*secret=*/true));
     t.push_back(row("threads", "ECSD_THREADS", "threads running connections and worlds",
                     &server_config::threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 256U)); }));
+    t.push_back(row("sim-threads", "ECSD_SIM_THREADS",
+                    "threads each world's tick uses (movement and collision search split across them) "
+                    "unless world.create names its own",
+                    &server_config::sim_threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 64U)); }));
     t.push_back(row("data-dir", "ECSD_DATA_DIR",
                     "folder for snapshots and journals; empty: nothing is written",
                     &server_config::data_dir));

@@ -37,8 +37,9 @@ struct server_config {
     std::size_t max_worlds = 64;
     std::string token;  ///< empty: no authentication
     unsigned threads = 2;
-    std::string data_dir;    ///< where worlds are saved; empty: nothing is written
-    double autosave = 10.0;  ///< seconds between snapshots of each world; 0: only on save and exit
+    unsigned sim_threads = 1;  ///< threads each world's tick uses unless world.create names them
+    std::string data_dir;      ///< where worlds are saved; empty: nothing is written
+    double autosave = 10.0;    ///< seconds between snapshots of each world; 0: only on save and exit
     std::string appendfsync = "everysec";  ///< journal fsync policy: always / everysec / never
     bool read_only = false;
     std::uint64_t slowlog_us = 10'000;  ///< requests at least this slow go to server.slowlog

@@ -45,7 +45,8 @@ json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
               {"gravity", {{"x", s.gravity_x}, {"y", s.gravity_y}}},
               {"bounds", s.bounds.to_json()},
               {"paused", s.paused},
-              {"max_entities", s.max_entities}}},
+              {"max_entities", s.max_entities},
+              {"threads", s.threads}}},
             {"systems", std::move(systems)},
             {"component_types", std::move(types)},
             {"prefabs", std::move(prefabs)},
@@ -231,6 +232,8 @@ std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& 
         s.paused = wj.at("paused").get<bool>();
         if (wj.contains("max_entities"))
             s.max_entities = whole<std::size_t>(wj["max_entities"], source, "max_entities");
+        if (wj.contains("threads"))  // absent before threads existed: the server's default
+            s.threads = whole<unsigned>(wj["threads"], source, "threads");
         auto w = std::make_unique<world::world>(s);
         w->set_tick(whole<std::uint64_t>(wj.at("tick"), source, "tick"));
 

@@ -105,24 +105,46 @@ void collision_detection_system::run(world& w) {
         st.fill.assign(st.bucket_start.begin(), st.bucket_start.end() - 1);
         for (std::uint32_t i = 0; i < n; ++i) st.bodies[st.fill[st.bucket_of[i]]++] = st.unsorted[i];
         // Narrowphase over the own cell (later bodies only) and four forward cells: each pair once.
-        // In the hashed layout a bucket can hold other cells too, hence the cell check.
+        // In the hashed layout a bucket can hold other cells too, hence the cell check. Bodies are
+        // cut into pieces searched side by side on the world's threads, each into its own list;
+        // joined in piece order, the lists are exactly what one thread would have found.
         static constexpr std::int64_t forward[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
-        for (std::uint32_t i = 0; i < n && max_r > 0; ++i) {
-            const auto& a = st.bodies[i];
-            const auto own = bucket_of_cell(a.cx, a.cy);
-            for (auto j = i + 1; j < st.bucket_start[own + 1]; ++j) {
-                const auto& b = st.bodies[j];
-                if (b.cx == a.cx && b.cy == a.cy && layers_meet(a, b) && overlap(a, b))
-                    st.pairs.emplace_back(i, j);
-            }
-            for (const auto& d : forward) {
-                const std::int64_t cx = a.cx + d[0], cy = a.cy + d[1];
-                const auto k = bucket_of_cell(cx, cy);
-                for (auto j = st.bucket_start[k]; j < st.bucket_start[k + 1]; ++j) {
+        const auto search = [&](std::vector<std::pair<std::uint32_t, std::uint32_t>>& out,
+                                std::uint32_t begin, std::uint32_t end) {
+            for (std::uint32_t i = begin; i < end; ++i) {
+                const auto& a = st.bodies[i];
+                const auto own = bucket_of_cell(a.cx, a.cy);
+                for (auto j = i + 1; j < st.bucket_start[own + 1]; ++j) {
                     const auto& b = st.bodies[j];
-                    if (b.cx == cx && b.cy == cy && layers_meet(a, b) && overlap(a, b))
-                        st.pairs.emplace_back(i, j);
+                    if (b.cx == a.cx && b.cy == a.cy && layers_meet(a, b) && overlap(a, b))
+                        out.emplace_back(i, j);
                 }
+                for (const auto& d : forward) {
+                    const std::int64_t cx = a.cx + d[0], cy = a.cy + d[1];
+                    const auto k = bucket_of_cell(cx, cy);
+                    for (auto j = st.bucket_start[k]; j < st.bucket_start[k + 1]; ++j) {
+                        const auto& b = st.bodies[j];
+                        if (b.cx == cx && b.cy == cy && layers_meet(a, b) && overlap(a, b))
+                            out.emplace_back(i, j);
+                    }
+                }
+            }
+        };
+        if (max_r > 0) {
+            auto& pool = w.pool();
+            const unsigned pieces = pool.pieces(n, world::min_piece / 4);
+            if (pieces <= 1) {
+                search(st.pairs, 0, n);
+            } else {
+                st.piece_pairs.resize(pieces);
+                pool.parallel_for(n, world::min_piece / 4,
+                                  [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
+                                      auto& out = st.piece_pairs[piece];
+                                      out.clear();
+                                      search(out, b, e);
+                                  });
+                for (unsigned k = 0; k < pieces; ++k)
+                    st.pairs.insert(st.pairs.end(), st.piece_pairs[k].begin(), st.piece_pairs[k].end());
             }
         }
     }

@@ -36,6 +36,7 @@ struct collision_state {
     std::vector<std::uint32_t> offsets;
     std::vector<ecs::entity_id> adjacency;
     std::vector<std::uint32_t> fill;  // write cursors for the counting sorts
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_pairs;  // one per thread
 };
 
 }  // namespace ecsd::world

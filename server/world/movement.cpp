@@ -26,25 +26,29 @@ void keep_in_range(Velocity& v) noexcept {
     v.y = bounded(v.y);
 }
 
+// Each mover writes only its own Position and Velocity, so the walk is cut into pieces run side by
+// side on the world's threads (world::walk_split): the result is the same for any thread count.
 void movement_system::run(world& w) {
     auto& reg = w.registry();
     const double dt = w.dt();
     const double gx = w.settings().gravity_x * dt;
     const double gy = w.settings().gravity_y * dt;
-    auto& bodies = reg.storage<RigidBody>();
+    const auto& bodies = reg.storage<RigidBody>();
     if (bodies.empty()) {  // nothing feels gravity: one tight pass over the owning group
-        w.walk<movement_system, Position, const Velocity>([dt](Position& p, const Velocity& v) {
+        w.walk_split<movement_system, Position, const Velocity>([dt](Position& p, const Velocity& v) {
             p.x = bounded(p.x + v.x * dt);
             p.y = bounded(p.y + v.y * dt);
         });
         return;
     }
-    w.walk<movement_system, Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
+    w.walk_split<movement_system, Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
         const auto slot = ecs::index_of(e);
-        if (bodies.contains(slot) && bodies.get(slot).mass > 0) {  // mass 0: immovable, gravity too
-            const double scale = bodies.get(slot).gravity_scale;
-            v.x = bounded(v.x + gx * scale);
-            v.y = bounded(v.y + gy * scale);
+        if (bodies.contains(slot)) {
+            const RigidBody& body = bodies.get(slot);
+            if (body.mass > 0) {  // mass 0: immovable, gravity too
+                v.x = bounded(v.x + gx * body.gravity_scale);
+                v.y = bounded(v.y + gy * body.gravity_scale);
+            }
         }
         p.x = bounded(p.x + v.x * dt);
         p.y = bounded(p.y + v.y * dt);

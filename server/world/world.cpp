@@ -26,6 +26,9 @@ void check_settings(const world_settings& s) {
         throw ecs_error(reason::invalid_value, "bounds: left must be less than right");
     if (b.bottom && b.top && !(*b.bottom < *b.top))
         throw ecs_error(reason::invalid_value, "bounds: bottom must be less than top");
+    if (s.threads > world_settings::max_threads)
+        throw ecs_error(reason::invalid_value,
+                        "threads must be between 1 and " + std::to_string(world_settings::max_threads));
 }
 }  // namespace
 
@@ -77,6 +80,15 @@ world::world(world_settings settings)
 }
 
 world::~world() = default;
+
+void world::set_default_threads(unsigned n) noexcept {
+    default_threads_ = std::clamp(n, 1U, world_settings::max_threads);
+}
+
+sim_pool& world::pool() {
+    if (!pool_ || pool_->threads() != threads()) pool_ = std::make_unique<sim_pool>(threads());
+    return *pool_;
+}
 
 std::string_view phase_name(system_phase p) noexcept {
     switch (p) {
@@ -186,6 +198,7 @@ json world::info() const {
             {"tick", tick_},
             {"tick_hz", settings_.tick_hz},
             {"paused", settings_.paused},
+            {"threads", threads()},
             {"gravity", {{"x", settings_.gravity_x}, {"y", settings_.gravity_y}}},
             {"bounds", settings_.bounds.to_json()},
             {"entities", reg_.size()},

@@ -20,6 +20,7 @@
 
 #include "ecs/registry.hpp"
 #include "world/components.hpp"
+#include "world/sim_pool.hpp"
 #include "world/system_stats.hpp"
 #include "world/systems.hpp"
 #include "world/tick_clock.hpp"
@@ -49,6 +50,9 @@ struct world_settings {
     world_bounds bounds;
     bool paused = false;
     std::size_t max_entities = 10'000'000;  // a spawn past this is limit_reached
+    /// Threads a tick may use (1 to max_threads); 0: the server's default (ecsd --sim-threads).
+    unsigned threads = 0;
+    static constexpr unsigned max_threads = 64;
 };
 
 class world;
@@ -118,6 +122,29 @@ class world {
                       "a system walks exactly the components its `terms` name");
         reg_.each<T...>(std::forward<F>(f));
     }
+    /// @brief walk(), with an owning group's entities cut into pieces run side by side on the
+    /// world's threads: f must touch only the entity it is given (its own components).
+    template <typename S, typename... T, typename F>
+    void walk_split(F&& f) {
+        static_assert(same_components<typename S::terms, std::remove_const_t<T>...>(),
+                      "a system walks exactly the components its `terms` name");
+        reg_.each_split<T...>(std::forward<F>(f), [this](std::uint32_t n, auto&& range) {
+            pool().parallel_for(n, min_piece,
+                                [&](unsigned, std::uint32_t b, std::uint32_t e) { range(b, e); });
+        });
+    }
+    /// @brief The world's threads, for a system's own split work (see sim_pool::parallel_for).
+    [[nodiscard]] sim_pool& pool();
+    /// @brief Fewest elements worth waking another thread for.
+    static constexpr std::uint32_t min_piece = 16384;
+
+    // --- threads ------------------------------------------------------------------------
+    /// @brief Threads a tick uses: settings().threads, or the default when that is 0.
+    [[nodiscard]] unsigned threads() const noexcept {
+        return settings_.threads != 0 ? settings_.threads : default_threads_;
+    }
+    /// @brief The server's default for a world that names no thread count (ecsd --sim-threads).
+    void set_default_threads(unsigned n) noexcept;
 
     // --- running ----------------------------------------------------------------------
     /// @brief Runs one tick now: every enabled system in order, then the tick ends, then
@@ -250,6 +277,8 @@ class world {
     std::map<std::string, json> prefabs_;
     std::vector<std::pair<std::string, json>> runtime_defs_;
     tick_clock clock_;
+    unsigned default_threads_ = 1;
+    std::unique_ptr<sim_pool> pool_;  // made at the first split walk, for threads()
     std::uint64_t tick_ = 0;
     std::uint64_t overruns_ = 0;
     double last_tick_ms_ = 0;        // the systems

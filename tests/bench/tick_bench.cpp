@@ -5,7 +5,10 @@
 //              the same structs, no ECS and no other system; the ratio is printed, not guessed
 //   colliders: 10k and 100k circles (radius 0.5) on a jittered grid 0.9 m apart,
 //              so each touches a few neighbours, with collision detection and response.
-// Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N]
+// Every world case runs once per thread count of --threads (default: 1 and every core), so the
+// figures at one thread and at all cores come from one run; plain_1m is always one thread.
+// Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
+//   [--case NAME]; pin it with taskset to measure one core.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +17,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -56,15 +60,16 @@ figures measure(world& w, int ticks) {
     return time_ticks(ticks, [&] { w.run_tick(); });
 }
 
-world_settings bench_settings() {
+world_settings bench_settings(unsigned threads = 1) {
     world_settings s;
     s.name = "bench";
     s.paused = true;
+    s.threads = threads;
     return s;
 }
 
-figures movers(std::size_t n, int ticks) {
-    world w(bench_settings());
+figures movers(std::size_t n, int ticks, unsigned threads) {
+    world w(bench_settings(threads));
     json list = json::array();
     auto& reg = w.registry();
     for (std::size_t i = 0; i < n; ++i) {
@@ -106,8 +111,8 @@ figures plain(std::size_t n, int ticks) {
     return f;
 }
 
-figures colliders(std::size_t n, int ticks) {
-    world w(bench_settings());
+figures colliders(std::size_t n, int ticks, unsigned threads) {
+    world w(bench_settings(threads));
     auto& reg = w.registry();
     std::mt19937 rng(42);
     std::uniform_real_distribution<double> jitter(-0.05, 0.05), speed(-0.5, 0.5);
@@ -131,12 +136,33 @@ json to_json(const figures& f) {
     if (f.pairs > 0) out["contact_pairs"] = f.pairs;
     return out;
 }
+
+std::vector<unsigned> parse_threads(const char* text) {
+    std::vector<unsigned> out;
+    std::string item;
+    for (const char* p = text;; ++p) {
+        if (*p == ',' || *p == '\0') {
+            const int n = std::atoi(item.c_str());
+            if (n < 1 || n > 64) return {};
+            if (std::find(out.begin(), out.end(), static_cast<unsigned>(n)) == out.end())
+                out.push_back(static_cast<unsigned>(n));
+            item.clear();
+            if (*p == '\0') break;
+        } else {
+            item += *p;
+        }
+    }
+    return out;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     bool as_json = false;
     int ticks = 600;
     std::string only;  // run one case: movers_100k, movers_1m, plain_1m, colliders_10k, colliders_100k
+    const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+    std::vector<unsigned> thread_counts =
+        cores > 1 ? std::vector<unsigned>{1, cores} : std::vector<unsigned>{1};
     spdlog::set_level(spdlog::level::err);  // every tick of the 1M case overruns 60 Hz by design
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--json") == 0) {
@@ -145,45 +171,69 @@ int main(int argc, char** argv) {
             only = argv[++i];
         } else if (std::strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
             ticks = std::max(1, std::atoi(argv[++i]));
+        } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            thread_counts = parse_threads(argv[++i]);
+            if (thread_counts.empty()) {
+                std::fprintf(stderr, "tick_bench: --threads takes counts from 1 to 64, such as 1,2\n");
+                return 2;
+            }
         } else {
-            std::fprintf(stderr, "usage: tick_bench [--json] [--ticks N] [--case NAME]\n");
+            std::fprintf(stderr,
+                         "usage: tick_bench [--json] [--ticks N] [--threads N[,N...]] [--case NAME]\n");
             return 2;
         }
     }
-    const std::pair<const char*, std::function<figures()>> cases[] = {
-        {"movers_100k", [&] { return movers(100'000, ticks); }},
-        {"movers_1m", [&] { return movers(1'000'000, ticks); }},
-        {"plain_1m", [&] { return plain(1'000'000, ticks); }},
-        {"colliders_10k", [&] { return colliders(10'000, ticks); }},
-        {"colliders_100k", [&] { return colliders(100'000, ticks); }},
+    struct result {
+        std::string name;
+        unsigned threads;
+        figures f;
     };
-    std::vector<std::pair<std::string, figures>> results;
-    for (const auto& [name, run] : cases)
-        if (only.empty() || only == name) results.emplace_back(name, run());
+    const std::pair<const char*, std::function<figures(unsigned)>> cases[] = {
+        {"movers_100k", [&](unsigned t) { return movers(100'000, ticks, t); }},
+        {"movers_1m", [&](unsigned t) { return movers(1'000'000, ticks, t); }},
+        {"plain_1m", [&](unsigned) { return plain(1'000'000, ticks); }},
+        {"colliders_10k", [&](unsigned t) { return colliders(10'000, ticks, t); }},
+        {"colliders_100k", [&](unsigned t) { return colliders(100'000, ticks, t); }},
+    };
+    std::vector<result> results;
+    for (const auto& [name, run] : cases) {
+        if (!only.empty() && only != name) continue;
+        if (std::strcmp(name, "plain_1m") == 0) {
+            results.push_back({name, 1, run(1)});
+            continue;
+        }
+        for (unsigned t : thread_counts) results.push_back({name, t, run(t)});
+    }
     if (results.empty()) {
         std::fprintf(stderr, "tick_bench: no case named '%s'\n", only.c_str());
         return 2;
     }
-    // movers_1m against its reference, when both ran.
-    const auto find = [&](const char* name) -> const figures* {
-        for (const auto& [n, f] : results)
-            if (n == name) return &f;
-        return nullptr;
+    // movers against their reference, plain_1m, when it ran.
+    const figures* reference = nullptr;
+    for (const auto& r : results)
+        if (r.name == "plain_1m") reference = &r.f;
+    const auto ratio = [&](const result& r) {
+        return reference && r.name == "movers_1m" ? r.f.median_ms / reference->median_ms : 0.0;
     };
-    const figures* ecs_case = find("movers_1m");
-    const figures* reference = find("plain_1m");
-    const double ratio = ecs_case && reference ? ecs_case->median_ms / reference->median_ms : 0;
     if (as_json) {
-        json out = {{"ticks", ticks}, {"threads", 1}};
-        for (const auto& [name, f] : results) out[name] = to_json(f);
-        if (ratio > 0) out["movers_1m"]["reference"] = {{"case", "plain_1m"}, {"ratio", ratio}};
+        json out = {{"ticks", ticks}, {"cores", cores}, {"cases", json::array()}};
+        for (const auto& r : results) {
+            json c = to_json(r.f);
+            c["case"] = r.name;
+            c["threads"] = r.threads;
+            if (ratio(r) > 0) c["reference"] = {{"case", "plain_1m"}, {"ratio", ratio(r)}};
+            out["cases"].push_back(std::move(c));
+        }
         std::puts(out.dump().c_str());
         return 0;
     }
-    std::printf("%-16s %10s %10s %10s   (%d ticks each, 1 thread)\n", "case", "median ms", "p99 ms",
-                "mean ms", ticks);
-    for (const auto& [name, f] : results)
-        std::printf("%-16s %10.3f %10.3f %10.3f\n", name.c_str(), f.median_ms, f.p99_ms, f.mean_ms);
-    if (ratio > 0) std::printf("movers_1m / plain_1m (median): %.2fx\n", ratio);
+    std::printf("%-16s %7s %10s %10s %10s %12s   (%d ticks each)\n", "case", "threads", "median ms", "p99 ms",
+                "mean ms", "/ plain_1m", ticks);
+    for (const auto& r : results) {
+        std::printf("%-16s %7u %10.3f %10.3f %10.3f", r.name.c_str(), r.threads, r.f.median_ms, r.f.p99_ms,
+                    r.f.mean_ms);
+        if (ratio(r) > 0) std::printf(" %11.2fx", ratio(r));
+        std::printf("\n");
+    }
     return 0;
 }

@@ -307,5 +307,50 @@ TEST_F(WorldMethods, HashIsDeterministicAcrossWorlds) {
     EXPECT_EQ(a["hash"], b["hash"]);
 }
 
+// world.create {threads} and --sim-threads: worlds big enough to be split tick to the same hash
+// at 1, 2 and 4 threads (ecsd under TSan runs this too). 70,000 movers make four pieces.
+TEST(SimThreads, WorldsOnOneTwoAndFourThreadsTickToTheSameHash) {
+    ecsd_server server({"--sim-threads", "2"});
+    line_client c(server.port());
+    EXPECT_EQ(c.result("world.info")["threads"], 2) << "the default world takes --sim-threads";
+    EXPECT_EQ(reason_of(c.call("world.create", {{"world", "x"}, {"threads", 0}})), "invalid_params");
+    EXPECT_EQ(reason_of(c.call("world.create", {{"world", "x"}, {"threads", 65}})), "invalid_params");
+    EXPECT_EQ(reason_of(c.call("world.info", {{"world", "x"}})), "no_such_world");
+    const std::vector<std::pair<std::string, int>> worlds{{"t1", 1}, {"t2", 2}, {"t4", 4}};
+    const json mover = {{"Position", {{"x", 1}, {"y", 100}}},
+                        {"Velocity", {{"x", 1}, {"y", 0}}},
+                        {"RigidBody", json::object()}};
+    for (const auto& [name, threads] : worlds) {
+        const auto created =
+            c.result("world.create",
+                     {{"world", name}, {"paused", true}, {"threads", threads}, {"bounds", {{"bottom", 0}}}});
+        EXPECT_EQ(created["threads"], threads);
+        (void)c.result("world.define_prefab", {{"world", name}, {"name", "mover"}, {"components", mover}});
+        (void)c.result("world.spawn_prefab", {{"world", name}, {"name", "mover"}, {"count", 70000}});
+        // Colliders on a grid 0.9 m apart with radius 0.5: each touches its neighbours.
+        for (int batch = 0; batch < 6; ++batch) {  // 18,000: four pieces of the search
+            json list = json::array();
+            for (int i = batch * 3000; i < (batch + 1) * 3000; ++i)
+                list.push_back({{"Position", {{"x", (i % 100) * 0.9}, {"y", 1 + (i / 100) * 0.9}}},
+                                {"Velocity", {{"x", (i % 5) - 2}, {"y", (i % 3) - 1}}},
+                                {"RigidBody", {{"restitution", 0.8}}},
+                                {"Collider", {{"radius", 0.5}}}});
+            (void)c.result("world.spawn_entities", {{"world", name}, {"entities", list}});
+        }
+    }
+    std::string hash;
+    for (int round = 0; round < 3; ++round) {
+        for (const auto& [name, threads] : worlds) {
+            (void)c.result("world.step", {{"world", name}, {"ticks", 10}});
+            const auto h = c.result("world.hash", {{"world", name}});
+            if (name == "t1") {
+                EXPECT_NE(h["hash"], hash) << "the world moved";
+                hash = h["hash"].get<std::string>();
+            }
+            EXPECT_EQ(h["hash"], hash) << name << " after round " << round;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace ecsd::test

@@ -12,6 +12,7 @@ std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared
 }
 
 void world_directory::add_hosted(std::shared_ptr<hosted_world> hosted) {
+    hosted->world().set_default_threads(sim_threads_);  // before any other thread can find it
     {
         std::lock_guard lock(mutex_);
         if (worlds_.contains(hosted->name()) || retiring_.contains(hosted->name())) {

@@ -26,12 +26,15 @@ class hosted_world;
 class world_directory {
   public:
     /// @brief An empty directory; worlds get strands on `io`.
-    world_directory(asio::io_context& io, std::size_t max_worlds) noexcept
-        : io_(io), max_worlds_(max_worlds) {}
+    world_directory(asio::io_context& io, std::size_t max_worlds, unsigned sim_threads = 1) noexcept
+        : io_(io), max_worlds_(max_worlds), sim_threads_(sim_threads) {}
 
     /// @brief Adds and starts a world. Throws protocol::rpc_error world_exists or limit_reached.
     std::shared_ptr<hosted_world> add(std::string name, std::shared_ptr<world::world> world);
+    /// @brief Threads a world's tick uses when its settings name none (ecsd --sim-threads).
+    [[nodiscard]] unsigned sim_threads() const noexcept { return sim_threads_; }
     /// @brief Adds and starts a world built elsewhere (loaded from disk). Same errors as add().
+    /// Either way the world gets sim_threads() as its default thread count.
     void add_hosted(std::shared_ptr<hosted_world> hosted);
     /// @brief The world with this name, or nullptr.
     [[nodiscard]] std::shared_ptr<hosted_world> find(std::string_view name) const;
@@ -53,6 +56,7 @@ class world_directory {
   private:
     asio::io_context& io_;
     std::size_t max_worlds_;
+    unsigned sim_threads_;
     mutable std::mutex mutex_;
     std::map<std::string, std::shared_ptr<hosted_world>, std::less<>> worlds_;
     std::set<std::string, std::less<>> retiring_;  ///< destroyed, files not yet removed

@@ -9,6 +9,7 @@ std::shared_ptr<world::world> make_world(const std::string& name, const nlohmann
     settings.name = name;
     settings.tick_hz = params.value("tick_hz", settings.tick_hz);
     settings.paused = params.value("paused", settings.paused);
+    settings.threads = params.value("threads", settings.threads);
     if (auto g = params.find("gravity"); g != params.end()) {
         if (g->is_number()) {
             settings.gravity_x = 0;

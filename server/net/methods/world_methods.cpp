@@ -30,6 +30,7 @@ json create(method_context& ctx) {
                                   {{"world", name}});
     }
     auto w = make_world(name, ctx.params);
+    w->set_default_threads(ctx.services.worlds.sim_threads());
     json info = w->info();  // safe: nobody else sees the world before add()
     auto hosted = std::make_shared<hosted_world>(ctx.services.worlds.io(), name, std::move(w));
     attach_log(*hosted, ctx.services, 0, /*save_now=*/true);  // its snapshot exists from the start
@@ -94,6 +95,7 @@ json info_schema() {
               {"tick", {{"type", "integer"}}},
               {"tick_hz", {{"type", "number"}}},
               {"paused", {{"type", "boolean"}}},
+              {"threads", {{"type", "integer"}}},
               {"gravity", {{"type", "object"}}},
               {"bounds", {{"type", "object"}}},
               {"entities", {{"type", "integer"}}},
@@ -116,7 +118,12 @@ void register_world_methods(method_table& table) {
                     {"tick_hz", {{"type", "number"}, {"minimum", 1}, {"maximum", 1000}, {"default", 60}}},
                     {"gravity", gravity},
                     {"bounds", bounds},
-                    {"paused", {{"type", "boolean"}, {"default", false}}}},
+                    {"paused", {{"type", "boolean"}, {"default", false}}},
+                    {"threads",
+                     {{"type", "integer"},
+                      {"minimum", 1},
+                      {"maximum", world::world_settings::max_threads},
+                      {"description", "threads its tick uses; default: the server's --sim-threads"}}}},
                    {"world"}),
                .result = info_schema(),
                .flags = method_flags::admin,

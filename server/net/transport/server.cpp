@@ -40,7 +40,7 @@ server::server(server_config config)
       hangups_(control_, SIGHUP),
       acceptor_(control_),
       accept_retry_(control_),
-      worlds_(io_, config_.max_worlds),
+      worlds_(io_, config_.max_worlds, config_.sim_threads),
       services_(config_, methods_, worlds_),
       dispatcher_(services_) {
     register_all_methods(methods_);
