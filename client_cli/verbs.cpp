@@ -242,8 +242,11 @@ std::vector<verb> make_verbs() {
                      {"--bounds",
                       "edges as JSON, e.g. '{\"bottom\":0,\"left\":-50,\"right\":50}' (a ground and walls)",
                       false, "JSON"},
-                     {"--paused", "create it paused", true, ""}},
+                     {"--paused", "create it paused", true, ""},
+                     {"--threads", "threads its tick uses (default: the server's --sim-threads)", false,
+                      "N"}},
          .examples = {"ecsctl world create arena", "ecsctl world create lab --tick-hz 30 --paused",
+                      "ecsctl world create big --threads 2",
                       "ecsctl world create box --bounds '{\"bottom\":0,\"left\":-20,\"right\":20}'"},
          .params = [](const verb_input& in) {
              json params = {{"world", in.one("NAME").value_or("")}};
@@ -258,6 +261,9 @@ std::vector<verb> make_verbs() {
              }
              if (in.flag("--paused")) {
                  params["paused"] = true;
+             }
+             if (auto t = in.one("--threads")) {
+                 params["threads"] = parse_json(*t, "--threads");
              }
              return params;
          }});

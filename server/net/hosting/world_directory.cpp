@@ -12,7 +12,8 @@ std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared
 }
 
 void world_directory::add_hosted(std::shared_ptr<hosted_world> hosted) {
-    hosted->world().set_default_threads(sim_threads_);  // before any other thread can find it
+    // Before any other thread can find it. (Unit tests host names without a world.)
+    if (const auto w = hosted->world_ptr()) w->set_default_threads(sim_threads_);
     {
         std::lock_guard lock(mutex_);
         if (worlds_.contains(hosted->name()) || retiring_.contains(hosted->name())) {

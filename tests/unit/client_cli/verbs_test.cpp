@@ -74,6 +74,7 @@ TEST(verbs, query_text_or_json_with_fields_and_paging) {
 TEST(verbs, world_group_and_world_option) {
     EXPECT_EQ(build("world create arena --tick-hz 30 --paused").params,
               json::parse(R"({"world":"arena","tick_hz":30,"paused":true})"));
+    EXPECT_EQ(build("world create big --threads 2").params, json::parse(R"({"world":"big","threads":2})"));
     EXPECT_EQ(build("world destroy arena", "other").params, json::parse(R"({"world":"arena"})"));
     EXPECT_EQ(build("step 60", "arena").params, json::parse(R"({"ticks":60,"world":"arena"})"));
     EXPECT_EQ(build("step").params, json::parse(R"({"ticks":1})"));
