@@ -3,6 +3,11 @@
 // pool hold the same entities in the same order (EnTT's full-owning group). A walk over the group
 // reads two packed arrays side by side. Every piece of group upkeep lives here: the registry calls
 // enter / leave / rebuild from its signature hooks and never moves group members itself.
+//
+// A group may nest one more component (EnTT's nested groups): the members that also have it come
+// first, in [0, inner_size()), and that component's pool is aligned with the owned ones over that
+// prefix. Movers with a RigidBody then walk three packed arrays, and those without one the rest of
+// the group, with no lookup per entity.
 
 #include <cstdint>
 #include <memory>
@@ -21,6 +26,11 @@ class owning_group {
 
     explicit owning_group(std::vector<component_id> owned) : owned_(std::move(owned)) {}
 
+    /// @brief The nested component, or null_index.
+    [[nodiscard]] component_id nested() const noexcept { return nested_; }
+    /// @brief Members that also have the nested component: the prefix [0, inner_size()).
+    [[nodiscard]] std::uint32_t inner_size() const noexcept { return inner_; }
+
     /// @brief The owned component ids, in the order the group was made.
     [[nodiscard]] const std::vector<component_id>& owned() const noexcept { return owned_; }
     /// @brief How many entities the group holds: the aligned prefix of every owned pool.
@@ -37,21 +47,44 @@ class owning_group {
         return p[owned_[0]]->index(slot) < size_;
     }
 
-    /// @brief Moves a slot that just became complete to the end of the prefix, in every pool.
+    /// @brief True when the slot is in the nested prefix.
+    [[nodiscard]] bool holds_inner(pools p, std::uint32_t slot) const noexcept {
+        return nested_ != null_index && p[nested_]->contains(slot) && p[nested_]->index(slot) < inner_;
+    }
+
+    /// @brief Moves a slot that just became complete to the end of the prefix, in every pool, and
+    /// on into the nested prefix when it has the nested component.
     void enter(pools p, std::uint32_t slot) {
         for (auto c : owned_) p[c]->swap_positions(p[c]->index(slot), size_);
         ++size_;
+        if (nested_ != null_index && p[nested_]->contains(slot)) enter_inner(p, slot);
     }
     /// @brief Moves a slot out of the prefix, in every pool, before one of its owned components
     /// goes (the pool's swap-and-pop then only touches positions past the prefix).
     void leave(pools p, std::uint32_t slot) {
+        if (holds_inner(p, slot)) leave_inner(p, slot);
         --size_;
         for (auto c : owned_) p[c]->swap_positions(p[c]->index(slot), size_);
     }
+    /// @brief Moves a member that has just gained the nested component into the nested prefix.
+    void enter_inner(pools p, std::uint32_t slot) {
+        for (auto c : owned_) p[c]->swap_positions(p[c]->index(slot), inner_);
+        p[nested_]->swap_positions(p[nested_]->index(slot), inner_);
+        ++inner_;
+    }
+    /// @brief Moves a member out of the nested prefix (before its nested component goes, or it
+    /// leaves the group). It stays a member: [inner_size(), size()) are the members without it.
+    void leave_inner(pools p, std::uint32_t slot) {
+        --inner_;
+        for (auto c : owned_) p[c]->swap_positions(p[c]->index(slot), inner_);
+        p[nested_]->swap_positions(p[nested_]->index(slot), inner_);
+    }
     /// @brief leave() for a slot whose owned components all go at once (a destroyed entity). When
     /// every owned pool holds group members only, the pools' own swap-and-pop keeps them aligned
-    /// (each moves the same last entity into the same hole), so no group swap is needed.
+    /// (each moves the same last entity into the same hole), so no group swap is needed. (Out of
+    /// the nested prefix first: the last entity that swap-and-pop moves is never in it then.)
     void leave_all(pools p, std::uint32_t slot) {
+        if (holds_inner(p, slot)) leave_inner(p, slot);
         for (auto c : owned_) {
             if (p[c]->size() != size_) {
                 leave(p, slot);
@@ -64,18 +97,35 @@ class owning_group {
     /// storages restored from a snapshot).
     void rebuild(pools p) {
         size_ = 0;
+        inner_ = 0;
         const pool& lead = *p[owned_[0]];
         for (std::size_t i = 0; i < lead.size(); ++i) {
             const auto slot = lead.slot_at(i);
             bool all = true;
             for (auto c : owned_) all = all && p[c]->contains(slot);
-            if (all) enter(p, slot);
+            if (!all) continue;
+            for (auto c : owned_) p[c]->swap_positions(p[c]->index(slot), size_);
+            ++size_;
         }
+        // Then the nested prefix, in the members' order: an already aligned layout (a snapshot's
+        // dense orders) stays as it is.
+        if (nested_ == null_index) return;
+        for (std::uint32_t i = 0; i < size_; ++i) {
+            const auto slot = lead.slot_at(i);
+            if (p[nested_]->contains(slot)) enter_inner(p, slot);
+        }
+    }
+    /// @brief Nests component c (see the top of this file) and realigns.
+    void nest(pools p, component_id c) {
+        nested_ = c;
+        rebuild(p);
     }
 
   private:
     std::vector<component_id> owned_;
     std::uint32_t size_ = 0;
+    component_id nested_ = null_index;
+    std::uint32_t inner_ = 0;
 };
 
 }  // namespace ecsd::ecs

@@ -77,6 +77,8 @@ class pool : public sparse_set {
 
     /// @brief Owning group of this pool, or -1.
     int owner_group = -1;
+    /// @brief Owning group this pool is nested in (group.hpp), or -1.
+    int nested_group = -1;
 
   protected:
     void push_stamp() {

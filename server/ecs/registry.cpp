@@ -204,6 +204,9 @@ void registry::on_added(std::uint32_t slot, component_id c) {
     if (const int g = pools_[c]->owner_group; g >= 0) {
         auto& grp = groups_[static_cast<std::size_t>(g)];
         if (grp.complete(entities_, slot) && !grp.holds(pools_, slot)) grp.enter(pools_, slot);
+    } else if (const int n = pools_[c]->nested_group; n >= 0) {
+        auto& grp = groups_[static_cast<std::size_t>(n)];
+        if (grp.complete(entities_, slot) && grp.holds(pools_, slot)) grp.enter_inner(pools_, slot);
     }
     update_watches(slot, c);
 }
@@ -212,6 +215,9 @@ void registry::before_removed(std::uint32_t slot, component_id c) {
     if (const int g = pools_[c]->owner_group; g >= 0) {
         auto& grp = groups_[static_cast<std::size_t>(g)];
         if (grp.holds(pools_, slot)) grp.leave(pools_, slot);
+    } else if (const int n = pools_[c]->nested_group; n >= 0) {
+        auto& grp = groups_[static_cast<std::size_t>(n)];
+        if (grp.holds_inner(pools_, slot)) grp.leave_inner(pools_, slot);
     }
 }
 
@@ -235,7 +241,7 @@ void registry::own_group_ids(std::vector<component_id> owned) {
     for (auto c : owned) {
         if (c == null_index || c >= pools_.size())
             throw ecs_error(reason::no_such_component, "owning group over an unregistered component");
-        if (pools_[c]->owner_group >= 0)
+        if (pools_[c]->owner_group >= 0 || pools_[c]->nested_group >= 0)
             throw ecs_error(reason::invalid_value, pools_[c]->name() + " is already owned by a group");
     }
     ++structure_version_;
@@ -243,6 +249,28 @@ void registry::own_group_ids(std::vector<component_id> owned) {
     for (auto c : owned) pools_[c]->owner_group = g;
     groups_.emplace_back(std::move(owned));
     groups_.back().rebuild(pools_);  // align the entities that already have every owned component
+}
+
+void registry::nest_in_group_ids(component_id owned, component_id nested) {
+    if (owned >= pools_.size() || nested >= pools_.size())
+        throw ecs_error(reason::no_such_component, "nested group over an unregistered component");
+    const int g = pools_[owned]->owner_group;
+    if (g < 0) throw ecs_error(reason::invalid_value, pools_[owned]->name() + " is owned by no group");
+    auto& grp = groups_[static_cast<std::size_t>(g)];
+    if (grp.nested() != null_index)
+        throw ecs_error(reason::invalid_value,
+                        "the group of " + pools_[owned]->name() + " already nests one");
+    if (pools_[nested]->owner_group >= 0 || pools_[nested]->nested_group >= 0)
+        throw ecs_error(reason::invalid_value, pools_[nested]->name() + " is already in a group");
+    pools_[nested]->nested_group = g;
+    grp.nest(pools_, nested);
+    ++structure_version_;
+}
+
+long registry::nested_size_of(component_id c) const noexcept {
+    const int g = pools_[c]->owner_group;
+    if (g < 0 || groups_[static_cast<std::size_t>(g)].nested() == null_index) return -1;
+    return static_cast<long>(groups_[static_cast<std::size_t>(g)].inner_size());
 }
 
 long registry::group_size_of(component_id c) const noexcept {

@@ -185,6 +185,15 @@ class registry {
         own_group_ids({registered_id<A>(), registered_id<B>()});
     }
     void own_group_ids(std::vector<component_id> owned);
+    /// @brief Nests C in the owning group of A and B (own_group<A, B>() first): the members that
+    /// also have C come first, C's pool aligned with them, so each_split_nested walks packed arrays.
+    template <typename A, typename B, typename C>
+    void nest_in_group() {
+        nest_in_group_ids(registered_id<A>(), registered_id<C>());
+    }
+    void nest_in_group_ids(component_id owned, component_id nested);
+    /// @brief Members of the group that owns c that also have its nested component, or -1.
+    [[nodiscard]] long nested_size_of(component_id c) const noexcept;
     /// @brief Size of the group that owns the pool of `c`, or -1 when none does.
     [[nodiscard]] long group_size_of(component_id c) const noexcept;
 
@@ -206,6 +215,13 @@ class registry {
     /// Walks that need no group run in one piece, here.
     template <typename... T, typename F, typename Split>
     void each_split(F&& f, Split&& split);
+    /// @brief Walks every entity with A and B in two parts: with(A&, B&, C&) for those that also
+    /// have C, without(A&, const B&) for the others (B is only read there: a mover without a
+    /// RigidBody keeps its Velocity). When C is nested in A and B's owning group, both parts walk
+    /// packed arrays; otherwise each entity's C is looked up. C is read, never stamped. Ranges go
+    /// to split as in each_split (the C part first).
+    template <typename A, typename B, typename C, typename With, typename Without, typename Split>
+    void each_split_nested(With&& with, Without&& without, Split&& split);
 
     /// @brief Calls f(entity_id) for every entity matching a resolved query, in ascending id order.
     void for_each_match(const query& q, const std::function<void(entity_id)>& f) const;
@@ -347,6 +363,52 @@ void registry::each_split(F&& f, Split&& split) {
     for (std::size_t i = 1; i < ids.size(); ++i)
         if (pools_[ids[i]]->size() < pools_[ids[driver]]->size()) driver = i;
     each_from_pool<T...>(ids[driver], f);
+}
+
+template <typename A, typename B, typename C, typename With, typename Without, typename Split>
+void registry::each_split_nested(With&& with, Without&& without, Split&& split) {
+    static_assert(std::is_const_v<C>, "the nested component is read, not written");
+    const component_id a = id_of<A>(), b = id_of<B>(), c = id_of<C>();
+    if (a == null_index || b == null_index) return;
+    const int g = pools_[a]->owner_group;
+    const bool grouped =
+        g >= 0 && g == pools_[b]->owner_group && groups_[static_cast<std::size_t>(g)].owned().size() == 2;
+    if (!grouped || c == null_index || groups_[static_cast<std::size_t>(g)].nested() != c) {
+        if (c == null_index || storage<C>().empty()) {
+            each_split<A, const B>([&](A& x, const B& y) { without(x, y); }, split);
+            return;
+        }
+        const auto& cs = storage<C>();
+        each_split<A, B>(
+            [&](entity_id e, A& x, B& y) {
+                const auto slot = index_of(e);
+                if (cs.contains(slot))
+                    with(x, y, cs.get(slot));
+                else
+                    without(x, static_cast<const B&>(y));
+            },
+            split);
+        return;
+    }
+    walk_guard guard(*this);
+    const auto& grp = groups_[static_cast<std::size_t>(g)];
+    const std::uint32_t n = grp.size(), inner = grp.inner_size();
+    A* pa = storage<A>().data();
+    B* pb = storage<B>().data();
+    C* pc = storage<C>().data();
+    std::uint32_t* sa = (!std::is_const_v<A> && pools_[a]->tracks_writes()) ? pools_[a]->stamps() : nullptr;
+    std::uint32_t* sb = (!std::is_const_v<B> && pools_[b]->tracks_writes()) ? pools_[b]->stamps() : nullptr;
+    const std::uint32_t ep = epoch_;
+    split(inner, [&](std::uint32_t begin, std::uint32_t end) {
+        for (std::uint32_t i = begin; i < end; ++i) with(pa[i], pb[i], pc[i]);
+        if (sa) std::fill(sa + begin, sa + end, ep);
+        if (sb) std::fill(sb + begin, sb + end, ep);
+    });
+    split(n - inner, [&](std::uint32_t begin, std::uint32_t end) {
+        for (std::uint32_t i = inner + begin; i < inner + end; ++i)
+            without(pa[i], static_cast<const B&>(pb[i]));
+        if (sa) std::fill(sa + inner + begin, sa + inner + end, ep);
+    });
 }
 
 template <typename... T, typename F>

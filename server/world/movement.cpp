@@ -27,32 +27,26 @@ void keep_in_range(Velocity& v) noexcept {
 }
 
 // Each mover writes only its own Position and Velocity, so the walk is cut into pieces run side by
-// side on the world's threads (world::walk_split): the result is the same for any thread count.
+// side on the world's threads (world::walk_split_nested): the result is the same for any thread
+// count. RigidBody is nested in the Position+Velocity group, so movers with one walk three packed
+// arrays and the rest two, with no lookup per entity.
 void movement_system::run(world& w) {
-    auto& reg = w.registry();
     const double dt = w.dt();
     const double gx = w.settings().gravity_x * dt;
     const double gy = w.settings().gravity_y * dt;
-    const auto& bodies = reg.storage<RigidBody>();
-    if (bodies.empty()) {  // nothing feels gravity: one tight pass over the owning group
-        w.walk_split<movement_system, Position, const Velocity>([dt](Position& p, const Velocity& v) {
-            p.x = bounded(p.x + v.x * dt);
-            p.y = bounded(p.y + v.y * dt);
-        });
-        return;
-    }
-    w.walk_split<movement_system, Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
-        const auto slot = ecs::index_of(e);
-        if (bodies.contains(slot)) {
-            const RigidBody& body = bodies.get(slot);
+    w.walk_split_nested<movement_system, Position, Velocity, const RigidBody>(
+        [dt, gx, gy](Position& p, Velocity& v, const RigidBody& body) {
             if (body.mass > 0) {  // mass 0: immovable, gravity too
                 v.x = bounded(v.x + gx * body.gravity_scale);
                 v.y = bounded(v.y + gy * body.gravity_scale);
             }
-        }
-        p.x = bounded(p.x + v.x * dt);
-        p.y = bounded(p.y + v.y * dt);
-    });
+            p.x = bounded(p.x + v.x * dt);
+            p.y = bounded(p.y + v.y * dt);
+        },
+        [dt](Position& p, const Velocity& v) {
+            p.x = bounded(p.x + v.x * dt);
+            p.y = bounded(p.y + v.y * dt);
+        });
 }
 
 namespace {

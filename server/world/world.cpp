@@ -72,8 +72,10 @@ world_bounds world_bounds::from_json(const json& j) {
 world::world(world_settings settings)
     : settings_((check_settings(settings), std::move(settings))), clock_(settings_.tick_hz) {
     [this]<typename... T>(type_list<T...>) { (reg_.register_component<T>(), ...); }(builtin_components{});
-    // Movers walk Position and Velocity as two aligned packed arrays.
+    // Movers walk Position and Velocity as two aligned packed arrays, those with a RigidBody first
+    // with their RigidBody aligned too (a nested group).
     reg_.own_group<Position, Velocity>();
+    reg_.nest_in_group<Position, Velocity, RigidBody>();
     install_builtin_systems();
     install_builtin_spells();
     clock_.restart(clock::now());

@@ -137,6 +137,23 @@ class world {
                                 [&](unsigned, std::uint32_t b, std::uint32_t e) { range(b, e); });
         });
     }
+    /// @brief walk_split() over S's two terms A and B, in two parts: with(A&, B&, const C&) for
+    /// the entities that also have C (read only, not one of S's terms: a component S uses when
+    /// it is there), without(A&, B&) for the others. See registry::each_split_nested.
+    template <typename S, typename A, typename B, typename C, typename With, typename Without>
+    void walk_split_nested(With&& with, Without&& without) {
+        static_assert(same_components<typename S::terms, std::remove_const_t<A>, std::remove_const_t<B>>(),
+                      "a system walks exactly the components its `terms` name");
+        if (threads() == 1) {
+            reg_.each_split_nested<A, B, C>(with, without,
+                                            [](std::uint32_t n, auto&& range) { range(0U, n); });
+            return;
+        }
+        reg_.each_split_nested<A, B, C>(with, without, [this](std::uint32_t n, auto&& range) {
+            pool().parallel_for(n, min_piece,
+                                [&](unsigned, std::uint32_t b, std::uint32_t e) { range(b, e); });
+        });
+    }
     /// @brief The world's threads, for a system's own split work (see sim_pool::parallel_for).
     [[nodiscard]] sim_pool& pool();
     /// @brief Fewest elements worth waking another thread for.

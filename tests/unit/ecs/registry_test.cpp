@@ -1,6 +1,8 @@
 #include "ecs/registry.hpp"
 
+#include <random>
 #include <stdexcept>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -284,4 +286,86 @@ TEST_F(RegistryTest, BatchDestroyDuringWalkIsDeferred) {
     EXPECT_EQ(reg.size(), 5u);
     reg.flush();
     EXPECT_EQ(reg.size(), 0u);
+}
+
+// A group nesting a third component (Health here; RigidBody in the world): through random churn
+// the members with it stay a prefix aligned in all three pools, and each_split_nested visits each
+// entity once, in the right part, with its own values.
+TEST_F(RegistryTest, ANestedGroupKeepsItsPrefixAlignedThroughChurn) {
+    std::vector<entity_id> ids;
+    const auto add = [&](int i, bool v, bool h) {
+        const auto e = reg.create();
+        ids.push_back(e);
+        reg.emplace<Position>(e, {static_cast<float>(i), 0});
+        if (v) reg.emplace<Velocity>(e, {static_cast<float>(i), 0});
+        if (h) reg.emplace<test::Health>(e, {i, i});
+    };
+    for (int i = 0; i < 60; ++i) add(i, i % 3 != 0, i % 2 == 0);
+    // Nesting after the fact realigns what is there.
+    reg.own_group<Position, Velocity>();
+    reg.nest_in_group<Position, Velocity, test::Health>();
+    EXPECT_THROW((reg.nest_in_group<Position, Velocity, test::Player>()), ecs_error) << "one nested type";
+    EXPECT_THROW((reg.own_group<test::Health, test::Player>()), ecs_error) << "Health is in a group";
+
+    std::mt19937 rng(5);
+    const auto check = [&](int step) {
+        std::size_t with_h = 0, without_h = 0, expect_with = 0, expect_without = 0;
+        for (auto e : ids) {
+            if (!reg.alive(e) || !reg.has<Position>(e) || !reg.has<Velocity>(e)) continue;
+            (reg.has<test::Health>(e) ? expect_with : expect_without) += 1;
+        }
+        reg.each_split_nested<Position, Velocity, const test::Health>(
+            [&](Position& p, Velocity& v, const test::Health& h) {
+                EXPECT_EQ(p.x, v.x) << "step " << step;
+                EXPECT_EQ(static_cast<int>(p.x), h.hp) << "step " << step;
+                ++with_h;
+            },
+            [&](Position& p, const Velocity& v) {
+                EXPECT_EQ(p.x, v.x) << "step " << step;
+                ++without_h;
+            },
+            [](std::uint32_t n, auto&& range) {  // in two pieces, as the world's threads would
+                range(0U, n / 2);
+                range(n / 2, n);
+            });
+        ASSERT_EQ(with_h, expect_with) << "step " << step;
+        ASSERT_EQ(without_h, expect_without) << "step " << step;
+        ASSERT_EQ(reg.nested_size_of(reg.id_of<Position>()), static_cast<long>(expect_with));
+        ASSERT_EQ(reg.group_size_of(reg.id_of<Position>()), static_cast<long>(expect_with + expect_without));
+    };
+    check(-1);
+    for (int step = 0; step < 600; ++step) {
+        const auto e = ids[rng() % ids.size()];
+        const int i = static_cast<int>(reg.alive(e) && reg.has<Position>(e) ? reg.get<Position>(e).x : 0);
+        switch (rng() % 7) {
+            case 0:
+                if (reg.alive(e) && reg.has<test::Health>(e)) reg.remove<test::Health>(e);
+                break;
+            case 1:
+                if (reg.alive(e) && !reg.has<test::Health>(e)) reg.emplace<test::Health>(e, {i, i});
+                break;
+            case 2:
+                if (reg.alive(e) && reg.has<Velocity>(e)) reg.remove<Velocity>(e);
+                break;
+            case 3:
+                if (reg.alive(e) && !reg.has<Velocity>(e))
+                    reg.emplace<Velocity>(e, {static_cast<float>(i), 0});
+                break;
+            case 4:
+                if (reg.alive(e)) reg.destroy(e);
+                break;
+            case 5: {
+                std::vector<entity_id> batch;
+                for (int k = 0; k < 3; ++k) {
+                    const auto d = ids[rng() % ids.size()];
+                    if (reg.alive(d)) batch.push_back(d);
+                }
+                reg.destroy(batch);
+                break;
+            }
+            default:
+                add(static_cast<int>(ids.size()), rng() % 4 != 0, rng() % 2 == 0);
+        }
+        check(step);
+    }
 }
