@@ -122,24 +122,12 @@ class world {
                       "a system walks exactly the components its `terms` name");
         reg_.each<T...>(std::forward<F>(f));
     }
-    /// @brief walk(), with an owning group's entities cut into pieces run side by side on the
-    /// world's threads: f must touch only the entity it is given (its own components).
-    template <typename S, typename... T, typename F>
-    void walk_split(F&& f) {
-        static_assert(same_components<typename S::terms, std::remove_const_t<T>...>(),
-                      "a system walks exactly the components its `terms` name");
-        if (threads() == 1) {  // the plain walk: inlined whole, about 8% faster than one piece
-            reg_.each<T...>(std::forward<F>(f));
-            return;
-        }
-        reg_.each_split<T...>(std::forward<F>(f), [this](std::uint32_t n, auto&& range) {
-            pool().parallel_for(n, min_piece,
-                                [&](unsigned, std::uint32_t b, std::uint32_t e) { range(b, e); });
-        });
-    }
-    /// @brief walk_split() over S's two terms A and B, in two parts: with(A&, B&, const C&) for
-    /// the entities that also have C (read only, not one of S's terms: a component S uses when
-    /// it is there), without(A&, B&) for the others. See registry::each_split_nested.
+    /// @brief Walks S's two terms A and B in two parts, cut into pieces run side by side on the
+    /// world's threads: with(A&, B&, const C&) for the entities that also have C (read only, not
+    /// one of S's terms: a component S uses when it is there), without(A&, const B&) for the
+    /// others. Each call must touch only the entity it is given. See registry::each_split_nested.
+    /// On one thread the pieces are one, run inline (handed to the pool, the loop was not inlined
+    /// whole: about 8% slower).
     template <typename S, typename A, typename B, typename C, typename With, typename Without>
     void walk_split_nested(With&& with, Without&& without) {
         static_assert(same_components<typename S::terms, std::remove_const_t<A>, std::remove_const_t<B>>(),
