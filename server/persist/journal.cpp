@@ -141,6 +141,59 @@ void journal_writer::truncate() {
     if (policy_ != fsync_policy::never) sync();
 }
 
+void journal_writer::drop_prefix(std::uint64_t length) {
+    if (length == 0) return;
+    if (length >= bytes_) {
+        truncate();
+        return;
+    }
+    std::string tail(bytes_ - length, '\0');
+    {
+        const int in = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (in < 0) throw_errno("open journal " + path_.string());
+        std::size_t done = 0;
+        while (done < tail.size()) {
+            const auto n =
+                ::pread(in, tail.data() + done, tail.size() - done, static_cast<off_t>(length + done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                const int err = n < 0 ? errno : EIO;
+                ::close(in);
+                throw storage_error(err, "read journal " + path_.string());
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        ::close(in);
+    }
+    // The tail goes to a temp file opened for appending before the rename: once the rename is
+    // done the writer holds the new journal, and nothing can be appended to the old one.
+    const auto tmp = temp_path_for(path_);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) throw_errno("create " + tmp.string());
+    const auto fail = [&](const std::string& what) {
+        const int err = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw storage_error(err, what);
+    };
+    std::size_t done = 0;
+    while (done < tail.size()) {
+        const auto n = ::write(fd, tail.data() + done, tail.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail("write " + tmp.string());
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fdatasync(fd) != 0) fail("fsync " + tmp.string());
+    if (::rename(tmp.c_str(), path_.c_str()) != 0) fail("rename " + tmp.string() + " to " + path_.string());
+    ::close(fd_);
+    fd_ = fd;
+    bytes_ = tail.size();
+    dirty_ = false;
+    trim_pending_ = false;
+    sync_directory(path_.parent_path());
+    last_sync_ = std::chrono::steady_clock::now();
+}
+
 journal_error::journal_error(const std::filesystem::path& file_, std::uint64_t offset_,
                              std::uint64_t records_lost_, std::uint64_t bytes_lost_, const std::string& what)
     : persist_error(file_.string() + ": " + what + " at byte offset " + std::to_string(offset_)),

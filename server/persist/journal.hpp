@@ -57,6 +57,11 @@ class journal_writer {
     void maybe_sync();
     /// @brief Empties the journal (after a snapshot that includes everything in it).
     void truncate();
+    /// @brief Drops the first `length` bytes (the records a background snapshot includes) and
+    /// keeps the rest: the tail is written to a new file that replaces the journal atomically,
+    /// so a crash leaves the whole journal or the tail, and replay skips what the snapshot holds.
+    /// Throws storage_error and then leaves the journal as it was.
+    void drop_prefix(std::uint64_t length);
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
     [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }
 

@@ -1,6 +1,10 @@
-// Snapshot benchmark (issue 7): save and load time and file size for a world of N entities
-// (default 1,000,000) with Position and Velocity. Run from a Release build:
-//   build/release/bin/persist_bench [--entities N] [--dir DIR] [--json]
+// Snapshot benchmark (issues 7 and 16): save and load time and file size for a world of N entities
+// (default 1,000,000) with Position and Velocity, and the tick while it autosaves: the world ticks
+// at 60 Hz for --seconds without saving, then as long again with a save every second, in-process
+// (the way before issue 16: the tick waits for the whole save) and in a forked child (what ecsd's
+// autosave does). Run from a Release build:
+//   build/release/bin/persist_bench [--entities N] [--dir DIR] [--seconds S] [--json]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -8,11 +12,14 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "persist/atomic_file.hpp"
+#include "persist/background_save.hpp"
 #include "persist/snapshot.hpp"
 
 using namespace ecsd;
@@ -22,21 +29,111 @@ namespace {
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+
+double quantile(std::vector<double> v, double q) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+/// @brief How a world ticked at 60 Hz for a while, with or without saves every second.
+struct tick_run {
+    std::vector<double> ticks_ms;  ///< each tick, with the save work done on it
+    std::size_t skipped = 0;       ///< deadlines passed while a tick was still running
+    std::size_t saves = 0;
+    double start_max_ms = 0;  ///< the slowest tick that started a save (the fork, or the whole save)
+    double after_max_ms = 0;  ///< the slowest tick right after a fork (copy-on-write faults)
+    double save_max_ms = 0;   ///< the longest save, from its start to its file on disk
+    double fork_max_ms = 0;
+    std::string error;
+};
+
+enum class save_mode { none, inline_save, fork_save };
+
+tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double seconds, save_mode mode) {
+    using clock = std::chrono::steady_clock;
+    const auto period = std::chrono::microseconds(16667);
+    tick_run run;
+    const auto start = clock::now();
+    auto deadline = start;
+    auto next_save = start + std::chrono::seconds(1);
+    std::unique_ptr<persist::background_save> bg;
+    clock::time_point bg_started{};
+    bool after_fork = false;
+    const auto job = [&w, &path] {
+        const std::string text = persist::seal_snapshot(persist::snapshot_text(w, 0));
+        persist::write_file_atomically(path, text);
+        return static_cast<std::uint64_t>(text.size());
+    };
+    while (clock::now() - start < std::chrono::duration<double>(seconds)) {
+        std::this_thread::sleep_until(deadline);
+        const auto t0 = clock::now();
+        bool starts_save = false;
+        if (bg && bg->poll() != persist::background_save::state::running) {
+            if (bg->poll() == persist::background_save::state::failed) run.error = bg->error();
+            run.save_max_ms = std::max(run.save_max_ms, ms_since(bg_started));
+            bg.reset();
+        }
+        if (mode != save_mode::none && t0 >= next_save && !bg) {
+            starts_save = true;
+            ++run.saves;
+            next_save += std::chrono::seconds(1);
+            if (mode == save_mode::inline_save) {
+                (void)job();
+                run.save_max_ms = std::max(run.save_max_ms, ms_since(t0));
+            } else {
+                bg_started = t0;
+                bg = persist::background_save::start(job);
+                run.fork_max_ms = std::max(run.fork_max_ms, bg->fork_ms());
+            }
+        }
+        w.run_tick();
+        const double ms = ms_since(t0);
+        run.ticks_ms.push_back(ms);
+        if (starts_save) run.start_max_ms = std::max(run.start_max_ms, ms);
+        if (after_fork) run.after_max_ms = std::max(run.after_max_ms, ms);
+        after_fork = starts_save && mode == save_mode::fork_save;
+        deadline += period;
+        for (auto now = clock::now(); now >= deadline + period; deadline += period) ++run.skipped;
+    }
+    if (bg) {  // let the last one finish, so its time is counted
+        while (bg->poll() == persist::background_save::state::running)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        run.save_max_ms = std::max(run.save_max_ms, ms_since(bg_started));
+    }
+    return run;
+}
+
+json run_json(const tick_run& r) {
+    return {{"ticks", r.ticks_ms.size()},
+            {"tick_p50_ms", quantile(r.ticks_ms, 0.5)},
+            {"tick_p99_ms", quantile(r.ticks_ms, 0.99)},
+            {"tick_max_ms", quantile(r.ticks_ms, 1.0)},
+            {"skipped", r.skipped},
+            {"saves", r.saves},
+            {"save_start_tick_max_ms", r.start_max_ms},
+            {"tick_after_fork_max_ms", r.after_max_ms},
+            {"fork_max_ms", r.fork_max_ms},
+            {"save_max_ms", r.save_max_ms}};
+}
 }  // namespace
 
 int main(int argc, char** argv) {
     std::size_t n = 1'000'000;
     std::filesystem::path dir = std::filesystem::temp_directory_path() / "ecsd_persist_bench";
     bool as_json = false;
+    double seconds = 3;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--entities") == 0 && i + 1 < argc)
             n = std::stoul(argv[++i]);
         else if (std::strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
             dir = argv[++i];
+        else if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+            seconds = std::stod(argv[++i]);
         else if (std::strcmp(argv[i], "--json") == 0)
             as_json = true;
         else {
-            std::fprintf(stderr, "usage: persist_bench [--entities N] [--dir DIR] [--json]\n");
+            std::fprintf(stderr, "usage: persist_bench [--entities N] [--dir DIR] [--seconds S] [--json]\n");
             return 2;
         }
     }
@@ -51,10 +148,26 @@ int main(int argc, char** argv) {
     auto& reg = w.registry();
     for (std::size_t i = 0; i < n; ++i) {
         const auto e = reg.create();
-        reg.emplace<world::Position>(
-            e, {static_cast<double>(i % 1000) * 0.5, static_cast<double>(i / 1000) * 0.25});
+        const std::size_t row = i / 1000;  // a grid of 1000 columns
+        reg.emplace<world::Position>(e,
+                                     {static_cast<double>(i % 1000) * 0.5, static_cast<double>(row) * 0.25});
         reg.emplace<world::Velocity>(e, {1.5, -0.25});
     }
+    std::size_t rss_kb = 0;
+    {
+        std::ifstream status("/proc/self/status");
+        for (std::string line; std::getline(status, line);)
+            if (line.starts_with("VmRSS:")) rss_kb = std::stoul(line.substr(6));
+    }
+    // The tick while saving: the same world ticks on (movement moves every entity, so each tick
+    // writes every Position page: the worst case for copy-on-write). First, while the process holds
+    // only the world, as a server would.
+    const auto tick_path = dir / "ticking.snapshot.json";
+    const auto plain = tick_at_60hz(w, tick_path, seconds, save_mode::none);
+    const auto inline_run = tick_at_60hz(w, tick_path, seconds, save_mode::inline_save);
+    const auto fork_run = tick_at_60hz(w, tick_path, seconds, save_mode::fork_save);
+    std::filesystem::remove(tick_path);
+
     const auto hash_before = w.state_hash();
 
     auto t0 = std::chrono::steady_clock::now();
@@ -83,7 +196,11 @@ int main(int argc, char** argv) {
                       {"load_ms", parse_ms + rebuild_ms},
                       {"load_read_parse_ms", parse_ms},
                       {"load_rebuild_ms", rebuild_ms},
-                      {"hash_equal", same}};
+                      {"hash_equal", same},
+                      {"rss_bytes_while_ticking", rss_kb * 1024},
+                      {"tick_without_saving", run_json(plain)},
+                      {"tick_saving_inline", run_json(inline_run)},
+                      {"tick_saving_forked", run_json(fork_run)}};
     std::filesystem::remove(path);
     if (as_json) {
         std::puts(out.dump().c_str());
@@ -94,6 +211,20 @@ int main(int argc, char** argv) {
         std::printf("load %.0f ms (read+parse %.0f, rebuild %.0f)\n", parse_ms + rebuild_ms, parse_ms,
                     rebuild_ms);
         std::printf("state hash equal after load: %s\n", same ? "yes" : "NO");
+        std::printf("\nticking at 60 Hz for %.0f s each, saving every second (process RSS %.0f MB):\n",
+                    seconds, static_cast<double>(rss_kb) / 1024);
+        std::printf("%-22s %6s %8s %8s %8s %8s %11s %11s %8s %9s\n", "", "ticks", "p50 ms", "p99 ms",
+                    "max ms", "skipped", "save-tick", "next-tick", "fork ms", "save ms");
+        const auto row = [](const char* name, const tick_run& r) {
+            std::printf("%-22s %6zu %8.2f %8.2f %8.2f %8zu %11.2f %11.2f %8.2f %9.0f\n", name,
+                        r.ticks_ms.size(), quantile(r.ticks_ms, 0.5), quantile(r.ticks_ms, 0.99),
+                        quantile(r.ticks_ms, 1.0), r.skipped, r.start_max_ms, r.after_max_ms, r.fork_max_ms,
+                        r.save_max_ms);
+        };
+        row("no save", plain);
+        row("save in the tick", inline_run);
+        row("save in a forked child", fork_run);
+        if (!fork_run.error.empty()) std::printf("forked save failed: %s\n", fork_run.error.c_str());
     }
-    return same ? 0 : 1;
+    return same && fork_run.error.empty() ? 0 : 1;
 }

@@ -125,6 +125,47 @@ TEST_F(Persistence, KillNineDuringHeavyWritesAndSavesLosesNothingAcknowledged) {
         EXPECT_TRUE(present.count(id)) << "acknowledged entity " << id << " was lost";
 }
 
+TEST_F(Persistence, BackgroundAutosaveMeetsTheJournalAtTheSeam) {
+    // Autosave forks a child every 50 ms while requests keep coming: records written while a child
+    // writes its snapshot must stay in the journal, and those the snapshot holds must leave it.
+    std::string hash;
+    std::uint64_t tick = 0;
+    std::uint64_t written = 0;
+    {
+        ecsd_server server(args("0.05"));
+        line_client c(server.port());
+        ASSERT_TRUE(c.result("world.pause").is_object());
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+        for (int i = 0; std::chrono::steady_clock::now() < until || i < 200; ++i) {
+            const auto e = c.result(
+                "world.spawn_entity",
+                {{"components",
+                  {{"Health", {{"hp", i}}}, {"Position", {{"x", i}}}, {"Velocity", {{"x", 1}}}}}})["entity"];
+            if (i % 3 == 0)
+                (void)c.result("world.mutate_components",
+                               {{"entity", e}, {"component", "Health"}, {"path", "hp"}, {"value", -i}});
+            if (i % 10 == 0) (void)c.result("world.step", {{"ticks", 1}});
+            ++written;
+        }
+        const auto h = c.result("world.hash");
+        hash = h["hash"];
+        tick = h["tick"];
+        // The journal was shortened by a background save while the writes went on: it no longer
+        // starts at record 1.
+        std::ifstream journal(dir_ / "default.journal");
+        std::string first;
+        ASSERT_TRUE(std::getline(journal, first));
+        EXPECT_GT(json::parse(first.substr(9))["seq"].get<std::uint64_t>(), 1u) << first;
+        server.stop(SIGKILL);
+    }
+    ecsd_server server(args());
+    line_client c(server.port());
+    const auto h = c.result("world.hash");
+    EXPECT_EQ(h["tick"], tick);
+    EXPECT_EQ(h["hash"], hash);
+    EXPECT_EQ(c.result("world.query", {{"query", "Health"}, {"limit", 1}})["total"], written);
+}
+
 TEST_F(Persistence, SaveAndLoadOnDemand) {
     ecsd_server server(args());
     line_client c(server.port());

@@ -12,7 +12,8 @@ hosted_world::hosted_world(asio::io_context& io, std::string name, std::shared_p
       strand_(asio::make_strand(io)),
       timer_(strand_),
       world_(std::move(world)),
-      autosave_timer_(strand_) {}
+      autosave_timer_(strand_),
+      save_poll_timer_(strand_) {}
 
 hosted_world::~hosted_world() = default;
 
@@ -39,6 +40,7 @@ void hosted_world::drop_log(bool remove_files) {
     if (log_ && remove_files) log_->remove_files();
     log_.reset();
     autosave_timer_.cancel();
+    save_poll_timer_.cancel();
 }
 
 void hosted_world::replace_world(std::shared_ptr<world::world> world) {
@@ -55,12 +57,24 @@ void hosted_world::arm_autosave() {
         std::chrono::duration<double>(autosave_seconds_)));
     autosave_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (ec || self->stopped_ || !self->log_) return;
-        try {
-            self->log_->save(*self->world_);
-        } catch (const std::exception& e) {
-            spdlog::error("world '{}': autosave failed: {}", self->name_, e.what());
+        // A save still being written when the next is due: that one is skipped, not queued.
+        if (!self->log_->background_save_running()) {
+            try {
+                if (self->log_->start_background_save(*self->world_) && self->log_->background_save_running())
+                    self->poll_save();
+            } catch (const std::exception& e) {
+                spdlog::error("world '{}': autosave failed: {}", self->name_, e.what());
+            }
         }
         self->arm_autosave();
+    });
+}
+
+void hosted_world::poll_save() {
+    save_poll_timer_.expires_after(std::chrono::milliseconds(10));
+    save_poll_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
+        if (ec || !self->log_) return;
+        if (!self->log_->finish_background_save()) self->poll_save();
     });
 }
 

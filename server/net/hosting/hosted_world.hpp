@@ -106,6 +106,8 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     void arm(std::chrono::steady_clock::time_point now);
     void on_timer(const asio::error_code& ec);
     void arm_autosave();
+    /// @brief Checks every 10 ms whether the background save ended (never blocks the strand).
+    void poll_save();
     void stamp_beat(std::chrono::steady_clock::time_point now) noexcept {
         last_beat_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
     }
@@ -118,6 +120,7 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     bool sealed_ = false;
     std::unique_ptr<world_log> log_;
     asio::steady_timer autosave_timer_;
+    asio::steady_timer save_poll_timer_;
     double autosave_seconds_ = 0;
     watch_hub watches_;
     figures figures_;

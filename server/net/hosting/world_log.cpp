@@ -82,7 +82,75 @@ void world_log::record_tick(std::uint64_t tick) {
     ++seq_;
 }
 
+world_log::~world_log() {
+    abandon_background_save();
+}
+
+void world_log::abandon_background_save() noexcept {
+    if (!bg_) return;
+    bg_->abandon();
+    bg_.reset();
+    std::error_code ignored;
+    fs::remove(persist::temp_path_for(snapshot_path(dir_, world_)), ignored);
+}
+
+bool world_log::start_background_save(const world::world& w) {
+    if (bg_) return false;
+    const auto path = snapshot_path(dir_, world_);
+    const std::uint64_t seq = seq_;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        // The child sees the world as it is now, and the journal's first `bytes()` bytes are
+        // exactly the records up to `seq`: the snapshot and the journal meet at that seam.
+        bg_ = persist::background_save::start([&w, seq, &path] {
+            const std::string text = persist::seal_snapshot(persist::snapshot_text(w, seq));
+            persist::write_file_atomically(path, text);
+            return static_cast<std::uint64_t>(text.size());
+        });
+    } catch (const persist::storage_error& e) {
+        spdlog::warn("world '{}': {}: saving in-process instead (the world waits for it)", world_, e.what());
+        (void)save(w);
+        return true;
+    }
+    bg_journal_bytes_ = journal_.bytes();
+    bg_tick_ = w.tick();
+    bg_started_ = t0;
+    spdlog::debug("world '{}': background save of tick {} started (pid {}, fork {:.2f} ms)", world_, bg_tick_,
+                  bg_->pid(), bg_->fork_ms());
+    return true;
+}
+
+bool world_log::finish_background_save() {
+    if (!bg_) return true;
+    const auto state = bg_->poll();
+    if (state == persist::background_save::state::running) return false;
+    const auto path = snapshot_path(dir_, world_);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bg_started_).count();
+    if (state == persist::background_save::state::failed) {
+        spdlog::error("world '{}': autosave failed: {}; the journal keeps every record", world_,
+                      bg_->error());
+        abandon_background_save();
+        return true;
+    }
+    try {
+        journal_.drop_prefix(bg_journal_bytes_);
+    } catch (const std::exception& e) {
+        // The snapshot is on disk; replay skips the records it includes, so nothing is wrong, the
+        // journal is only longer than it needs to be until the next save.
+        spdlog::warn("world '{}': saved, but the journal could not be shortened: {}", world_, e.what());
+    }
+    bg_last_ = {path.string(), bg_->bytes(), bg_tick_, ms};
+    spdlog::info(
+        "world '{}': saved tick {} to {} in the background ({} bytes, {:.1f} ms; the world "
+        "stopped {:.2f} ms for the fork)",
+        world_, bg_tick_, path.string(), bg_->bytes(), ms, bg_->fork_ms());
+    bg_.reset();
+    return true;
+}
+
 save_report world_log::save(const world::world& w) {
+    abandon_background_save();  // this save is newer; the child must not rename an older one over it
     const auto t0 = std::chrono::steady_clock::now();
     const std::string text = persist::seal_snapshot(persist::snapshot_text(w, seq_));
     const auto path = snapshot_path(dir_, world_);
@@ -96,6 +164,7 @@ save_report world_log::save(const world::world& w) {
 }
 
 void world_log::remove_files() {
+    abandon_background_save();
     std::error_code ignored;
     // The journal first: a crash in between leaves a snapshot alone (the world comes back), never
     // a journal without its snapshot (which start-up refuses).

@@ -16,6 +16,7 @@
 #include <asio.hpp>
 #include <nlohmann/json.hpp>
 
+#include "persist/background_save.hpp"
 #include "persist/journal.hpp"
 
 namespace ecsd::world {
@@ -47,6 +48,10 @@ class world_log {
     /// @brief Opens (creating) the journal of `world` in `dir`; `seq` is the last sequence number used.
     world_log(const std::filesystem::path& dir, const std::string& world, persist::fsync_policy policy,
               std::uint64_t seq);
+    /// @brief Kills a background save still running (its temp file is removed).
+    ~world_log();
+    world_log(const world_log&) = delete;
+    world_log& operator=(const world_log&) = delete;
 
     /// @brief Appends a mutating request before it is applied (write-ahead). Throws
     /// persist::storage_error when it cannot be written: then nothing was written, the sequence
@@ -58,8 +63,22 @@ class world_log {
     /// @brief Appends a tick mark: the clock ran the world up to `tick`. Throws persist::storage_error
     /// (nothing written, the sequence number unchanged).
     void record_tick(std::uint64_t tick);
-    /// @brief Writes a snapshot atomically, then empties the journal it now includes.
+    /// @brief Writes a snapshot atomically, then empties the journal it now includes. A background
+    /// save still running is abandoned first (this one is newer).
     save_report save(const world::world& w);
+    /// @brief Starts a save in a forked child (autosave): the world stops only for the fork and
+    /// goes on while the child writes the snapshot of that instant. The snapshot includes the
+    /// journal up to now; when the child is done, finish_background_save() drops those records
+    /// and keeps the ones written since. Returns false, starting nothing, while one still runs.
+    /// When the fork fails the save is done in-process (save()) with a warning.
+    bool start_background_save(const world::world& w);
+    /// @brief Never blocks: true once no background save runs any more (it ended and its journal
+    /// prefix was dropped, or it failed and was logged; the journal then keeps everything).
+    bool finish_background_save();
+    /// @brief True while a background save's child runs.
+    [[nodiscard]] bool background_save_running() const noexcept { return bg_ != nullptr; }
+    /// @brief The last background save that ended well (zeroes before the first).
+    [[nodiscard]] const save_report& last_background_save() const noexcept { return bg_last_; }
     /// @brief Deletes the world's files (world.destroy).
     void remove_files();
 
@@ -74,8 +93,17 @@ class world_log {
     persist::journal_writer journal_;
     void append(const nlohmann::json& record);
 
+    /// @brief Kills a background save still running and removes its temp file.
+    void abandon_background_save() noexcept;
+
     std::uint64_t seq_;
     bool failing_ = false;  ///< the last journal write failed: logged once per episode
+
+    std::unique_ptr<persist::background_save> bg_;  ///< the child writing a snapshot, if any
+    std::uint64_t bg_journal_bytes_ = 0;  ///< the journal's length at the fork: what the snapshot holds
+    std::uint64_t bg_tick_ = 0;
+    std::chrono::steady_clock::time_point bg_started_{};
+    save_report bg_last_;
 };
 
 /// @brief A world read back from the data folder: its snapshot, with the journal replayed through

@@ -247,3 +247,28 @@ TEST(AtomicFile, KeepAsideNeverOverwritesAnEarlierCopy) {
     EXPECT_EQ(read_all(dir / "f.damaged"), "one");
     EXPECT_EQ(read_all(dir / "f.damaged.1"), "one");
 }
+
+TEST(Journal, DropPrefixKeepsTheRecordsAfterItAndAppendsGoOn) {
+    const auto dir = fresh_dir("drop_prefix");
+    journal_writer w(dir / "j", fsync_policy::always);
+    std::uint64_t seam = 0;
+    for (int seq = 1; seq <= 5; ++seq) {
+        w.append({{"seq", seq}, {"tick", seq}});
+        if (seq == 3) seam = w.bytes();  // a background snapshot taken here holds records 1..3
+    }
+    const auto before = w.bytes();
+    w.drop_prefix(seam);
+    EXPECT_EQ(w.bytes(), before - seam);
+    w.append({{"seq", 6}, {"tick", 6}});  // lands in the new file, after the kept tail
+    const auto j = read_journal(dir / "j");
+    ASSERT_EQ(j.records.size(), 3u);
+    EXPECT_EQ(j.records[0]["seq"], 4);
+    EXPECT_EQ(j.records[2]["seq"], 6);
+    EXPECT_FALSE(j.torn_tail);
+    EXPECT_EQ(j.valid_bytes, w.bytes());
+    EXPECT_EQ(remove_stale_temp_files(dir), 0u);  // the temp file became the journal
+    w.drop_prefix(w.bytes());                     // everything included: emptied
+    EXPECT_EQ(w.bytes(), 0u);
+    EXPECT_TRUE(read_journal(dir / "j").records.empty());
+    fs::remove_all(dir);
+}

@@ -1,0 +1,95 @@
+#include "persist/background_save.hpp"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "persist/atomic_file.hpp"
+
+using namespace ecsd::persist;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+background_save::state wait_for(background_save& bg, std::chrono::milliseconds limit = 10s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    auto s = bg.poll();
+    while (s == background_save::state::running && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(2ms);
+        s = bg.poll();
+    }
+    return s;
+}
+std::string read_all(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+}  // namespace
+
+TEST(BackgroundSave, TheChildWritesTheMemoryAsItWasAtTheFork) {
+    const auto path = fs::temp_directory_path() / ("ecsd_bgsave_" + std::to_string(::getpid()));
+    std::vector<int> values(100000, 7);
+    auto bg = background_save::start([&values, &path] {
+        std::this_thread::sleep_for(150ms);  // the parent changes the values meanwhile
+        std::string text;
+        for (const int v : values) text += static_cast<char>('0' + v);
+        write_file_atomically(path, text);
+        return static_cast<std::uint64_t>(text.size());
+    });
+    std::fill(values.begin(), values.end(), 3);  // copy-on-write: the child still sees 7s
+    EXPECT_EQ(bg->poll(), background_save::state::running);
+    ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
+    EXPECT_EQ(bg->bytes(), 100000u);
+    EXPECT_EQ(read_all(path), std::string(100000, '7'));
+    EXPECT_LT(bg->fork_ms(), 1000.0);
+    fs::remove(path);
+}
+
+TEST(BackgroundSave, AnErrorInTheChildComesBackToTheParent) {
+    auto bg =
+        background_save::start([]() -> std::uint64_t { throw storage_error(ENOSPC, "write /x/y.tmp"); });
+    ASSERT_EQ(wait_for(*bg), background_save::state::failed);
+    EXPECT_NE(bg->error().find("write /x/y.tmp"), std::string::npos) << bg->error();
+    EXPECT_NE(bg->error().find("No space left on device"), std::string::npos) << bg->error();
+}
+
+TEST(BackgroundSave, AbandonKillsAndReapsTheChild) {
+    auto bg = background_save::start([]() -> std::uint64_t {
+        std::this_thread::sleep_for(60s);
+        return 0;
+    });
+    const pid_t pid = bg->pid();
+    const auto t0 = std::chrono::steady_clock::now();
+    bg->abandon();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    EXPECT_EQ(bg->poll(), background_save::state::failed);
+    EXPECT_EQ(::waitpid(pid, nullptr, WNOHANG), -1);  // reaped: no zombie left behind
+    EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(BackgroundSave, TheChildHoldsNoInheritedDescriptor) {
+    // A connection the parent closes must look closed to its peer at once, not when the save ends.
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    auto bg = background_save::start([]() -> std::uint64_t {
+        std::this_thread::sleep_for(2s);
+        return 0;
+    });
+    ::close(fds[0]);
+    timeval wait{1, 0};
+    ::setsockopt(fds[1], SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    char byte = 0;
+    EXPECT_EQ(::read(fds[1], &byte, 1), 0) << "the peer did not see the close (errno " << errno << ")";
+    ::close(fds[1]);
+    bg->abandon();
+}
