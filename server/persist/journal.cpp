@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -36,19 +37,70 @@ const char* to_string(fsync_policy p) noexcept {
 }
 
 std::uint32_t crc32(std::string_view data) noexcept {
-    static const auto table = [] {
-        std::array<std::uint32_t, 256> t{};
+    // Slicing-by-8 (Intel's, as zlib does): eight table lookups per 8 bytes instead of one per byte.
+    static const auto tables = [] {
+        std::array<std::array<std::uint32_t, 256>, 8> t{};
         for (std::uint32_t i = 0; i < 256; ++i) {
             std::uint32_t c = i;
             for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            t[i] = c;
+            t[0][i] = c;
         }
+        for (std::uint32_t i = 0; i < 256; ++i)
+            for (std::size_t k = 1; k < 8; ++k) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFF];
         return t;
     }();
     std::uint32_t c = 0xFFFFFFFFu;
-    for (unsigned char b : data) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
+    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+    std::size_t n = data.size();
+    for (; n >= 8; n -= 8, p += 8) {
+        const std::uint32_t lo = c ^ (std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 |
+                                      std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24);
+        c = tables[7][lo & 0xFF] ^ tables[6][(lo >> 8) & 0xFF] ^ tables[5][(lo >> 16) & 0xFF] ^
+            tables[4][lo >> 24] ^ tables[3][p[4]] ^ tables[2][p[5]] ^ tables[1][p[6]] ^ tables[0][p[7]];
+    }
+    for (; n > 0; --n, ++p) c = tables[0][(c ^ *p) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
 }
+
+namespace {
+/// @brief The 8 hex digits of a record's checksum; false when they are not 8 hex digits.
+bool parse_hex8(std::string_view text, std::uint32_t& out) noexcept {
+    if (text.size() != 8) return false;
+    std::uint32_t v = 0;
+    for (const char ch : text) {
+        std::uint32_t d = 0;
+        if (ch >= '0' && ch <= '9')
+            d = static_cast<std::uint32_t>(ch - '0');
+        else if (ch >= 'a' && ch <= 'f')
+            d = static_cast<std::uint32_t>(ch - 'a' + 10);
+        else if (ch >= 'A' && ch <= 'F')
+            d = static_cast<std::uint32_t>(ch - 'A' + 10);
+        else
+            return false;
+        v = v << 4 | d;
+    }
+    out = v;
+    return true;
+}
+
+/// @brief A whole file in one string, read with one read per chunk (no stream buffer copies).
+bool read_whole_file(const std::filesystem::path& path, std::string& out) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const auto size = ::lseek(fd, 0, SEEK_END);
+    out.resize(size > 0 ? static_cast<std::size_t>(size) : 0);
+    std::size_t done = 0;
+    while (done < out.size()) {
+        const auto n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    out.resize(done);
+    ::close(fd);
+    return true;
+}
+}  // namespace
 
 std::string encode_record(const json& record) {
     const std::string text = record.dump();
@@ -210,53 +262,128 @@ journal_error journal_damage(const std::filesystem::path& file, std::string_view
     return journal_error(file, offset, records, data.size() - offset, what);
 }
 
+namespace {
+/// @brief Checks a record's JSON without building its tree (SAX): an object whose "seq" and "tick"
+/// are unsigned integers, as json::parse would see it (a repeated key: the last one counts).
+class record_check : public nlohmann::json_sax<json> {
+  public:
+    bool null() override { return other(); }
+    bool boolean(bool /*val*/) override { return other(); }
+    bool number_integer(number_integer_t /*val*/) override { return other(); }
+    bool number_unsigned(number_unsigned_t val) override {
+        if (depth_ == 1) {
+            if (key_ == top_key::seq) seq = val, has_seq = true;
+            if (key_ == top_key::tick) tick = val, has_tick = true;
+        }
+        return true;
+    }
+    bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return other(); }
+    bool string(string_t& /*val*/) override { return other(); }
+    bool binary(binary_t& /*val*/) override { return other(); }
+    bool start_object(std::size_t /*elements*/) override {
+        if (depth_ == 0) object = true;
+        if (depth_ == 1) other();
+        ++depth_;
+        return true;
+    }
+    bool end_object() override {
+        --depth_;
+        return true;
+    }
+    bool start_array(std::size_t /*elements*/) override {
+        if (depth_ == 1) other();
+        ++depth_;
+        return true;
+    }
+    bool end_array() override {
+        --depth_;
+        return true;
+    }
+    bool key(string_t& val) override {
+        if (depth_ != 1) return true;
+        key_ = val == "seq" ? top_key::seq : val == "tick" ? top_key::tick : top_key::other;
+        if (val == "method") request = true;
+        return true;
+    }
+    bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                     const nlohmann::detail::exception& /*ex*/) override {
+        return false;
+    }
+
+    [[nodiscard]] bool good() const noexcept { return object && has_seq && has_tick; }
+
+    bool object = false;
+    bool has_seq = false;
+    bool has_tick = false;
+    bool request = false;
+    std::uint64_t seq = 0;
+    std::uint64_t tick = 0;
+
+  private:
+    /// @brief A value other than an unsigned integer: under "seq" or "tick" the record is bad,
+    /// unless a later repeat of the key fixes it.
+    bool other() {
+        if (depth_ == 1 && key_ == top_key::seq) has_seq = false;
+        if (depth_ == 1 && key_ == top_key::tick) has_tick = false;
+        return true;
+    }
+    enum class top_key { other, seq, tick };
+    int depth_ = 0;
+    top_key key_ = top_key::other;
+};
+}  // namespace
+
+std::string_view journal_contents::text(std::size_t i) const noexcept {
+    const auto begin = offsets[i] + 9;
+    const auto end = (i + 1 < offsets.size() ? offsets[i + 1] : valid_bytes) - 1;  // before the LF
+    return std::string_view(data).substr(begin, end - begin);
+}
+
 journal_contents read_journal(const std::filesystem::path& path) {
     journal_contents out;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return out;
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string data = buffer.str();
+    std::string data;
+    if (!read_whole_file(path, data)) return out;
+    const auto lines = static_cast<std::size_t>(std::count(data.begin(), data.end(), '\n'));
+    out.offsets.reserve(lines);
+    out.seqs.reserve(lines);
+    out.ticks.reserve(lines);
+    out.requests.reserve(lines);
     std::size_t offset = 0;
     while (offset < data.size()) {
         const auto nl = data.find('\n', offset);
-        const auto end = nl == std::string::npos ? data.size() : nl;
-        const std::string_view line(data.data() + offset, end - offset);
         // Only a record without its final newline is torn: the newline is the last byte written.
         if (nl == std::string::npos) {
             out.torn_tail = true;
-            return out;
+            break;
         }
+        const std::string_view line(data.data() + offset, nl - offset);
         bool good = line.size() > 9 && line[8] == ' ';
-        json record;
+        record_check check;
         if (good) {
             const std::string_view text = line.substr(9);
-            unsigned int want = 0;
-            good =
-                std::sscanf(std::string(line.substr(0, 8)).c_str(), "%8x", &want) == 1 && crc32(text) == want;
-            if (good) {
-                record = json::parse(text, nullptr, false);
-                good = !record.is_discarded() && record.is_object() && record.contains("seq") &&
-                       record.contains("tick") && record["seq"].is_number_unsigned() &&
-                       record["tick"].is_number_unsigned();
-            }
+            std::uint32_t want = 0;
+            good = parse_hex8(line.substr(0, 8), want) && crc32(text) == want &&
+                   json::sax_parse(text, &check, json::input_format_t::json, true, false) && check.good();
         }
         if (!good)
             throw journal_damage(path, data, offset, "corrupt journal record (checksum or format mismatch)");
-        if (!out.records.empty()) {
-            const auto prev = out.records.back()["seq"].get<std::uint64_t>();
-            const auto seq = record["seq"].get<std::uint64_t>();
-            if (seq != prev + 1)
+        if (!out.seqs.empty()) {
+            const auto prev = out.seqs.back();
+            if (check.seq != prev + 1)
                 throw journal_damage(path, data, offset,
-                                     "journal sequence gap: record " + std::to_string(seq) +
+                                     "journal sequence gap: record " + std::to_string(check.seq) +
                                          " follows record " + std::to_string(prev) + " (expected " +
                                          std::to_string(prev + 1) + ")");
         }
-        out.records.push_back(std::move(record));
         out.offsets.push_back(offset);
-        offset = end + 1;
+        out.seqs.push_back(check.seq);
+        out.ticks.push_back(check.tick);
+        out.requests.push_back(check.request);
+        offset = nl + 1;
         out.valid_bytes = offset;
     }
+    data.resize(out.valid_bytes);
+    out.data = std::move(data);
     return out;
 }
 

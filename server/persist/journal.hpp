@@ -77,12 +77,24 @@ class journal_writer {
     std::chrono::steady_clock::time_point last_sync_{};
 };
 
-/// @brief What reading a journal found.
+/// @brief What reading a journal found: the checked text and, per record, where it starts and
+/// its sequence number and tick. A record's JSON is parsed again only when asked for (record()),
+/// so reading a journal takes memory in proportion to the file, not to its records' trees.
 struct journal_contents {
-    std::vector<json> records;
+    std::string data;                    ///< the file's intact prefix
     std::vector<std::uint64_t> offsets;  ///< byte offset of each record
+    std::vector<std::uint64_t> seqs;     ///< each record's "seq"
+    std::vector<std::uint64_t> ticks;    ///< each record's "tick"
+    std::vector<bool> requests;          ///< whether each record has a "method" (else it marks a tick)
     std::uint64_t valid_bytes = 0;       ///< length of the intact prefix
     bool torn_tail = false;              ///< the last record was cut short (crash mid-write) and dropped
+
+    [[nodiscard]] std::size_t size() const noexcept { return offsets.size(); }
+    [[nodiscard]] bool empty() const noexcept { return offsets.empty(); }
+    /// @brief Record `i`'s JSON text (checked by read_journal).
+    [[nodiscard]] std::string_view text(std::size_t i) const noexcept;
+    /// @brief Record `i` parsed.
+    [[nodiscard]] json record(std::size_t i) const { return json::parse(text(i)); }
 };
 
 /// @brief Damage in a journal: what() names the file and the byte offset; the rest says what cutting

@@ -11,16 +11,25 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "hosting/hosted_world.hpp"
+#include "hosting/world_directory.hpp"
+#include "hosting/world_log.hpp"
+#include "methods/methods.hpp"
 #include "persist/atomic_file.hpp"
 #include "persist/background_save.hpp"
+#include "persist/journal.hpp"
 #include "persist/snapshot.hpp"
+#include "rpc/method_table.hpp"
+#include "rpc/services.hpp"
 
 using namespace ecsd;
 using nlohmann::json;
@@ -102,6 +111,60 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
         run.save_max_ms = std::max(run.save_max_ms, ms_since(bg_started));
     }
     return run;
+}
+
+/// @brief Journal replay through ecsd's own start-up path (net::load_world: the method table's
+/// handlers): a paused world's snapshot and a journal of `records` requests, half spawns and half
+/// mutations of what was spawned. Returns the seconds load_world took and, apart, the seconds
+/// reading and checking the journal alone takes (persist::read_journal, a part of load_world).
+std::pair<double, double> replay_seconds(const std::filesystem::path& dir, std::size_t records) {
+    const std::string name = "replay";
+    {
+        world::world_settings s;
+        s.name = name;
+        s.paused = true;
+        const world::world w(s);
+        persist::write_file_atomically(net::world_log::snapshot_path(dir, name),
+                                       persist::seal_snapshot(persist::snapshot_text(w, 0)));
+        const auto journal = net::world_log::journal_path(dir, name);
+        std::filesystem::remove(journal);
+        persist::journal_writer out(journal, persist::fsync_policy::never);
+        std::uint64_t seq = 0;
+        std::uint64_t first_id = std::uint64_t{1} << 32;  // generation 1, slot 0: the first id handed out
+        for (std::size_t i = 0; i < records; ++i) {
+            json params;
+            std::string method;
+            if (i % 2 == 0) {
+                method = "world.spawn_entity";
+                params = {
+                    {"components",
+                     {{"Position", {{"x", static_cast<double>(i)}, {"y", 1.5}}}, {"Velocity", {{"x", 1}}}}}};
+            } else {
+                method = "world.mutate_components";
+                params = {{"entity", first_id + i / 2},
+                          {"component", "Position"},
+                          {"path", "x"},
+                          {"value", static_cast<double>(i) * 0.5}};
+            }
+            out.append({{"seq", ++seq}, {"tick", 0}, {"method", method}, {"params", params}});
+        }
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    (void)persist::read_journal(net::world_log::journal_path(dir, name));
+    const double read_s = ms_since(t0) / 1000;
+    net::server_config cfg;
+    net::method_table methods;
+    net::register_all_methods(methods);
+    asio::io_context io;
+    net::world_directory worlds(io, 16);
+    net::server_services services(cfg, methods, worlds);
+    t0 = std::chrono::steady_clock::now();
+    const auto loaded = net::load_world(dir, name, io, services);
+    const double s = ms_since(t0) / 1000;
+    if (loaded.replayed != records) throw std::runtime_error("replayed " + std::to_string(loaded.replayed));
+    std::filesystem::remove(net::world_log::snapshot_path(dir, name));
+    std::filesystem::remove(net::world_log::journal_path(dir, name));
+    return {s, read_s};
 }
 
 json run_json(const tick_run& r) {
@@ -188,6 +251,9 @@ int main(int argc, char** argv) {
     const double rebuild_ms = ms_since(t0);
     const bool same = loaded->state_hash() == hash_before;
 
+    const std::size_t replay_records = n;
+    const auto [replay_s, journal_read_s] = replay_seconds(dir, replay_records);
+
     const json out = {{"entities", n},
                       {"file_bytes", text.size()},
                       {"save_ms", serialize_ms + write_ms},
@@ -198,6 +264,10 @@ int main(int argc, char** argv) {
                       {"load_rebuild_ms", rebuild_ms},
                       {"hash_equal", same},
                       {"rss_bytes_while_ticking", rss_kb * 1024},
+                      {"journal_replay_records", replay_records},
+                      {"journal_replay_ms", replay_s * 1000},
+                      {"journal_replay_records_per_s", static_cast<double>(replay_records) / replay_s},
+                      {"journal_read_ms", journal_read_s * 1000},
                       {"tick_without_saving", run_json(plain)},
                       {"tick_saving_inline", run_json(inline_run)},
                       {"tick_saving_forked", run_json(fork_run)}};
@@ -211,6 +281,11 @@ int main(int argc, char** argv) {
         std::printf("load %.0f ms (read+parse %.0f, rebuild %.0f)\n", parse_ms + rebuild_ms, parse_ms,
                     rebuild_ms);
         std::printf("state hash equal after load: %s\n", same ? "yes" : "NO");
+        std::printf(
+            "journal replay: %zu requests (spawns and mutations) in %.0f ms: %.0f records/s (reading and "
+            "checking the journal alone: %.0f ms)\n",
+            replay_records, replay_s * 1000, static_cast<double>(replay_records) / replay_s,
+            journal_read_s * 1000);
         std::printf("\nticking at 60 Hz for %.0f s each, saving every second (process RSS %.0f MB):\n",
                     seconds, static_cast<double>(rss_kb) / 1024);
         std::printf("%-22s %6s %8s %8s %8s %8s %11s %11s %8s %9s\n", "", "ticks", "p50 ms", "p99 ms",

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "persist/journal.hpp"
 
@@ -78,22 +79,29 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(e.records_lost >= 1);
         return 0;
     }
-    check(got.records.size() == got.offsets.size());
+    check(got.seqs.size() == got.offsets.size() && got.ticks.size() == got.offsets.size() &&
+          got.requests.size() == got.offsets.size());
+    check(got.data == bytes.substr(0, got.valid_bytes));
     check(got.valid_bytes <= bytes.size());
     check(got.torn_tail == (got.valid_bytes < bytes.size()));
     if (got.torn_tail) check(bytes.find('\n', got.valid_bytes) == std::string::npos);
     check(got.valid_bytes == 0 || bytes[got.valid_bytes - 1] == '\n');
     std::string rewritten;
-    for (std::size_t i = 0; i < got.records.size(); ++i) {
-        const auto& r = got.records[i];
+    std::vector<nlohmann::json> records;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const auto r = got.record(i);  // the SAX check and the tree agree on every record
+        records.push_back(r);
         check(got.offsets[i] < got.valid_bytes &&
               (i == 0 ? got.offsets[i] == 0 : got.offsets[i] > got.offsets[i - 1]));
         check(r.is_object() && r["seq"].is_number_unsigned() && r["tick"].is_number_unsigned());
-        if (i > 0) check(r["seq"].get<std::uint64_t>() == got.records[i - 1]["seq"].get<std::uint64_t>() + 1);
+        check(r["seq"].get<std::uint64_t>() == got.seqs[i] &&
+              r["tick"].get<std::uint64_t>() == got.ticks[i] && r.contains("method") == got.requests[i]);
+        if (i > 0) check(got.seqs[i] == got.seqs[i - 1] + 1);
         rewritten += persist::encode_record(r);
     }
     file.write(rewritten);
     const auto again = persist::read_journal(file.path);
-    check(again.records == got.records && !again.torn_tail && again.valid_bytes == rewritten.size());
+    check(again.size() == records.size() && !again.torn_tail && again.valid_bytes == rewritten.size());
+    for (std::size_t i = 0; i < again.size(); ++i) check(again.record(i) == records[i]);
     return 0;
 }

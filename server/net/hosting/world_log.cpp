@@ -323,14 +323,13 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
         out.torn_tail = true;
     }
     out.hosted = std::make_shared<hosted_world>(io, name, loaded);
-    const auto& records = journal.records;
     const auto damage_at = [&](std::size_t i, const std::string& what) {
-        return persist::journal_error(journal_file, journal.offsets[i], records.size() - i,
+        return persist::journal_error(journal_file, journal.offsets[i], journal.size() - i,
                                       journal.valid_bytes - journal.offsets[i], what);
     };
-    if (!records.empty()) {
-        const auto first = records.front().at("seq").get<std::uint64_t>();
-        const auto last = records.back().at("seq").get<std::uint64_t>();
+    if (!journal.empty()) {
+        const auto first = journal.seqs.front();
+        const auto last = journal.seqs.back();
         if (first > snapshot_seq + 1)
             throw damage_at(0, "journal sequence gap: the snapshot includes records up to " +
                                    std::to_string(snapshot_seq) + " but the journal starts at record " +
@@ -341,17 +340,17 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
         }
     }
     // Replay through the same handlers and the same deterministic tick loop.
-    for (std::size_t i = 0; i < records.size(); ++i) {
-        const auto& rec = records[i];
-        const auto seq = rec.at("seq").get<std::uint64_t>();
+    for (std::size_t i = 0; i < journal.size(); ++i) {
+        const auto seq = journal.seqs[i];
         if (seq <= out.seq) continue;  // already in the snapshot (a crash between save and truncate)
-        const auto tick = rec.at("tick").get<std::uint64_t>();
+        const auto tick = journal.ticks[i];
         auto& w = *loaded;
         if (tick < w.tick())
             throw damage_at(i, "record " + std::to_string(seq) + " is for tick " + std::to_string(tick) +
                                    " but the world is already at " + std::to_string(w.tick()));
         while (w.tick() < tick) w.run_tick();
-        if (rec.contains("method")) {
+        if (journal.requests[i]) {  // parsed only now: a tick mark needs no tree
+            const json rec = journal.record(i);
             const auto method = rec.at("method").get<std::string>();
             const auto* entry = services.methods.find(method);
             if (!entry) throw damage_at(i, "unknown method " + method + " in record " + std::to_string(seq));

@@ -43,11 +43,11 @@ TEST(Journal, AppendsAndReadsBack) {
         w.append({{"seq", 2}, {"tick", 1}});
     }
     const auto got = read_journal(dir / "j");
-    ASSERT_EQ(got.records.size(), 2u);
-    EXPECT_EQ(got.records[0]["method"], "world.spawn_entity");
-    EXPECT_EQ(got.records[1]["tick"], 1);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got.record(0)["method"], "world.spawn_entity");
+    EXPECT_EQ(got.record(1)["tick"], 1);
     EXPECT_FALSE(got.torn_tail);
-    EXPECT_TRUE(read_journal(dir / "missing").records.empty());
+    EXPECT_TRUE(read_journal(dir / "missing").empty());
 }
 
 TEST(Journal, TruncatedAtEveryOffsetOfTheLastRecordLoadsTheValidPrefix) {
@@ -62,7 +62,7 @@ TEST(Journal, TruncatedAtEveryOffsetOfTheLastRecordLoadsTheValidPrefix) {
     for (auto cut = last_start; cut < full.size(); ++cut) {
         std::ofstream(dir / "cut", std::ios::binary | std::ios::trunc) << full.substr(0, cut);
         const auto got = read_journal(dir / "cut");
-        ASSERT_EQ(got.records.size(), 2u) << "cut at " << cut;
+        ASSERT_EQ(got.size(), 2u) << "cut at " << cut;
         EXPECT_EQ(got.valid_bytes, last_start);
         EXPECT_EQ(got.torn_tail, cut != last_start) << "cut at " << cut;
     }
@@ -96,7 +96,7 @@ TEST(Journal, TruncateEmptiesIt) {
     w.truncate();
     EXPECT_EQ(fs::file_size(dir / "j"), 0u);
     w.append({{"seq", 2}, {"tick", 0}});
-    EXPECT_EQ(read_journal(dir / "j").records.size(), 1u);
+    EXPECT_EQ(read_journal(dir / "j").size(), 1u);
 }
 
 TEST(FsyncPolicy, ParsesTheThreeNames) {
@@ -165,8 +165,8 @@ TEST(Journal, AFailedAppendLeavesNoPartialRecordAndTheNextOneIsReadable) {
     }
     w.append(step_record(2));  // space is back
     const auto got = read_journal(dir / "j");
-    ASSERT_EQ(got.records.size(), 2u);
-    EXPECT_EQ(got.records[1]["seq"], 2);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got.record(1)["seq"], 2);
     EXPECT_FALSE(got.torn_tail);
 }
 
@@ -179,7 +179,7 @@ TEST(Journal, RollbackCutsTheLastRecordOff) {
     w.rollback(before);
     EXPECT_EQ(fs::file_size(dir / "j"), before);
     w.append(step_record(2));
-    EXPECT_EQ(read_journal(dir / "j").records.size(), 2u);
+    EXPECT_EQ(read_journal(dir / "j").size(), 2u);
 }
 
 TEST(Journal, ACompleteLastRecordWithAFlippedBitIsCorruptionNotATornTail) {
@@ -261,14 +261,14 @@ TEST(Journal, DropPrefixKeepsTheRecordsAfterItAndAppendsGoOn) {
     EXPECT_EQ(w.bytes(), before - seam);
     w.append({{"seq", 6}, {"tick", 6}});  // lands in the new file, after the kept tail
     const auto j = read_journal(dir / "j");
-    ASSERT_EQ(j.records.size(), 3u);
-    EXPECT_EQ(j.records[0]["seq"], 4);
-    EXPECT_EQ(j.records[2]["seq"], 6);
+    ASSERT_EQ(j.size(), 3u);
+    EXPECT_EQ(j.record(0)["seq"], 4);
+    EXPECT_EQ(j.record(2)["seq"], 6);
     EXPECT_FALSE(j.torn_tail);
     EXPECT_EQ(j.valid_bytes, w.bytes());
     EXPECT_EQ(remove_stale_temp_files(dir), 0u);  // the temp file became the journal
     w.drop_prefix(w.bytes());                     // everything included: emptied
     EXPECT_EQ(w.bytes(), 0u);
-    EXPECT_TRUE(read_journal(dir / "j").records.empty());
+    EXPECT_TRUE(read_journal(dir / "j").empty());
     fs::remove_all(dir);
 }
