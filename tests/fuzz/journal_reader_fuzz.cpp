@@ -62,6 +62,7 @@ void fix_checksums(std::string& data) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-identifier-naming): libFuzzer's entry point
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const scratch_file file;
     if (size == 0) return 0;

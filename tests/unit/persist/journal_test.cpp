@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path fresh_dir(const std::string& name) {
-    const auto dir = fs::temp_directory_path() / ("ecsd_persist_" + name + "_" + std::to_string(::getpid()));
+    auto dir = fs::temp_directory_path() / ("ecsd_persist_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
     return dir;
