@@ -394,6 +394,24 @@ TEST(Prefabs, CreateTreeLikeSeed001WithOverrides) {
     EXPECT_EQ(reason_of([&] { w.spawn_prefab("bush", 1, nullptr); }), "no_such_prefab");
 }
 
+TEST(Prefabs, SpawnManyRefusesAWholeBatchAsSpawnManyWould) {
+    world w(paused_world());
+    w.define_prefab("boss", {{"Name", {{"name", "Gorm"}}}, {"Health", json::object()}});
+    // Two of a named prefab in one call: the second name is taken in this request, nothing spawns.
+    EXPECT_EQ(reason_of([&] { w.spawn_prefab("boss", 2, nullptr); }), "invalid_value");
+    EXPECT_EQ(w.registry().size(), 0u);
+    ASSERT_EQ(w.spawn_prefab("boss", 1, nullptr).size(), 1u);
+    EXPECT_EQ(reason_of([&] { w.spawn_prefab("boss", 1, nullptr); }), "invalid_value");  // taken now
+    // Past max_entities: refused whole, as spawn_many refuses.
+    auto s = paused_world();
+    s.max_entities = 10;
+    world small(s);
+    small.define_prefab("rock", {{"Position", json::object()}});
+    EXPECT_EQ(reason_of([&] { small.spawn_prefab("rock", 11, nullptr); }), "limit_reached");
+    EXPECT_EQ(small.registry().size(), 0u);
+    EXPECT_EQ(small.spawn_prefab("rock", 10, nullptr).size(), 10u);
+}
+
 TEST(Systems, ListEnableDisableAndMembers) {
     world w(paused_world());
     w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 1}}}});

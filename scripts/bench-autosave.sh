@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The world while it autosaves, through the server (issue 16): ecsd with --data-dir and
+# --autosave 1 hosts a world of N movers (default 1M, Position+Velocity, spawned with
+# world.spawn_prefab) ticking at 60 Hz; over --seconds it counts the ticks run, the ticks skipped,
+# the overruns and the saves, and reads ecsd's RSS per entity. Give --ecsd more than once to compare
+# binaries (say the previous commit's and this one's) in one run: ratios travel, absolute figures
+# do not.
+#   scripts/bench-autosave.sh                                   build/release's ecsd, 1M movers, 6 s
+#   scripts/bench-autosave.sh --ecsd /tmp/prev/build/release/bin/ecsd --ecsd build/release/bin/ecsd
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+binaries=()
+entities=1000000
+seconds=6
+ecsctl=build/release/bin/ecsctl
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --ecsd) binaries+=("$2"); shift 2 ;;
+    --entities) entities="$2"; shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    --ecsctl) ecsctl="$2"; shift 2 ;;
+    *) echo "usage: scripts/bench-autosave.sh [--ecsd PATH]... [--entities N] [--seconds S] [--ecsctl PATH]" >&2
+       exit 2 ;;
+  esac
+done
+[[ ${#binaries[@]} -gt 0 ]] || binaries=(build/release/bin/ecsd)
+
+work=$(mktemp -d)
+pid=""
+cleanup() {
+  [[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+field() { jq -r ".$1"; }
+
+printf '| %-40s | %6s | %5s | %7s | %8s | %5s | %9s | %12s |\n' ecsd ticks want skipped overruns saves "fork max" "RSS/entity"
+printf '|%s|\n' "------------------------------------------|--------|-------|---------|----------|-------|-----------|--------------"
+port=7871
+for bin in "${binaries[@]}"; do
+  data="$work/data$port"
+  mkdir -p "$data"
+  "$bin" --port "$port" --http-port 0 --data-dir "$data" --autosave 1 --log-level info >"$work/log$port" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    "$ecsctl" -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  call() { "$ecsctl" -p "$port" -t 60 call "$@"; }
+  rss0=$(rss_kb "$pid")
+  call world.define_prefab '{"name":"mover","components":{"Position":{},"Velocity":{"x":1,"y":0.5}}}' >/dev/null
+  left=$entities
+  while [[ $left -gt 0 ]]; do
+    n=$((left > 100000 ? 100000 : left))
+    call world.spawn_prefab "{\"name\":\"mover\",\"count\":$n}" >/dev/null
+    left=$((left - n))
+  done
+  sleep 2  # the first save of the full world has begun
+  before=$(call world.info '{}')
+  saves0=$(grep -c "saved tick" "$work/log$port" || true)
+  sleep "$seconds"
+  after=$(call world.info '{}')
+  saves1=$(grep -c "saved tick" "$work/log$port" || true)
+  rss1=$(rss_kb "$pid")
+  ticks=$(($(echo "$after" | field tick) - $(echo "$before" | field tick)))
+  skipped=$(($(echo "$after" | field skipped_ticks) - $(echo "$before" | field skipped_ticks)))
+  overruns=$(($(echo "$after" | field overruns) - $(echo "$before" | field overruns)))
+  fork=$(grep -o "stopped [0-9.]* ms for the fork" "$work/log$port" | awk '{print $2}' | sort -g | tail -1)
+  per=$(awk -v a="$rss0" -v b="$rss1" -v n="$entities" 'BEGIN { printf "%.0f B", (b - a) * 1024 / n }')
+  if [[ -n "$fork" ]]; then fork="$fork ms"; else fork="none"; fi  # an ecsd from before saved in the tick
+  printf '| %-40s | %6d | %5d | %7d | %8d | %5d | %9s | %12s |\n' "$bin" "$ticks" "$((seconds * 60))" "$skipped" \
+    "$overruns" "$((saves1 - saves0))" "$fork" "$per"
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pid=""
+  port=$((port + 1))
+done
