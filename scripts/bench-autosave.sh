@@ -68,7 +68,7 @@ for bin in "${binaries[@]}"; do
   ticks=$(($(echo "$after" | field tick) - $(echo "$before" | field tick)))
   skipped=$(($(echo "$after" | field skipped_ticks) - $(echo "$before" | field skipped_ticks)))
   overruns=$(($(echo "$after" | field overruns) - $(echo "$before" | field overruns)))
-  fork=$(grep -o "stopped [0-9.]* ms for the fork" "$work/log$port" | awk '{print $2}' | sort -g | tail -1)
+  fork=$( (grep -o "stopped [0-9.]* ms for the fork" "$work/log$port" || true) | awk '{print $2}' | sort -g | tail -1)
   per=$(awk -v a="$rss0" -v b="$rss1" -v n="$entities" 'BEGIN { printf "%.0f B", (b - a) * 1024 / n }')
   if [[ -n "$fork" ]]; then fork="$fork ms"; else fork="none"; fi  # an ecsd from before saved in the tick
   printf '| %-40s | %6d | %5d | %7d | %8d | %5d | %9s | %12s |\n' "$bin" "$ticks" "$((seconds * 60))" "$skipped" \

@@ -5,6 +5,10 @@
 //              the same structs, no ECS and no other system; the ratio is printed, not guessed
 //   colliders: 10k and 100k circles (radius 0.5) on a jittered grid 0.9 m apart,
 //              so each touches a few neighbours, with collision detection and response.
+//   plain_grid_10k, plain_grid_100k: the reference for the colliders: the same bodies, the same
+//              movement, a uniform grid by counting sort, the same pair search (own cell and four
+//              forward cells) and the same response arithmetic, over plain arrays on one thread,
+//              with no ECS, no Contacts written and no other system
 // Every world case runs once per thread count of --threads (default: 1 and every core), so the
 // figures at one thread and at all cores come from one run; plain_1m is always one thread.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
@@ -131,6 +135,112 @@ figures colliders(std::size_t n, int ticks, unsigned threads) {
     return f;
 }
 
+figures plain_grid(std::size_t n, int ticks) {
+    using ecsd::world::Position;
+    using ecsd::world::Velocity;
+    std::vector<Position> pos(n);
+    std::vector<Velocity> vel(n);
+    std::mt19937 rng(42);  // the same bodies as colliders()
+    std::uniform_real_distribution<double> jitter(-0.05, 0.05), speed(-0.5, 0.5);
+    const auto side = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t row = i / side;
+        pos[i] = {static_cast<double>(i % side) * 0.9 + jitter(rng),
+                  static_cast<double>(row) * 0.9 + jitter(rng)};
+        vel[i] = {speed(rng), speed(rng)};
+    }
+    const double r = 0.5, inv = 1.0, restitution = 0.5, gravity_scale = 0;  // RigidBody{1, 0.5, 0}
+    const world_settings s = bench_settings();
+    const double dt = 1.0 / s.tick_hz;
+    const double gx = s.gravity_x * dt, gy = s.gravity_y * dt;
+    struct body {
+        double x, y;
+        std::int64_t cx, cy;
+        std::uint32_t index;
+    };
+    std::vector<body> sorted(n), by_cell(n);
+    std::vector<std::uint32_t> start, fill, cell_of(n);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    const auto one_tick = [&] {
+        for (std::size_t i = 0; i < n; ++i) {  // movement
+            vel[i].x += gx * gravity_scale;
+            vel[i].y += gy * gravity_scale;
+            pos[i].x += vel[i].x * dt;
+            pos[i].y += vel[i].y * dt;
+        }
+        const double cell = 2 * r;  // detection: a dense grid by counting sort
+        std::int64_t min_x = INT64_MAX, min_y = INT64_MAX, max_x = INT64_MIN, max_y = INT64_MIN;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto cx = static_cast<std::int64_t>(std::floor(pos[i].x / cell));
+            const auto cy = static_cast<std::int64_t>(std::floor(pos[i].y / cell));
+            sorted[i] = {pos[i].x, pos[i].y, cx, cy, static_cast<std::uint32_t>(i)};
+            min_x = std::min(min_x, cx), max_x = std::max(max_x, cx);
+            min_y = std::min(min_y, cy), max_y = std::max(max_y, cy);
+        }
+        const std::int64_t width = max_x - min_x + 1;
+        const auto cells = static_cast<std::uint32_t>(width * (max_y - min_y + 1));
+        const auto cell_index = [&](std::int64_t cx, std::int64_t cy) -> std::uint32_t {
+            if (cx < min_x || cx > max_x || cy < min_y || cy > max_y) return cells;
+            return static_cast<std::uint32_t>((cy - min_y) * width + (cx - min_x));
+        };
+        start.assign(std::size_t{cells} + 2, 0);
+        for (std::size_t i = 0; i < n; ++i)
+            ++start[(cell_of[i] = cell_index(sorted[i].cx, sorted[i].cy)) + 1];
+        for (std::uint32_t k = 0; k <= cells; ++k) start[k + 1] += start[k];
+        fill.assign(start.begin(), start.end() - 1);
+        for (std::size_t i = 0; i < n; ++i) by_cell[fill[cell_of[i]]++] = sorted[i];
+        pairs.clear();
+        static constexpr std::int64_t forward[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
+        const auto touch = [&](const body& a, const body& b) {
+            const double dx = b.x - a.x, dy = b.y - a.y;
+            return dx * dx + dy * dy < (2 * r) * (2 * r);
+        };
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const auto& a = by_cell[i];
+            for (auto j = i + 1; j < start[cell_index(a.cx, a.cy) + 1]; ++j)
+                if (touch(a, by_cell[j])) pairs.emplace_back(a.index, by_cell[j].index);
+            for (const auto& d : forward) {
+                const auto k = cell_index(a.cx + d[0], a.cy + d[1]);
+                for (auto j = start[k]; j < start[k + 1]; ++j)
+                    if (touch(a, by_cell[j])) pairs.emplace_back(a.index, by_cell[j].index);
+            }
+        }
+        for (const auto& [i, j] : pairs) {  // response: the arithmetic of collision_response_system
+            Position& pa = pos[i];
+            Position& pb = pos[j];
+            double nx = pb.x - pa.x, ny = pb.y - pa.y;
+            const double d = std::sqrt(nx * nx + ny * ny);
+            if (d > 0) {
+                nx /= d;
+                ny /= d;
+            } else {
+                nx = 1;
+                ny = 0;
+            }
+            const double depth = 2 * r - d;
+            if (depth > 0) {
+                pa.x -= nx * depth * inv / (inv + inv);
+                pa.y -= ny * depth * inv / (inv + inv);
+                pb.x += nx * depth * inv / (inv + inv);
+                pb.y += ny * depth * inv / (inv + inv);
+            }
+            const double rel = (vel[j].x - vel[i].x) * nx + (vel[j].y - vel[i].y) * ny;
+            if (rel >= 0) continue;
+            const double impulse = -(1 + restitution) * rel / (inv + inv);
+            vel[i].x -= impulse * inv * nx;
+            vel[i].y -= impulse * inv * ny;
+            vel[j].x += impulse * inv * nx;
+            vel[j].y += impulse * inv * ny;
+        }
+    };
+    one_tick();  // as colliders(): measure the steady state
+    auto f = time_ticks(ticks, one_tick);
+    f.pairs = static_cast<double>(pairs.size());
+    volatile double sink = pos[n / 2].y;  // keep the result observable
+    (void)sink;
+    return f;
+}
+
 json to_json(const figures& f) {
     json out = {{"median_ms", f.median_ms}, {"p99_ms", f.p99_ms}, {"mean_ms", f.mean_ms}};
     if (f.pairs > 0) out["contact_pairs"] = f.pairs;
@@ -159,7 +269,7 @@ std::vector<unsigned> parse_threads(const char* text) {
 int main(int argc, char** argv) {
     bool as_json = false;
     int ticks = 600;
-    std::string only;  // run one case: movers_100k, movers_1m, plain_1m, colliders_10k, colliders_100k
+    std::string only;  // run one case: movers_100k, movers_1m, plain_1m, colliders_10k, plain_grid_10k, ...
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     std::vector<unsigned> thread_counts =
         cores > 1 ? std::vector<unsigned>{1, cores} : std::vector<unsigned>{1};
@@ -193,12 +303,14 @@ int main(int argc, char** argv) {
         {"movers_1m", [&](unsigned t) { return movers(1'000'000, ticks, t); }},
         {"plain_1m", [&](unsigned) { return plain(1'000'000, ticks); }},
         {"colliders_10k", [&](unsigned t) { return colliders(10'000, ticks, t); }},
+        {"plain_grid_10k", [&](unsigned) { return plain_grid(10'000, ticks); }},
         {"colliders_100k", [&](unsigned t) { return colliders(100'000, ticks, t); }},
+        {"plain_grid_100k", [&](unsigned) { return plain_grid(100'000, ticks); }},
     };
     std::vector<result> results;
     for (const auto& [name, run] : cases) {
         if (!only.empty() && only != name) continue;
-        if (std::strcmp(name, "plain_1m") == 0) {
+        if (std::strncmp(name, "plain_", 6) == 0) {  // the references run on one thread
             results.push_back({name, 1, run(1)});
             continue;
         }
@@ -208,12 +320,21 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tick_bench: no case named '%s'\n", only.c_str());
         return 2;
     }
-    // movers against their reference, plain_1m, when it ran.
-    const figures* reference = nullptr;
-    for (const auto& r : results)
-        if (r.name == "plain_1m") reference = &r.f;
+    // Cases against their references, when both ran: movers_1m / plain_1m, colliders_N / plain_grid_N.
+    const auto reference_of = [](const std::string& name) -> std::string {
+        if (name == "movers_1m") return "plain_1m";
+        if (name.starts_with("colliders_")) return "plain_grid_" + name.substr(10);
+        return {};
+    };
+    const auto find_reference = [&](const result& r) -> const result* {
+        const auto ref = reference_of(r.name);
+        for (const auto& x : results)
+            if (!ref.empty() && x.name == ref) return &x;
+        return nullptr;
+    };
     const auto ratio = [&](const result& r) {
-        return reference && r.name == "movers_1m" ? r.f.median_ms / reference->median_ms : 0.0;
+        const auto* ref = find_reference(r);
+        return ref ? r.f.median_ms / ref->f.median_ms : 0.0;
     };
     if (as_json) {
         json out = {{"ticks", ticks}, {"cores", cores}, {"cases", json::array()}};
@@ -221,18 +342,18 @@ int main(int argc, char** argv) {
             json c = to_json(r.f);
             c["case"] = r.name;
             c["threads"] = r.threads;
-            if (ratio(r) > 0) c["reference"] = {{"case", "plain_1m"}, {"ratio", ratio(r)}};
+            if (ratio(r) > 0) c["reference"] = {{"case", find_reference(r)->name}, {"ratio", ratio(r)}};
             out["cases"].push_back(std::move(c));
         }
         std::puts(out.dump().c_str());
         return 0;
     }
     std::printf("%-16s %7s %10s %10s %10s %12s   (%d ticks each)\n", "case", "threads", "median ms", "p99 ms",
-                "mean ms", "/ plain_1m", ticks);
+                "mean ms", "/ reference", ticks);
     for (const auto& r : results) {
         std::printf("%-16s %7u %10.3f %10.3f %10.3f", r.name.c_str(), r.threads, r.f.median_ms, r.f.p99_ms,
                     r.f.mean_ms);
-        if (ratio(r) > 0) std::printf(" %11.2fx", ratio(r));
+        if (ratio(r) > 0) std::printf(" %11.2fx (%s)", ratio(r), find_reference(r)->name.c_str());
         std::printf("\n");
     }
     return 0;
