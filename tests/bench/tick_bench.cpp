@@ -78,7 +78,8 @@ figures movers(std::size_t n, int ticks, unsigned threads) {
     auto& reg = w.registry();
     for (std::size_t i = 0; i < n; ++i) {
         const auto e = reg.create();
-        reg.emplace<ecsd::world::Position>(e, {static_cast<double>(i % 1000), static_cast<double>(i / 1000)});
+        const std::size_t row = i / 1000;
+        reg.emplace<ecsd::world::Position>(e, {static_cast<double>(i % 1000), static_cast<double>(row)});
         reg.emplace<ecsd::world::Velocity>(e, {1, 0});
         reg.emplace<ecsd::world::RigidBody>(e);
     }
@@ -89,8 +90,10 @@ figures plain(std::size_t n, int ticks) {
     std::vector<ecsd::world::Position> pos(n);
     std::vector<ecsd::world::Velocity> vel(n, ecsd::world::Velocity{1, 0});
     std::vector<ecsd::world::RigidBody> body(n);
-    for (std::size_t i = 0; i < n; ++i)
-        pos[i] = {static_cast<double>(i % 1000), static_cast<double>(i / 1000)};
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t row = i / 1000;
+        pos[i] = {static_cast<double>(i % 1000), static_cast<double>(row)};
+    }
     const world_settings s = bench_settings();
     const double dt = 1.0 / s.tick_hz;
     const double gx = s.gravity_x * dt;
@@ -123,8 +126,9 @@ figures colliders(std::size_t n, int ticks, unsigned threads) {
     const auto side = static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(n))));
     for (std::size_t i = 0; i < n; ++i) {
         const auto e = reg.create();
+        const std::size_t row = i / side;
         reg.emplace<ecsd::world::Position>(e, {static_cast<double>(i % side) * 0.9 + jitter(rng),
-                                               static_cast<double>(i / side) * 0.9 + jitter(rng)});
+                                               static_cast<double>(row) * 0.9 + jitter(rng)});
         reg.emplace<ecsd::world::Velocity>(e, {speed(rng), speed(rng)});
         reg.emplace<ecsd::world::RigidBody>(e, {1, 0.5, 0});
         reg.emplace<ecsd::world::Collider>(e, {0.5, 1, 0xFFFFFFFFu});

@@ -302,11 +302,13 @@ TEST(Lifetime, DestroysAtZero) {
 TEST(Determinism, TwoWorldsFedTheSameCommandsHashTheSameEveryTick) {
     world a(paused_world()), b(paused_world());
     for (world* w : {&a, &b}) {
-        for (int i = 0; i < 200; ++i)
-            w->spawn({{"Position", {{"x", (i % 20) * 0.8}, {"y", (i / 20) * 0.8 + 5}}},
+        for (int i = 0; i < 200; ++i) {
+            const int row = i / 20;
+            w->spawn({{"Position", {{"x", (i % 20) * 0.8}, {"y", row * 0.8 + 5}}},
                       {"Velocity", {{"x", (i % 3) - 1}}},
                       {"RigidBody", {{"restitution", 0.3}}},
                       {"Collider", {{"radius", 0.5}}}});
+        }
         w->spawn({{"Position", {{"x", 5}, {"y", -10}}}, {"Collider", {{"radius", 8}}}});  // the ground
     }
     for (int t = 0; t < 120; ++t) {
@@ -458,9 +460,9 @@ TEST(Components, TheLintersNamingExceptionListsExactlyTheBuiltInComponents) {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const auto at = text.find("ClassIgnoredRegexp, value: '^(");
     ASSERT_NE(at, std::string::npos);
-    const auto from = text.find("(", at) + 1;
+    const auto from = text.find('(', at) + 1;
     std::set<std::string> excused;
-    std::stringstream list(text.substr(from, text.find(")", from) - from));
+    std::stringstream list(text.substr(from, text.find(')', from) - from));
     for (std::string name; std::getline(list, name, '|');) excused.insert(name);
     std::set<std::string> builtin;
     [&]<typename... T>(ecsd::world::type_list<T...>) {
@@ -537,6 +539,7 @@ TEST(ComponentText, AMissingComponentIsAnErrorAndWritesNothing) {
 TEST(ComponentText, QueryTextIsCanonicalJsonWithLiveAndDeadRows) {
     world w(paused_world());
     std::vector<ecsd::ecs::entity_id> ids;
+    ids.reserve(6);
     for (int i = 0; i < 6; ++i)
         ids.push_back(
             w.spawn({{"Position", {{"x", i}}}, {"RigidBody", json::object()}, {"Health", {{"hp", 50 + i}}}}));
