@@ -585,8 +585,8 @@ std::size_t member_rank(std::string_view key) noexcept {
          "description", "summary", "kind", "fields", "count",
          // a world (world.info, world.hash, world.save, world.load)
          "tick", "tick_hz", "paused", "entities", "max_entities", "component_types", "overruns",
-         "last_tick_ms", "skipped_ticks", "skipped_seconds", "gravity", "bounds", "hash", "path", "bytes",
-         "replayed", "ms",
+         "last_tick_ms", "tick_p50_ms", "tick_p99_ms", "skipped_ticks", "skipped_seconds", "gravity",
+         "bounds", "hash", "path", "bytes", "replayed", "ms",
          // the server (server.info)
          "version", "uptime_s", "auth_required", "connections", "requests_total", "worlds", "memory",
          "limits", "methods", "config",

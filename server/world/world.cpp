@@ -169,6 +169,7 @@ void world::run_tick() {
     if (after_tick) after_tick(*this);
     // With what runs after the systems (watch diffs computed and published): the tick's whole cost.
     last_tick_total_ms_ = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    tick_stats_.record(last_tick_total_ms_);
 }
 
 std::uint64_t world::step(std::uint64_t n) {
@@ -210,6 +211,8 @@ json world::info() const {
             {"skipped_seconds", static_cast<double>(clock_.skipped_ticks()) / settings_.tick_hz},
             {"last_tick_ms", last_tick_ms_},
             {"last_tick_total_ms", last_tick_total_ms_},
+            {"tick_p50_ms", tick_stats_.quantile(0.5)},
+            {"tick_p99_ms", tick_stats_.quantile(0.99)},
             {"max_entities", settings_.max_entities},
             {"spell_failures", [&] {
                  json out = json::array();

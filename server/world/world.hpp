@@ -292,6 +292,7 @@ class world {
     std::uint64_t overruns_ = 0;
     double last_tick_ms_ = 0;        // the systems
     double last_tick_total_ms_ = 0;  // the systems and after_tick (watch diffs, publishing)
+    system_stats tick_stats_;        // last_tick_total_ms over the last 256 ticks
     clock::time_point last_overrun_log_{};
 };
 

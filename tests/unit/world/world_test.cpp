@@ -339,6 +339,17 @@ TEST(Clock, CatchUpIsBoundedAndSkippedTimeIsCounted) {
     EXPECT_EQ(w.info()["skipped_ticks"], 93);
 }
 
+TEST(Clock, InfoHasTickPercentilesOfTheLastTicks) {
+    world w(paused_world());
+    EXPECT_EQ(w.info()["tick_p99_ms"], 0.0);  // no tick yet
+    for (int i = 0; i < 300; ++i) w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 1}}}});
+    w.step(40);
+    const auto info = w.info();
+    EXPECT_GT(info["tick_p50_ms"].get<double>(), 0.0);
+    EXPECT_GE(info["tick_p99_ms"].get<double>(), info["tick_p50_ms"].get<double>());
+    EXPECT_LE(info["tick_p50_ms"].get<double>(), 1000.0);
+}
+
 TEST(Clock, AbsoluteDeadlinesDoNotDrift) {
     world w(world_settings{});
     const auto t0 = world::clock::now();
