@@ -9,6 +9,7 @@
 #   scripts/bench-autosave.sh --ecsd /tmp/prev/build/release/bin/ecsd --ecsd build/release/bin/ecsd
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-lib.sh
 
 binaries=()
 entities=1000000
@@ -45,19 +46,10 @@ for bin in "${binaries[@]}"; do
   mkdir -p "$data"
   "$bin" --port "$port" --http-port 0 --data-dir "$data" --autosave 1 --log-level info >"$work/log$port" 2>&1 &
   pid=$!
-  for _ in $(seq 100); do
-    "$ecsctl" -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.05
-  done
+  wait_for_ecsd "$ecsctl" "$port"
   call() { "$ecsctl" -p "$port" -t 60 call "$@"; }
   rss0=$(rss_kb "$pid")
-  call world.define_prefab '{"name":"mover","components":{"Position":{},"Velocity":{"x":1,"y":0.5}}}' >/dev/null
-  left=$entities
-  while [[ $left -gt 0 ]]; do
-    n=$((left > 100000 ? 100000 : left))
-    call world.spawn_prefab "{\"name\":\"mover\",\"count\":$n}" >/dev/null
-    left=$((left - n))
-  done
+  spawn_movers "$ecsctl" "$port" "$entities" '{"Position":{},"Velocity":{"x":1,"y":0.5}}'
   sleep 2  # the first save of the full world has begun
   before=$(call world.info '{}')
   saves0=$(grep -c "saved tick" "$work/log$port" || true)

@@ -8,6 +8,7 @@
 #   scripts/bench-tick-under-load.sh --threads 2 --entities 100000 --seconds 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-lib.sh
 
 bin=build/release/bin
 entities=1000000
@@ -34,18 +35,9 @@ port=7881
 for t in "${threads[@]}"; do
   "$bin/ecsd" --port "$port" --http-port 0 --sim-threads "$t" --log-level warn >/dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 100); do
-    "$bin/ecsctl" -p "$port" ping >/dev/null 2>&1 && break
-    sleep 0.05
-  done
+  wait_for_ecsd "$bin/ecsctl" "$port"
   call() { "$bin/ecsctl" -p "$port" -t 60 call "$@"; }
-  call world.define_prefab '{"name":"mover","components":{"Position":{},"Velocity":{"x":1},"RigidBody":{}}}' >/dev/null
-  left=$entities
-  while [[ $left -gt 0 ]]; do
-    n=$((left > 100000 ? 100000 : left))
-    call world.spawn_prefab "{\"name\":\"mover\",\"count\":$n}" >/dev/null
-    left=$((left - n))
-  done
+  spawn_movers "$bin/ecsctl" "$port" "$entities" '{"Position":{},"Velocity":{"x":1},"RigidBody":{}}'
   a=$(call world.info '{}')
   sleep "$seconds"
   b=$(call world.info '{}')
