@@ -22,6 +22,19 @@ class storage_error : public std::system_error {
 /// removes its temp file and leaves the old `path` as it was.
 void write_file_atomically(const std::filesystem::path& path, std::string_view data);
 
+/// @brief write_file_atomically() up to the rename, returning a descriptor of the new file open
+/// for appending: a writer that goes on appending holds the new file from the rename on. The
+/// caller closes it and then calls sync_directory() to make the rename durable.
+[[nodiscard]] int replace_file_open(const std::filesystem::path& path, std::string_view data);
+
+/// @brief Writes all of `data` to `fd` (retrying after EINTR and short writes); false, with errno
+/// set, when a write fails. Takes no lock and allocates nothing: safe in a forked child.
+bool write_all(int fd, std::string_view data) noexcept;
+
+/// @brief The bytes of `path` from `offset` to its end into `out`; false when it cannot be opened
+/// (out is then empty). A read error ends the text early.
+bool read_file_from(const std::filesystem::path& path, std::uint64_t offset, std::string& out);
+
 /// @brief The temp-file name write_file_atomically uses for `path` (".NAME.tmp").
 [[nodiscard]] std::filesystem::path temp_path_for(const std::filesystem::path& path);
 

@@ -26,16 +26,6 @@ void close_inherited(int keep) noexcept {
     }
 }
 
-void write_all(int fd, const std::string& text) noexcept {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const auto n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return;
-        done += static_cast<std::size_t>(n);
-    }
-}
-
 [[noreturn]] void run_child(const background_save::job& write, pid_t parent, int report) noexcept {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(3);  // the parent died before PDEATHSIG was set
@@ -52,7 +42,7 @@ void write_all(int fd, const std::string& text) noexcept {
         said = "unknown error";
         code = 1;
     }
-    write_all(report, said);
+    (void)write_all(report, said);
     ::_exit(code);  // no atexit handlers, no flushing of the parent's buffers, no leak check
 }
 

@@ -83,23 +83,6 @@ bool parse_hex8(std::string_view text, std::uint32_t& out) noexcept {
     return true;
 }
 
-/// @brief A whole file in one string, read with one read per chunk (no stream buffer copies).
-bool read_whole_file(const std::filesystem::path& path, std::string& out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const auto size = ::lseek(fd, 0, SEEK_END);
-    out.resize(size > 0 ? static_cast<std::size_t>(size) : 0);
-    std::size_t done = 0;
-    while (done < out.size()) {
-        const auto n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    out.resize(done);
-    ::close(fd);
-    return true;
-}
 }  // namespace
 
 std::string encode_record(const json& record) {
@@ -144,13 +127,7 @@ void journal_writer::append(const json& record) {
         if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) trim_pending_ = true;
         throw storage_error(err, what);
     };
-    std::size_t done = 0;
-    while (done < line.size()) {
-        const auto n = ::write(fd_, line.data() + done, line.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) undo("append to journal " + path_.string());
-        done += static_cast<std::size_t>(n);
-    }
+    if (!write_all(fd_, line)) undo("append to journal " + path_.string());
     dirty_ = true;
     if (policy_ == fsync_policy::always) {
         if (::fdatasync(fd_) != 0) undo("fsync journal " + path_.string());
@@ -199,51 +176,19 @@ void journal_writer::drop_prefix(std::uint64_t length) {
         truncate();
         return;
     }
-    std::string tail(bytes_ - length, '\0');
-    {
-        const int in = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-        if (in < 0) throw_errno("open journal " + path_.string());
-        std::size_t done = 0;
-        while (done < tail.size()) {
-            const auto n =
-                ::pread(in, tail.data() + done, tail.size() - done, static_cast<off_t>(length + done));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                const int err = n < 0 ? errno : EIO;
-                ::close(in);
-                throw storage_error(err, "read journal " + path_.string());
-            }
-            done += static_cast<std::size_t>(n);
-        }
-        ::close(in);
-    }
-    // The tail goes to a temp file opened for appending before the rename: once the rename is
-    // done the writer holds the new journal, and nothing can be appended to the old one.
-    const auto tmp = temp_path_for(path_);
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) throw_errno("create " + tmp.string());
-    const auto fail = [&](const std::string& what) {
-        const int err = errno;
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        throw storage_error(err, what);
-    };
-    std::size_t done = 0;
-    while (done < tail.size()) {
-        const auto n = ::write(fd, tail.data() + done, tail.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) fail("write " + tmp.string());
-        done += static_cast<std::size_t>(n);
-    }
-    if (::fdatasync(fd) != 0) fail("fsync " + tmp.string());
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) fail("rename " + tmp.string() + " to " + path_.string());
+    std::string tail;
+    if (!read_file_from(path_, length, tail)) throw_errno("open journal " + path_.string());
+    if (tail.size() < bytes_ - length) throw storage_error(EIO, "read journal " + path_.string());
+    tail.resize(bytes_ - length);  // not a partial record an earlier failure left past bytes_
+    // Opened before the rename: from the rename on, appends go to the new journal, never the old.
+    const int fd = replace_file_open(path_, tail);
     ::close(fd_);
     fd_ = fd;
     bytes_ = tail.size();
     dirty_ = false;
     trim_pending_ = false;
-    sync_directory(path_.parent_path());
     last_sync_ = std::chrono::steady_clock::now();
+    sync_directory(path_.parent_path());
 }
 
 journal_error::journal_error(const std::filesystem::path& file_, std::uint64_t offset_,
@@ -342,7 +287,7 @@ std::string_view journal_contents::text(std::size_t i) const noexcept {
 journal_contents read_journal(const std::filesystem::path& path) {
     journal_contents out;
     std::string data;
-    if (!read_whole_file(path, data)) return out;
+    if (!read_file_from(path, 0, data)) return out;
     const auto lines = static_cast<std::size_t>(std::count(data.begin(), data.end(), '\n'));
     out.offsets.reserve(lines);
     out.seqs.reserve(lines);

@@ -60,7 +60,8 @@ class journal_writer {
     /// @brief Drops the first `length` bytes (the records a background snapshot includes) and
     /// keeps the rest: the tail is written to a new file that replaces the journal atomically,
     /// so a crash leaves the whole journal or the tail, and replay skips what the snapshot holds.
-    /// Throws storage_error and then leaves the journal as it was.
+    /// Throws storage_error: before the rename the journal is left as it was; after it (only the
+    /// folder's fsync can fail there) the writer already appends to the tail.
     void drop_prefix(std::uint64_t length);
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
     [[nodiscard]] std::uint64_t bytes() const noexcept { return bytes_; }

@@ -276,6 +276,8 @@ class world {
     void check_name(const json& components, entity_id self, std::vector<std::string>* taken = nullptr) const;
     /// @brief Adds the components another one needs: a RigidBody gets a Velocity {0, 0}.
     void add_required(entity_id e);
+    /// @brief A new entity with resolved components (checked already) and what they require.
+    entity_id create_resolved(const std::vector<std::pair<ecs::component_id, const json*>>& resolved);
     void time_system(system_def& s);
 
     world_settings settings_;

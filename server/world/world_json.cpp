@@ -187,6 +187,10 @@ entity_id world::spawn(const json& components) {
     const auto resolved = resolve_components(components);
     check_name(components, 0);
     check_capacity(1);
+    return create_resolved(resolved);
+}
+
+entity_id world::create_resolved(const std::vector<std::pair<ecs::component_id, const json*>>& resolved) {
     const entity_id e = reg_.create();
     for (const auto& [c, value] : resolved) reg_.emplace_json(e, c, *value);
     add_required(e);
@@ -213,12 +217,7 @@ std::vector<entity_id> world::spawn_many(const json& list) {
     check_capacity(list.size());
     std::vector<entity_id> ids;
     ids.reserve(all.size());
-    for (const auto& resolved : all) {
-        const entity_id e = reg_.create();
-        for (const auto& [c, value] : resolved) reg_.emplace_json(e, c, *value);
-        add_required(e);
-        ids.push_back(e);
-    }
+    for (const auto& resolved : all) ids.push_back(create_resolved(resolved));
     return ids;
 }
 
@@ -537,17 +536,12 @@ std::vector<entity_id> world::spawn_prefab(const std::string& name, std::size_t 
     // json were ~60 MB of short-lived nodes, which malloc kept as the process's RSS afterwards.
     const auto resolved = resolve_components(components);
     std::vector<std::string> names;
-    check_name(components, 0, &names);
-    if (count > 1) check_name(components, 0, &names);  // a Name twice in one batch: refused
+    // spawn_many checks each copy's Name against the batch; the second copy is the first refused.
+    for (std::size_t i = 0; i < std::min<std::size_t>(count, 2); ++i) check_name(components, 0, &names);
     check_capacity(count);
     std::vector<entity_id> ids;
     ids.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        const entity_id e = reg_.create();
-        for (const auto& [c, value] : resolved) reg_.emplace_json(e, c, *value);
-        add_required(e);
-        ids.push_back(e);
-    }
+    for (std::size_t i = 0; i < count; ++i) ids.push_back(create_resolved(resolved));
     return ids;
 }
 

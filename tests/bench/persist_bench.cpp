@@ -78,8 +78,9 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
         std::this_thread::sleep_until(deadline);
         const auto t0 = clock::now();
         bool starts_save = false;
-        if (bg && bg->poll() != persist::background_save::state::running) {
-            if (bg->poll() == persist::background_save::state::failed) run.error = bg->error();
+        const auto state = bg ? bg->poll() : persist::background_save::state::running;
+        if (bg && state != persist::background_save::state::running) {
+            if (state == persist::background_save::state::failed) run.error = bg->error();
             run.save_max_ms = std::max(run.save_max_ms, ms_since(bg_started));
             bg.reset();
         }

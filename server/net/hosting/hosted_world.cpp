@@ -60,8 +60,7 @@ void hosted_world::arm_autosave() {
         // A save still being written when the next is due: that one is skipped, not queued.
         if (!self->log_->background_save_running()) {
             try {
-                if (self->log_->start_background_save(*self->world_) && self->log_->background_save_running())
-                    self->poll_save();
+                if (self->log_->start_background_save(*self->world_)) self->poll_save();
             } catch (const std::exception& e) {
                 spdlog::error("world '{}': autosave failed: {}", self->name_, e.what());
             }

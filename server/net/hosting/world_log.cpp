@@ -102,7 +102,7 @@ bool world_log::start_background_save(const world::world& w) {
     try {
         // The child sees the world as it is now, and the journal's first `bytes()` bytes are
         // exactly the records up to `seq`: the snapshot and the journal meet at that seam.
-        bg_ = persist::background_save::start([&w, seq, &path] {
+        bg_ = persist::background_save::start([&w, seq, path] {
             const std::string text = persist::seal_snapshot(persist::snapshot_text(w, seq));
             persist::write_file_atomically(path, text);
             return static_cast<std::uint64_t>(text.size());
@@ -110,7 +110,7 @@ bool world_log::start_background_save(const world::world& w) {
     } catch (const persist::storage_error& e) {
         spdlog::warn("world '{}': {}: saving in-process instead (the world waits for it)", world_, e.what());
         (void)save(w);
-        return true;
+        return false;
     }
     bg_journal_bytes_ = journal_.bytes();
     bg_tick_ = w.tick();
@@ -140,7 +140,6 @@ bool world_log::finish_background_save() {
         // journal is only longer than it needs to be until the next save.
         spdlog::warn("world '{}': saved, but the journal could not be shortened: {}", world_, e.what());
     }
-    bg_last_ = {path.string(), bg_->bytes(), bg_tick_, ms};
     spdlog::info(
         "world '{}': saved tick {} to {} in the background ({} bytes, {:.1f} ms; the world "
         "stopped {:.2f} ms for the fork)",

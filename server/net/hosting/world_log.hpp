@@ -69,16 +69,15 @@ class world_log {
     /// @brief Starts a save in a forked child (autosave): the world stops only for the fork and
     /// goes on while the child writes the snapshot of that instant. The snapshot includes the
     /// journal up to now; when the child is done, finish_background_save() drops those records
-    /// and keeps the ones written since. Returns false, starting nothing, while one still runs.
-    /// When the fork fails the save is done in-process (save()) with a warning.
+    /// and keeps the ones written since. Returns true when a child now runs: false while one
+    /// still runs (nothing started), and false when the fork failed and the save was done
+    /// in-process (save()) instead, with a warning.
     bool start_background_save(const world::world& w);
     /// @brief Never blocks: true once no background save runs any more (it ended and its journal
     /// prefix was dropped, or it failed and was logged; the journal then keeps everything).
     bool finish_background_save();
     /// @brief True while a background save's child runs.
     [[nodiscard]] bool background_save_running() const noexcept { return bg_ != nullptr; }
-    /// @brief The last background save that ended well (zeroes before the first).
-    [[nodiscard]] const save_report& last_background_save() const noexcept { return bg_last_; }
     /// @brief Deletes the world's files (world.destroy).
     void remove_files();
 
@@ -103,7 +102,6 @@ class world_log {
     std::uint64_t bg_journal_bytes_ = 0;  ///< the journal's length at the fork: what the snapshot holds
     std::uint64_t bg_tick_ = 0;
     std::chrono::steady_clock::time_point bg_started_{};
-    save_report bg_last_;
 };
 
 /// @brief A world read back from the data folder: its snapshot, with the journal replayed through

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -30,10 +29,6 @@ background_save::state wait_for(background_save& bg, std::chrono::milliseconds l
     }
     return s;
 }
-std::string read_all(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
 }  // namespace
 
 TEST(BackgroundSave, TheChildWritesTheMemoryAsItWasAtTheFork) {
@@ -50,7 +45,9 @@ TEST(BackgroundSave, TheChildWritesTheMemoryAsItWasAtTheFork) {
     EXPECT_EQ(bg->poll(), background_save::state::running);
     ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
     EXPECT_EQ(bg->bytes(), 100000u);
-    EXPECT_EQ(read_all(path), std::string(100000, '7'));
+    std::string written;
+    ASSERT_TRUE(read_file_from(path, 0, written));
+    EXPECT_EQ(written, std::string(100000, '7'));
     EXPECT_LT(bg->fork_ms(), 1000.0);
     fs::remove(path);
 }
