@@ -304,8 +304,9 @@ std::vector<verb> make_verbs() {
                           {"FILE", "file to write (default -: standard output)", arity::optional}},
                  .examples = {"ecsctl export arena arena.json", "ecsctl export > default.json"},
                  .details = "Reads every chunk of one world.export: the snapshot of one tick, however long\n"
-                            "the reading takes. The file is what --data-dir holds as NAME.snapshot.json and\n"
-                            "what `import` reads. A FILE is written whole or not at all.\n",
+                            "the reading takes. The file is the JSON form of what --data-dir holds (as\n"
+                            "NAME.snapshot, binary, by default) and what `import` reads. A FILE is written\n"
+                            "whole or not at all.\n",
                  .completes = "worlds",
                  .drive = run_export});
     v.push_back({.name = "import",
@@ -707,10 +708,19 @@ std::vector<verb> make_verbs() {
                  .summary = "list the prefabs with their components",
                  .examples = {"ecsctl prefab list"}});
     // --- persistence (needs ecsd --data-dir) ---------------------------------------------------------
-    v.push_back({.name = "save",
-                 .method = "world.save",
-                 .summary = "write the world's snapshot now (the server needs --data-dir)",
-                 .examples = {"ecsctl save", "ecsctl --world arena save"}});
+    v.push_back(
+        {.name = "save",
+         .method = "world.save",
+         .summary = "write the world's snapshot now (the server needs --data-dir)",
+         .options = {{"--format",
+                      "binary, zstd (binary, compressed) or json; default: the server's --snapshot-format",
+                      false, "FORMAT"}},
+         .examples = {"ecsctl save", "ecsctl --world arena save", "ecsctl save --format json"},
+         .params = [](const verb_input& in) {
+             json params = json::object();
+             if (auto f = in.one("--format")) params["format"] = *f;
+             return params;
+         }});
     v.push_back({.name = "load",
                  .method = "world.load",
                  .summary = "replace the world with its snapshot and journal, as a restart would",

@@ -19,6 +19,8 @@ add_library(asio::asio ALIAS asio_standalone)
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(READLINE REQUIRED IMPORTED_TARGET readline)
+# Debian's libzstd-dev compresses binary snapshots on request (--snapshot-format zstd).
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 
 # Debian's http-parser (libhttp-parser-dev) parses the HTTP face's requests; it ships no CMake or
 # pkg-config file.

@@ -6,9 +6,13 @@
 //   tag_pool       no data at all: membership is the value (a tag such as Player)
 //   dynamic_pool   a run-time component: validated JSON objects
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,6 +48,15 @@ class pool : public sparse_set {
     virtual void hash_value(std::uint32_t slot, state_hasher& h) const = 0;
     /// @brief The field list with types and defaults.
     [[nodiscard]] virtual json schema_fields() const = 0;
+
+    // --- raw values (binary snapshots) ------------------------------------
+    /// @brief Bytes per value when values can be saved as they lie in memory (a trivially
+    /// copyable struct without padding); 0 when they cannot (tags, strings, run-time components).
+    [[nodiscard]] virtual std::size_t raw_size() const noexcept { return 0; }
+    /// @brief The dense values, raw_size() bytes each, in dense order (raw_size() > 0 only).
+    [[nodiscard]] virtual const std::byte* raw_data() const noexcept { return nullptr; }
+    /// @brief Adds the slot with a value copied from raw_size() bytes (raw_size() > 0 only).
+    virtual void emplace_raw(std::uint32_t slot, const std::byte* value);
 
     // --- change tracking -------------------------------------------------
     /// @brief Epoch of the last write for each dense position (data pools only).
@@ -147,6 +160,30 @@ class packed_pool : public pool {
     }
 };
 
+namespace internal {
+/// @brief The bytes of T's fields together: sizeof(T) when T has no padding.
+template <typename T>
+constexpr std::size_t field_bytes() {
+    return std::apply(
+        [](const auto&... d) {
+            return (std::size_t{0} + ... + sizeof(typename std::decay_t<decltype(d)>::value_type));
+        },
+        component_traits<T>::fields);
+}
+/// @brief T's values can be saved and loaded as bytes: every byte is a field's.
+template <typename T>
+constexpr bool raw_copyable() {
+    if constexpr (is_tag_v<T> || !std::is_trivially_copyable_v<T>)
+        return false;
+    else
+        return field_bytes<T>() == sizeof(T);
+}
+}  // namespace internal
+
+inline void pool::emplace_raw(std::uint32_t, const std::byte*) {
+    throw ecs_error(reason::invalid_value, name() + " values are not stored as raw bytes");
+}
+
 /// @brief Storage of a C++ struct component in a packed array.
 template <typename T>
 class typed_pool final : public packed_pool<T, huge_page_allocator<T>> {
@@ -185,6 +222,22 @@ class typed_pool final : public packed_pool<T, huge_page_allocator<T>> {
     void write_value(std::uint32_t slot, json_text& w) const override { typed_write_text(w, get(slot)); }
     void hash_value(std::uint32_t slot, state_hasher& h) const override { typed_hash(h, get(slot)); }
     [[nodiscard]] json schema_fields() const override { return typed_schema_fields<T>(); }
+
+    [[nodiscard]] std::size_t raw_size() const noexcept override {
+        return internal::raw_copyable<T>() ? sizeof(T) : 0;
+    }
+    [[nodiscard]] const std::byte* raw_data() const noexcept override {
+        return internal::raw_copyable<T>() ? reinterpret_cast<const std::byte*>(data_.data()) : nullptr;
+    }
+    void emplace_raw(std::uint32_t slot, const std::byte* value) override {
+        if constexpr (internal::raw_copyable<T>()) {
+            T v;
+            std::memcpy(&v, value, sizeof(T));
+            emplace(slot, v);
+        } else {
+            pool::emplace_raw(slot, value);
+        }
+    }
 };
 
 /// @brief A component without data: only the sparse set, no per-entity bytes.

@@ -332,6 +332,15 @@ void registry::restore_component(component_id c, entity_id e, const json& value)
     ++structure_version_;
 }
 
+void registry::restore_raw(component_id c, std::uint32_t slot, const std::byte* value) {
+    if (!entities_.slot_alive(slot))
+        throw ecs_error(reason::invalid_value, "snapshot: " + pools_[c]->name() + " lists slot " +
+                                                   std::to_string(slot) + ", which holds no live entity");
+    if (pools_[c]->contains(slot)) throw_exists(entities_.id_of(slot), c);
+    pools_[c]->emplace_raw(slot, value);
+    entities_.set_bit(slot, c);
+}
+
 void registry::finish_restore() {
     for (auto& grp : groups_) grp.rebuild(pools_);
     for (auto& w : watches_) rebuild_members(*w);

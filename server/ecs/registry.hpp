@@ -270,6 +270,8 @@ class registry {
                           const std::vector<std::pair<std::uint32_t, std::uint32_t>>& retired);
     /// @brief Appends a component value in dense order, without hooks (validated; entity must be live).
     void restore_component(component_id c, entity_id e, const json& value);
+    /// @brief The same from raw bytes (pool::raw_size() of them), for a live slot that lacks c.
+    void restore_raw(component_id c, std::uint32_t slot, const std::byte* value);
     /// @brief Re-establishes owning groups (order-preserving for saved data) and member sets.
     void finish_restore();
 

@@ -100,6 +100,11 @@ std::vector<setting> make_settings() {
                     &server_config::appendfsync, [](CLI::Option& o) {
                         o.check(CLI::IsMember({"always", "everysec", "never"}));
                     }));
+    t.push_back(row("snapshot-format", "ECSD_SNAPSHOT_FORMAT",
+                    "how snapshots are written: binary, zstd (binary, compressed) or json; any of them loads",
+                    &server_config::snapshot_format, [](CLI::Option& o) {
+                        o.check(CLI::IsMember({"binary", "zstd", "json"}));
+                    }));
     t.push_back(
         row("read-only", "ECSD_READ_ONLY", "refuse mutating and admin methods", &server_config::read_only));
     t.push_back(

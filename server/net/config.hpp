@@ -40,7 +40,8 @@ struct server_config {
     unsigned sim_threads = 1;  ///< threads each world's tick uses unless world.create names them
     std::string data_dir;      ///< where worlds are saved; empty: nothing is written
     double autosave = 10.0;    ///< seconds between snapshots of each world; 0: only on save and exit
-    std::string appendfsync = "everysec";  ///< journal fsync policy: always / everysec / never
+    std::string appendfsync = "everysec";    ///< journal fsync policy: always / everysec / never
+    std::string snapshot_format = "binary";  ///< binary / zstd / json (persist/snapshot_binary.hpp)
     bool read_only = false;
     std::uint64_t slowlog_us = 10'000;  ///< requests at least this slow go to server.slowlog
     std::size_t slowlog_len = 128;      ///< entries server.slowlog keeps (0: none)

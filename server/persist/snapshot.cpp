@@ -11,7 +11,6 @@ namespace ecsd::persist {
 
 using ecs::entity_id;
 
-namespace {
 /// @brief Everything but `entities` and `dense_order`, which are streamed.
 json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
     const auto& table = w.registry().entities();
@@ -54,6 +53,7 @@ json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
              {{"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}}}};
 }
 
+namespace {
 /// @brief Calls entity(id, components) for each live entity and order(name, ids) for each storage.
 template <typename E, typename O>
 void walk_contents(const world::world& w, E&& entity, O&& order) {
@@ -211,6 +211,33 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> slot_pairs(const json& list
 }
 }  // namespace
 
+std::unique_ptr<world::world> world_from_head(const json& doc, const std::string& source) {
+    const auto& wj = doc.at("world");
+    world::world_settings s;
+    s.name = wj.at("name").get<std::string>();
+    s.tick_hz = wj.at("tick_hz").get<double>();
+    s.gravity_x = wj.at("gravity").at("x").get<double>();
+    s.gravity_y = wj.at("gravity").at("y").get<double>();
+    s.bounds = world::world_bounds::from_json(wj.value("bounds", json()));  // absent before bounds existed
+    s.paused = wj.at("paused").get<bool>();
+    if (wj.contains("max_entities"))
+        s.max_entities = whole<std::size_t>(wj["max_entities"], source, "max_entities");
+    if (wj.contains("threads"))  // absent before threads existed: the server's default
+        s.threads = whole<unsigned>(wj["threads"], source, "threads");
+    auto w = std::make_unique<world::world>(s);
+    w->set_tick(whole<std::uint64_t>(wj.at("tick"), source, "tick"));
+
+    const json types = doc.value("component_types", json::array());
+    const json prefabs = doc.value("prefabs", json::object());
+    const json systems = doc.value("systems", json::object());
+    for (const auto& t : types)
+        w->register_component(t.at("name").get<std::string>(), t.value("fields", json::object()));
+    for (const auto& [name, comps] : prefabs.items()) w->define_prefab(name, comps);
+    for (const auto& [name, state] : systems.items())
+        w->set_system_enabled(name, state.value("enabled", true));
+    return w;
+}
+
 std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& source) {
     check_snapshot_header(doc, source);
     // The world's own state: values load as they were saved (numbers past ±1e15, prefabs an older
@@ -221,30 +248,7 @@ std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& 
         // snapshot_journal_seq cannot read as a count is damage.
         if (doc.contains("journal_seq") && !doc["journal_seq"].is_number_unsigned())
             fail(source, "\"journal_seq\" is not a non-negative integer");
-        const auto& wj = doc.at("world");
-        world::world_settings s;
-        s.name = wj.at("name").get<std::string>();
-        s.tick_hz = wj.at("tick_hz").get<double>();
-        s.gravity_x = wj.at("gravity").at("x").get<double>();
-        s.gravity_y = wj.at("gravity").at("y").get<double>();
-        s.bounds =
-            world::world_bounds::from_json(wj.value("bounds", json()));  // absent before bounds existed
-        s.paused = wj.at("paused").get<bool>();
-        if (wj.contains("max_entities"))
-            s.max_entities = whole<std::size_t>(wj["max_entities"], source, "max_entities");
-        if (wj.contains("threads"))  // absent before threads existed: the server's default
-            s.threads = whole<unsigned>(wj["threads"], source, "threads");
-        auto w = std::make_unique<world::world>(s);
-        w->set_tick(whole<std::uint64_t>(wj.at("tick"), source, "tick"));
-
-        const json types = doc.value("component_types", json::array());
-        const json prefabs = doc.value("prefabs", json::object());
-        const json systems = doc.value("systems", json::object());
-        for (const auto& t : types)
-            w->register_component(t.at("name").get<std::string>(), t.value("fields", json::object()));
-        for (const auto& [name, comps] : prefabs.items()) w->define_prefab(name, comps);
-        for (const auto& [name, state] : systems.items())
-            w->set_system_enabled(name, state.value("enabled", true));
+        auto w = world_from_head(doc, source);
 
         auto& reg = w->registry();
         const auto& entities = doc.at("entities");

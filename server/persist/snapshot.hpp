@@ -59,4 +59,12 @@ struct snapshot_seal {
 /// or a newer version): problems no repair may touch.
 void check_snapshot_header(const json& doc, const std::string& source);
 
+// --- shared by the JSON and the binary form (snapshot_binary.hpp) ---
+/// @brief The document without `entities` and `dense_order`: format, version, journal_seq, world
+/// settings, systems, component types, prefabs and the allocator.
+[[nodiscard]] json snapshot_head(const world::world& w, std::uint64_t journal_seq);
+/// @brief An empty world with the head's settings, tick, component types, prefabs and system
+/// switches; throws persist_error or json::exception. Call inside an ecs::restoring_scope.
+[[nodiscard]] std::unique_ptr<world::world> world_from_head(const json& doc, const std::string& source);
+
 }  // namespace ecsd::persist

@@ -1,8 +1,9 @@
 // Snapshot benchmark (issues 7 and 16): save and load time and file size for a world of N entities
-// (default 1,000,000) with Position and Velocity, and the tick while it autosaves: the world ticks
-// at 60 Hz for --seconds without saving, then as long again with a save every second, in-process
-// (the way before issue 16: the tick waits for the whole save) and in a forked child (what ecsd's
-// autosave does). Run from a Release build:
+// (default 1,000,000) with Position and Velocity, in each snapshot format (JSON, binary, binary with
+// zstd) beside the raw component bytes, and the tick while it autosaves: the world ticks at 60 Hz
+// for --seconds without saving, then as long again with a save every second, in-process (the way
+// before issue 16: the tick waits for the whole save) and in a forked child (what ecsd's autosave
+// does), writing JSON (before) and binary (now). Run from a Release build:
 //   build/release/bin/persist_bench [--entities N] [--dir DIR] [--seconds S] [--json]
 #include <algorithm>
 #include <chrono>
@@ -28,6 +29,7 @@
 #include "persist/background_save.hpp"
 #include "persist/journal.hpp"
 #include "persist/snapshot.hpp"
+#include "persist/snapshot_binary.hpp"
 #include "rpc/method_table.hpp"
 #include "rpc/services.hpp"
 
@@ -59,7 +61,15 @@ struct tick_run {
 
 enum class save_mode { none, inline_save, fork_save };
 
-tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double seconds, save_mode mode) {
+/// @brief The sealed snapshot file of `format`, as world_log writes it.
+std::string snapshot_file(const world::world& w, persist::snapshot_format format) {
+    if (format == persist::snapshot_format::json_text)
+        return persist::seal_snapshot(persist::snapshot_text(w, 0));
+    return persist::binary_snapshot(w, 0, format == persist::snapshot_format::zstd);
+}
+
+tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double seconds, save_mode mode,
+                      persist::snapshot_format format = persist::snapshot_format::json_text) {
     using clock = std::chrono::steady_clock;
     const auto period = std::chrono::microseconds(16667);
     tick_run run;
@@ -69,8 +79,8 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
     std::unique_ptr<persist::background_save> bg;
     clock::time_point bg_started{};
     bool after_fork = false;
-    const auto job = [&w, &path] {
-        const std::string text = persist::seal_snapshot(persist::snapshot_text(w, 0));
+    const auto job = [&w, &path, format] {
+        const std::string text = snapshot_file(w, format);
         persist::write_file_atomically(path, text);
         return static_cast<std::uint64_t>(text.size());
     };
@@ -126,7 +136,7 @@ std::pair<double, double> replay_seconds(const std::filesystem::path& dir, std::
         s.paused = true;
         const world::world w(s);
         persist::write_file_atomically(net::world_log::snapshot_path(dir, name),
-                                       persist::seal_snapshot(persist::snapshot_text(w, 0)));
+                                       persist::binary_snapshot(w, 0, false));
         const auto journal = net::world_log::journal_path(dir, name);
         std::filesystem::remove(journal);
         persist::journal_writer out(journal, persist::fsync_policy::never);
@@ -203,7 +213,7 @@ int main(int argc, char** argv) {
     }
     spdlog::set_level(spdlog::level::err);
     std::filesystem::create_directories(dir);
-    const auto path = dir / "bench.snapshot.json";
+    const auto path = dir / "bench.snapshot";
 
     world::world_settings s;
     s.name = "bench";
@@ -226,43 +236,75 @@ int main(int argc, char** argv) {
     // The tick while saving: the same world ticks on (movement moves every entity, so each tick
     // writes every Position page: the worst case for copy-on-write). First, while the process holds
     // only the world, as a server would.
-    const auto tick_path = dir / "ticking.snapshot.json";
+    const auto tick_path = dir / "ticking.snapshot";
     const auto plain = tick_at_60hz(w, tick_path, seconds, save_mode::none);
     const auto inline_run = tick_at_60hz(w, tick_path, seconds, save_mode::inline_save);
-    const auto fork_run = tick_at_60hz(w, tick_path, seconds, save_mode::fork_save);
+    const auto fork_json_run =
+        tick_at_60hz(w, tick_path, seconds, save_mode::fork_save, persist::snapshot_format::json_text);
+    const auto fork_run =
+        tick_at_60hz(w, tick_path, seconds, save_mode::fork_save, persist::snapshot_format::binary);
     std::filesystem::remove(tick_path);
 
+    // Save and load in each format, as world_log does: build the sealed file, write it (fsync,
+    // rename), read it back and rebuild the world.
     const auto hash_before = w.state_hash();
-
-    auto t0 = std::chrono::steady_clock::now();
-    const std::string text = persist::snapshot_text(w, 0);
-    const double serialize_ms = ms_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    persist::write_file_atomically(path, text);
-    const double write_ms = ms_since(t0);
-
-    t0 = std::chrono::steady_clock::now();
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const json doc = json::parse(buffer.str());
-    const double parse_ms = ms_since(t0);
-    t0 = std::chrono::steady_clock::now();
-    auto loaded = persist::from_snapshot(doc, path.string());
-    const double rebuild_ms = ms_since(t0);
-    const bool same = loaded->state_hash() == hash_before;
+    struct format_run {
+        persist::snapshot_format format;
+        std::size_t bytes = 0;
+        double serialize_ms = 0, write_ms = 0, read_ms = 0, rebuild_ms = 0;
+        bool same = false;
+    };
+    std::vector<format_run> formats;
+    for (const auto f : {persist::snapshot_format::json_text, persist::snapshot_format::binary,
+                         persist::snapshot_format::zstd}) {
+        format_run r{f};
+        auto t0 = std::chrono::steady_clock::now();
+        const std::string bytes = snapshot_file(w, f);
+        r.serialize_ms = ms_since(t0);
+        r.bytes = bytes.size();
+        t0 = std::chrono::steady_clock::now();
+        persist::write_file_atomically(path, bytes);
+        r.write_ms = ms_since(t0);
+        t0 = std::chrono::steady_clock::now();
+        std::string back;
+        persist::read_file_from(path, 0, back);
+        std::unique_ptr<world::world> loaded;
+        if (f == persist::snapshot_format::json_text) {
+            const json doc = json::parse(back);
+            r.read_ms = ms_since(t0);
+            t0 = std::chrono::steady_clock::now();
+            loaded = persist::from_snapshot(doc, path.string());
+        } else {
+            r.read_ms = ms_since(t0);
+            t0 = std::chrono::steady_clock::now();
+            loaded = persist::from_binary_snapshot(back, path.string());
+        }
+        r.rebuild_ms = ms_since(t0);
+        r.same = loaded->state_hash() == hash_before;
+        formats.push_back(r);
+    }
+    std::filesystem::remove(path);
+    const bool same = std::all_of(formats.begin(), formats.end(), [](const format_run& r) { return r.same; });
+    const std::size_t raw_bytes = n * (sizeof(world::Position) + sizeof(world::Velocity));
 
     const std::size_t replay_records = n;
     const auto [replay_s, journal_read_s] = replay_seconds(dir, replay_records);
 
+    json by_format = json::object();
+    for (const auto& r : formats)
+        by_format[std::string(persist::format_name(r.format))] = {
+            {"file_bytes", r.bytes},
+            {"size_vs_raw", static_cast<double>(r.bytes) / static_cast<double>(raw_bytes)},
+            {"save_ms", r.serialize_ms + r.write_ms},
+            {"save_serialize_ms", r.serialize_ms},
+            {"save_write_fsync_ms", r.write_ms},
+            {"load_ms", r.read_ms + r.rebuild_ms},
+            {"load_read_ms", r.read_ms},
+            {"load_rebuild_ms", r.rebuild_ms},
+            {"hash_equal", r.same}};
     const json out = {{"entities", n},
-                      {"file_bytes", text.size()},
-                      {"save_ms", serialize_ms + write_ms},
-                      {"save_serialize_ms", serialize_ms},
-                      {"save_write_fsync_ms", write_ms},
-                      {"load_ms", parse_ms + rebuild_ms},
-                      {"load_read_parse_ms", parse_ms},
-                      {"load_rebuild_ms", rebuild_ms},
+                      {"raw_component_bytes", raw_bytes},
+                      {"formats", by_format},
                       {"hash_equal", same},
                       {"rss_bytes_while_ticking", rss_kb * 1024},
                       {"journal_replay_records", replay_records},
@@ -271,17 +313,22 @@ int main(int argc, char** argv) {
                       {"journal_read_ms", journal_read_s * 1000},
                       {"tick_without_saving", run_json(plain)},
                       {"tick_saving_inline", run_json(inline_run)},
+                      {"tick_saving_forked_json", run_json(fork_json_run)},
                       {"tick_saving_forked", run_json(fork_run)}};
-    std::filesystem::remove(path);
     if (as_json) {
         std::puts(out.dump().c_str());
     } else {
-        std::printf("%zu entities: snapshot %.1f MB\n", n, static_cast<double>(text.size()) / 1e6);
-        std::printf("save %.0f ms (serialize %.0f, write+fsync %.0f)\n", serialize_ms + write_ms,
-                    serialize_ms, write_ms);
-        std::printf("load %.0f ms (read+parse %.0f, rebuild %.0f)\n", parse_ms + rebuild_ms, parse_ms,
-                    rebuild_ms);
-        std::printf("state hash equal after load: %s\n", same ? "yes" : "NO");
+        std::printf("%zu entities, Position+Velocity: %.1f MB of component values\n", n,
+                    static_cast<double>(raw_bytes) / 1e6);
+        std::printf("%-8s %10s %8s %9s %11s %12s %9s %11s %12s %5s\n", "format", "MB", "x raw", "save ms",
+                    "(serialize", "write+fsync)", "load ms", "(read+parse", "rebuild)", "same");
+        for (const auto& r : formats)
+            std::printf("%-8s %10.1f %8.2f %9.0f %11.0f %12.0f %9.0f %11.0f %12.0f %5s\n",
+                        std::string(persist::format_name(r.format)).c_str(),
+                        static_cast<double>(r.bytes) / 1e6,
+                        static_cast<double>(r.bytes) / static_cast<double>(raw_bytes),
+                        r.serialize_ms + r.write_ms, r.serialize_ms, r.write_ms, r.read_ms + r.rebuild_ms,
+                        r.read_ms, r.rebuild_ms, r.same ? "yes" : "NO");
         std::printf(
             "journal replay: %zu requests (spawns and mutations) in %.0f ms: %.0f records/s (reading and "
             "checking the journal alone: %.0f ms)\n",
@@ -289,18 +336,20 @@ int main(int argc, char** argv) {
             journal_read_s * 1000);
         std::printf("\nticking at 60 Hz for %.0f s each, saving every second (process RSS %.0f MB):\n",
                     seconds, static_cast<double>(rss_kb) / 1024);
-        std::printf("%-22s %6s %8s %8s %8s %8s %11s %11s %8s %9s\n", "", "ticks", "p50 ms", "p99 ms",
+        std::printf("%-26s %6s %8s %8s %8s %8s %11s %11s %8s %9s\n", "", "ticks", "p50 ms", "p99 ms",
                     "max ms", "skipped", "save-tick", "next-tick", "fork ms", "save ms");
         const auto row = [](const char* name, const tick_run& r) {
-            std::printf("%-22s %6zu %8.2f %8.2f %8.2f %8zu %11.2f %11.2f %8.2f %9.0f\n", name,
+            std::printf("%-26s %6zu %8.2f %8.2f %8.2f %8zu %11.2f %11.2f %8.2f %9.0f\n", name,
                         r.ticks_ms.size(), quantile(r.ticks_ms, 0.5), quantile(r.ticks_ms, 0.99),
                         quantile(r.ticks_ms, 1.0), r.skipped, r.start_max_ms, r.after_max_ms, r.fork_max_ms,
                         r.save_max_ms);
         };
         row("no save", plain);
-        row("save in the tick", inline_run);
-        row("save in a forked child", fork_run);
-        if (!fork_run.error.empty()) std::printf("forked save failed: %s\n", fork_run.error.c_str());
+        row("save in the tick (JSON)", inline_run);
+        row("forked, JSON", fork_json_run);
+        row("forked, binary (ecsd now)", fork_run);
+        for (const auto* r : {&fork_json_run, &fork_run})
+            if (!r->error.empty()) std::printf("forked save failed: %s\n", r->error.c_str());
     }
-    return same && fork_run.error.empty() ? 0 : 1;
+    return same && fork_run.error.empty() && fork_json_run.error.empty() ? 0 : 1;
 }

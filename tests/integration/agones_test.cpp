@@ -256,7 +256,8 @@ TEST(Agones, SigtermSavesEveryWorldThenCallsShutdownLast) {
     });
     {
         auto args = agones_args(sidecar);
-        args.insert(args.end(), {"--data-dir", data.path.string(), "--autosave", "0"});
+        args.insert(args.end(),
+                    {"--data-dir", data.path.string(), "--autosave", "0", "--snapshot-format", "json"});
         ecsd_server server(args);
         ASSERT_TRUE(agones_sidecar::wait_for([&] { return sidecar.count("Ready") == 1; }, 5s));
         line_client c(server.port());

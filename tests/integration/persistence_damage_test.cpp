@@ -107,7 +107,8 @@ class PersistenceDamage : public testing::Test {
     }
     void TearDown() override { fs::remove_all(dir_); }
     std::vector<std::string> args(std::vector<std::string> more = {}) const {
-        std::vector<std::string> a{"--data-dir", dir_.string(), "--appendfsync", "always", "--autosave", "0"};
+        std::vector<std::string> a{"--data-dir", dir_.string(), "--appendfsync",     "always",
+                                   "--autosave", "0",           "--snapshot-format", format_};
         a.insert(a.end(), more.begin(), more.end());
         return a;
     }
@@ -154,9 +155,13 @@ class PersistenceDamage : public testing::Test {
         return c.result("world.info")["entities"].get<std::size_t>();
     }
 
-    fs::path snapshot() const { return dir_ / "default.snapshot.json"; }
+    fs::path snapshot() const {
+        return dir_ / (format_ == "json" ? "default.snapshot.json" : "default.snapshot");
+    }
     fs::path journal() const { return dir_ / "default.journal"; }
     fs::path dir_;
+    /// @brief The form snapshots are written in: most damage here is edited into JSON text.
+    std::string format_ = "json";
 };
 
 TEST_F(PersistenceDamage, SnapshotWithAChangedDigitRefusesToStartAndRepairLoadsItAsItIs) {
@@ -202,6 +207,69 @@ TEST_F(PersistenceDamage, SnapshotThatIsNotJsonRefusesAndRepairMovesItAsideAndSt
     EXPECT_EQ(read_all(snapshot().string() + ".damaged"),
               text.substr(0, text.size() / 2));  // moved, not deleted
     EXPECT_NE(read_all(log).find("moved it aside"), std::string::npos) << read_all(log);
+}
+
+/// @brief Where the 8 bytes of `value` (a double) first lie in `bytes`.
+std::size_t find_double(const std::string& bytes, double value) {
+    std::string needle(sizeof value, '\0');
+    std::memcpy(needle.data(), &value, sizeof value);
+    return bytes.find(needle);
+}
+
+TEST_F(PersistenceDamage, BinarySnapshotWithAChangedValueRefusesToStartAndRepairLoadsItAsItIs) {
+    format_ = "binary";
+    saved_world(3);
+    std::string bytes = read_all(snapshot());
+    ASSERT_EQ(bytes.substr(0, 8), "ECSDSNAP");
+    const auto at = find_double(bytes, 1001.0);
+    ASSERT_NE(at, std::string::npos);
+    const double changed = 1007.0;
+    std::memcpy(bytes.data() + at, &changed, sizeof changed);
+    write_all(snapshot(), bytes);
+
+    expect_refused({snapshot().string(), "checksum mismatch",
+                    "byte offset " + std::to_string(bytes.size() - 4), "--repair"});
+    const auto log = dir_ / "repair.log";
+    {
+        ecsd_server server(repair_options(log));
+        line_client c(server.port());
+        const auto rows = c.result("world.query", {{"query", "Position"}, {"limit", 10}})["entities"];
+        ASSERT_EQ(rows.size(), 3u);
+        bool changed_value_kept = false;
+        for (const auto& r : rows) changed_value_kept |= r["components"]["Position"]["x"] == 1007.0;
+        EXPECT_TRUE(changed_value_kept) << rows.dump();
+    }
+    EXPECT_NE(read_all(log).find("--repair: loaded as it is"), std::string::npos) << read_all(log);
+    EXPECT_TRUE(fs::exists(snapshot().string() + ".damaged"));
+    ecsd_server again(args());
+}
+
+TEST_F(PersistenceDamage, BinarySnapshotCutShortRefusesAndRepairMovesItAsideAndStartsEmpty) {
+    format_ = "binary";
+    saved_world(3);
+    const std::string bytes = read_all(snapshot());
+    const auto cut = bytes.substr(0, bytes.size() / 2);
+    write_all(snapshot(), cut);
+    expect_refused({snapshot().string(), "cut short", "would start empty"});
+
+    const auto log = dir_ / "repair.log";
+    ecsd_server server(repair_options(log));
+    line_client c(server.port());
+    EXPECT_EQ(entity_count(c), 0u);
+    EXPECT_EQ(read_all(snapshot().string() + ".damaged"), cut);  // moved, not deleted
+    EXPECT_NE(read_all(log).find("moved it aside"), std::string::npos) << read_all(log);
+}
+
+TEST_F(PersistenceDamage, BinarySnapshotOfANewerVersionRefusesEvenWithRepair) {
+    format_ = "binary";
+    saved_world(1);
+    std::string bytes = read_all(snapshot());
+    bytes[8] = 2;  // the layout version, little-endian
+    write_all(snapshot(), bytes);
+    expect_refused({snapshot().string(), "version 2 is newer", "upgrade ecsd"});
+    const auto repaired = run_ecsd(args({"--repair"}));
+    EXPECT_NE(repaired.code, 0) << repaired.output;
+    EXPECT_EQ(read_all(snapshot()), bytes);  // never moved aside: a newer ecsd reads it
 }
 
 TEST_F(PersistenceDamage, JournalWithoutItsSnapshotRefusesToStartAndRepairMovesItAside) {

@@ -1,9 +1,11 @@
 // Persistence against the real ecsd: restarts keep ids and state; kill -9 loses nothing acknowledged.
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -184,6 +186,108 @@ TEST_F(Persistence, WithoutDataDirNothingIsWrittenAndSaveSaysWhy) {
     ecsd_server server;
     line_client c(server.port());
     EXPECT_EQ(reason_of(c.call("world.save")), "invalid_params");
+}
+
+/// @brief The first bytes of a file.
+std::string head_of(const fs::path& p, std::size_t n) {
+    std::string out(n, '\0');
+    std::ifstream(p, std::ios::binary).read(out.data(), static_cast<std::streamsize>(n));
+    return out;
+}
+
+TEST_F(Persistence, SnapshotsAreBinaryByDefaultAndJsonOrZstdOnRequest) {
+    const auto binary = dir_ / "default.snapshot";
+    const auto text = dir_ / "default.snapshot.json";
+    ecsd_server server(args("0"));
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.pause").is_object());
+    for (int i = 0; i < 20; ++i)
+        (void)c.result(
+            "world.spawn_entity",
+            {{"components", {{"Position", {{"x", i}}}, {"Name", {{"name", "n" + std::to_string(i)}}}}}});
+    const auto hash = c.result("world.hash")["hash"];
+
+    auto saved = c.result("world.save");
+    EXPECT_EQ(saved["format"], "binary");
+    EXPECT_EQ(saved["path"], binary.string());
+    EXPECT_EQ(head_of(binary, 8), "ECSDSNAP");
+    EXPECT_EQ(saved["bytes"].get<std::uintmax_t>(), fs::file_size(binary));
+
+    saved = c.result("world.save", {{"format", "json"}});
+    EXPECT_EQ(saved["path"], text.string());
+    EXPECT_FALSE(fs::exists(binary)) << "one snapshot per world: the other form is removed";
+    std::ifstream in(text);
+    const json doc = json::parse(in);
+    EXPECT_EQ(doc["format"], "ecsd-snapshot");
+    EXPECT_EQ(doc["entities"].size(), 20u);
+    EXPECT_EQ(c.result("world.load")["entities"], 20);
+    EXPECT_EQ(c.result("world.hash")["hash"], hash);
+
+    saved = c.result("world.save", {{"format", "zstd"}});
+    EXPECT_EQ(saved["path"], binary.string());
+    EXPECT_FALSE(fs::exists(text));
+    EXPECT_EQ(head_of(binary, 8), "ECSDSNAP");
+    EXPECT_EQ(c.result("world.load")["entities"], 20);
+    EXPECT_EQ(c.result("world.hash")["hash"], hash);
+
+    EXPECT_EQ(reason_of(c.call("world.save", {{"format", "xml"}})), "invalid_params");
+}
+
+TEST_F(Persistence, ServerFormatSettingDecidesAutosavesAndEveryFormLoadsAtStartUp) {
+    std::string hash;
+    for (const char* format : {"zstd", "json", "binary"}) {
+        auto a = args("0.05");
+        a.insert(a.end(), {"--snapshot-format", format});
+        ecsd_server server(a);
+        line_client c(server.port());
+        if (hash.empty()) {
+            ASSERT_TRUE(c.result("world.pause").is_object());
+            for (int i = 0; i < 30; ++i)
+                (void)c.result("world.spawn_entity",
+                               {{"components", {{"Velocity", {{"x", i}}}, {"Player", true}}}});
+        }
+        const auto h = c.result("world.hash")["hash"].get<std::string>();
+        if (!hash.empty()) {
+            EXPECT_EQ(h, hash) << "after a restart that saved " << format;
+        }
+        hash = h;
+        // An autosave in this format comes within a few periods.
+        const auto file =
+            dir_ / (std::string("default.snapshot") + (std::string(format) == "json" ? ".json" : ""));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!fs::exists(file) && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        EXPECT_TRUE(fs::exists(file)) << format;
+        EXPECT_EQ(server.stop(SIGTERM).code, 0);
+        const auto other =
+            std::string(format) == "json" ? dir_ / "default.snapshot" : dir_ / "default.snapshot.json";
+        EXPECT_FALSE(fs::exists(other)) << "a " << format << " save leaves one snapshot";
+    }
+}
+
+TEST_F(Persistence, WhenACrashLeftBothFormsTheNewerLoads) {
+    const auto binary = dir_ / "default.snapshot";
+    const auto text = dir_ / "default.snapshot.json";
+    std::string hash;
+    {
+        ecsd_server server(args("0"));
+        line_client c(server.port());
+        ASSERT_TRUE(c.result("world.pause").is_object());
+        (void)c.result("world.spawn_entity", {{"components", {{"Position", {{"x", 1}}}}}});
+        (void)c.result("world.save", {{"format", "json"}});
+        fs::copy_file(text, dir_ / "older.json");
+        for (int i = 0; i < 5; ++i)
+            (void)c.result("world.spawn_entity", {{"components", {{"Position", {{"x", i}}}}}});
+        (void)c.result("world.save");  // binary, newer; the journal is emptied
+        hash = c.result("world.hash")["hash"];
+        server.stop(SIGKILL);
+    }
+    fs::copy_file(dir_ / "older.json", text);  // as if the removal of the JSON form never happened
+    fs::remove(dir_ / "older.json");
+    ecsd_server server(args("0"));
+    line_client c(server.port());
+    EXPECT_EQ(c.result("world.info")["entities"], 6);
+    EXPECT_EQ(c.result("world.hash")["hash"], hash);
 }
 
 TEST_F(Persistence, CorruptSnapshotStopsStartUpWithAClearError) {

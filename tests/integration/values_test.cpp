@@ -98,7 +98,8 @@ TEST(Values, ASnapshotHoldingWhatAnOlderServerAcceptedStillLoads) {
     const auto dir = fs::temp_directory_path() / ("ecsd_values_old_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     {
-        ecsd_server server({"--data-dir", dir.string()});
+        // An older ecsd wrote JSON snapshots; this one does when told.
+        ecsd_server server({"--data-dir", dir.string(), "--snapshot-format", "json"});
         line_client c(server.port());
         ASSERT_TRUE(c.result("world.create", {{"world", "old"}, {"paused", true}}).is_object());
         ASSERT_TRUE(
@@ -133,6 +134,9 @@ TEST(Values, ASnapshotHoldingWhatAnOlderServerAcceptedStillLoads) {
     EXPECT_EQ(e["components"]["RigidBody"]["mass"], -1.0);
     const auto hash = c.result("world.hash", {{"world", "old"}});
     ASSERT_TRUE(c.result("world.save", {{"world", "old"}}).is_object());
+    // The save wrote this server's binary form and removed the older JSON one.
+    EXPECT_TRUE(fs::exists(dir / "old.snapshot"));
+    EXPECT_FALSE(fs::exists(file));
     const auto loaded = c.call("world.load", {{"world", "old"}});
     EXPECT_TRUE(loaded.contains("result")) << loaded.dump();
     EXPECT_EQ(c.result("world.hash", {{"world", "old"}}), hash);

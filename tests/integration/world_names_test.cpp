@@ -32,7 +32,7 @@ struct temp_tree {
 
 TEST(WorldNames, NamesThatWouldEscapeTheDataFolderAreRefusedEverywhere) {
     temp_tree t;
-    const auto victim = t.root / "victim.snapshot.json";
+    const auto victim = t.root / "victim.snapshot";
     { std::ofstream(victim) << "precious"; }
     ecsd_server server({"--data-dir", t.data.string()});
     line_client c(server.port());
@@ -58,7 +58,7 @@ TEST(WorldNames, NamesThatWouldEscapeTheDataFolderAreRefusedEverywhere) {
     EXPECT_EQ(t.files_outside_data(), 1U) << "only the victim file may be outside data/";
     // Good names still work, with dots and dashes.
     EXPECT_TRUE(c.result("world.create", {{"world", "zone-1.north"}}).is_object());
-    EXPECT_TRUE(fs::exists(t.data / "zone-1.north.snapshot.json"));
+    EXPECT_TRUE(fs::exists(t.data / "zone-1.north.snapshot"));
 }
 
 TEST(WorldNames, StartUpSkipsFilesWhoseNamesNoWorldCouldHave) {

@@ -55,7 +55,7 @@ test('restart keeps the data folder, the entities and the port', async (t) => {
   assert.equal(await c.hash(), hash);
   assert.equal((await c.worldInfo()).tick, 3);
   await server.stop();
-  assert.ok(fs.existsSync(path.join(dataDir, 'keep.snapshot.json')), 'a given data folder is kept');
+  assert.ok(fs.existsSync(path.join(dataDir, 'keep.snapshot')), 'a given data folder is kept');
 });
 
 test('kill (SIGKILL) then restart: every answered change is still there', async (t) => {

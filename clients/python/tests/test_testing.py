@@ -43,7 +43,7 @@ def test_restart_keeps_the_data_and_the_port(tmp_path: Path) -> None:
             assert c.get(e) == {"Position": {"x": 7.0, "y": 0.0}}
             assert c.hash() == digest
             assert c.spawn({}) > e  # ids are never handed out twice
-    assert (tmp_path / "data" / "keep.snapshot.json").is_file()  # a data_dir given is kept
+    assert (tmp_path / "data" / "keep.snapshot").is_file()  # a data_dir given is kept
 
 
 def test_kill_then_restart_keeps_what_was_acknowledged() -> None:

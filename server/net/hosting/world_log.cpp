@@ -22,8 +22,20 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-constexpr std::string_view snapshot_suffix = ".snapshot.json";
+constexpr std::string_view binary_suffix = ".snapshot";
+constexpr std::string_view json_suffix = ".snapshot.json";
+
+/// @brief The journal_seq a snapshot file says it includes; 0 when it cannot tell.
+std::uint64_t journal_seq_of(const fs::path& path) {
+    std::string bytes;
+    if (!persist::read_file_from(path, 0, bytes)) return 0;
+    if (persist::is_binary_snapshot(bytes)) return persist::binary_snapshot_journal_seq(bytes);
+    const json doc = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+    return doc.is_object() && doc.contains("journal_seq") && doc["journal_seq"].is_number_unsigned()
+               ? doc["journal_seq"].get<std::uint64_t>()
+               : 0;
 }
+}  // namespace
 
 namespace {
 /// @brief The last line of defence: no path is ever built from a name the protocol would refuse.
@@ -34,10 +46,11 @@ const std::string& approved(const std::string& world) {
 }
 }  // namespace
 
-fs::path world_log::snapshot_path(const fs::path& dir, const std::string& world) {
+fs::path world_log::snapshot_path(const fs::path& dir, const std::string& world,
+                                  persist::snapshot_format format) {
     std::string name =
         approved(world);  // appended, not operator+: gcc 12 -O3 warns falsely (-Wrestrict) on that
-    name += snapshot_suffix;
+    name += format == persist::snapshot_format::json_text ? json_suffix : binary_suffix;
     return dir / name;
 }
 fs::path world_log::journal_path(const fs::path& dir, const std::string& world) {
@@ -45,8 +58,21 @@ fs::path world_log::journal_path(const fs::path& dir, const std::string& world) 
 }
 
 world_log::world_log(const fs::path& dir, const std::string& world, persist::fsync_policy policy,
-                     std::uint64_t seq)
-    : dir_(dir), world_(world), journal_(journal_path(dir, world), policy), seq_(seq) {}
+                     std::uint64_t seq, persist::snapshot_format format)
+    : dir_(dir), world_(world), journal_(journal_path(dir, world), policy), format_(format), seq_(seq) {}
+
+std::string world_log::snapshot_bytes(const world::world& w, persist::snapshot_format format) const {
+    if (format == persist::snapshot_format::json_text)
+        return persist::seal_snapshot(persist::snapshot_text(w, seq_));
+    return persist::binary_snapshot(w, seq_, format == persist::snapshot_format::zstd);
+}
+
+void world_log::remove_other_form(persist::snapshot_format written) const noexcept {
+    const auto other = written == persist::snapshot_format::json_text ? persist::snapshot_format::binary
+                                                                      : persist::snapshot_format::json_text;
+    std::error_code ignored;
+    fs::remove(snapshot_path(dir_, world_, other), ignored);
+}
 
 void world_log::append(const json& record) {
     try {
@@ -91,21 +117,20 @@ void world_log::abandon_background_save() noexcept {
     bg_->abandon();
     bg_.reset();
     std::error_code ignored;
-    fs::remove(persist::temp_path_for(snapshot_path(dir_, world_)), ignored);
+    fs::remove(persist::temp_path_for(bg_path_), ignored);
 }
 
 bool world_log::start_background_save(const world::world& w) {
     if (bg_) return false;
-    const auto path = snapshot_path(dir_, world_);
-    const std::uint64_t seq = seq_;
+    const auto path = snapshot_path(dir_, world_, format_);
     const auto t0 = std::chrono::steady_clock::now();
     try {
         // The child sees the world as it is now, and the journal's first `bytes()` bytes are
-        // exactly the records up to `seq`: the snapshot and the journal meet at that seam.
-        bg_ = persist::background_save::start([&w, seq, path] {
-            const std::string text = persist::seal_snapshot(persist::snapshot_text(w, seq));
-            persist::write_file_atomically(path, text);
-            return static_cast<std::uint64_t>(text.size());
+        // exactly the records up to seq_: the snapshot and the journal meet at that seam.
+        bg_ = persist::background_save::start([this, &w, path] {
+            const std::string bytes = snapshot_bytes(w, format_);
+            persist::write_file_atomically(path, bytes);
+            return static_cast<std::uint64_t>(bytes.size());
         });
     } catch (const persist::storage_error& e) {
         spdlog::warn("world '{}': {}: saving in-process instead (the world waits for it)", world_, e.what());
@@ -114,6 +139,7 @@ bool world_log::start_background_save(const world::world& w) {
     }
     bg_journal_bytes_ = journal_.bytes();
     bg_tick_ = w.tick();
+    bg_path_ = path;
     bg_started_ = t0;
     spdlog::debug("world '{}': background save of tick {} started (pid {}, fork {:.2f} ms)", world_, bg_tick_,
                   bg_->pid(), bg_->fork_ms());
@@ -124,7 +150,7 @@ bool world_log::finish_background_save() {
     if (!bg_) return true;
     const auto state = bg_->poll();
     if (state == persist::background_save::state::running) return false;
-    const auto path = snapshot_path(dir_, world_);
+    const auto path = bg_path_;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bg_started_).count();
     if (state == persist::background_save::state::failed) {
@@ -133,6 +159,7 @@ bool world_log::finish_background_save() {
         abandon_background_save();
         return true;
     }
+    remove_other_form(format_);
     try {
         journal_.drop_prefix(bg_journal_bytes_);
     } catch (const std::exception& e) {
@@ -148,12 +175,14 @@ bool world_log::finish_background_save() {
     return true;
 }
 
-save_report world_log::save(const world::world& w) {
+save_report world_log::save(const world::world& w, std::optional<persist::snapshot_format> format) {
     abandon_background_save();  // this save is newer; the child must not rename an older one over it
     const auto t0 = std::chrono::steady_clock::now();
-    const std::string text = persist::seal_snapshot(persist::snapshot_text(w, seq_));
-    const auto path = snapshot_path(dir_, world_);
+    const auto form = format.value_or(format_);
+    const std::string text = snapshot_bytes(w, form);
+    const auto path = snapshot_path(dir_, world_, form);
     persist::write_file_atomically(path, text);
+    remove_other_form(form);
     journal_.truncate();  // a crash before this line: replay skips records with seq <= the snapshot's
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -162,20 +191,34 @@ save_report world_log::save(const world::world& w) {
     return {path.string(), text.size(), w.tick(), ms};
 }
 
+std::optional<fs::path> world_log::find_snapshot(const fs::path& dir, const std::string& world) {
+    std::error_code ec;
+    const auto binary = snapshot_path(dir, world, persist::snapshot_format::binary);
+    const auto text = snapshot_path(dir, world, persist::snapshot_format::json_text);
+    const bool has_binary = fs::exists(binary, ec);
+    const bool has_text = fs::exists(text, ec);
+    if (has_binary && has_text) return journal_seq_of(text) > journal_seq_of(binary) ? text : binary;
+    if (has_binary) return binary;
+    if (has_text) return text;
+    return std::nullopt;
+}
+
 void world_log::remove_files() {
     abandon_background_save();
     std::error_code ignored;
     // The journal first: a crash in between leaves a snapshot alone (the world comes back), never
     // a journal without its snapshot (which start-up refuses).
     fs::remove(journal_path(dir_, world_), ignored);
-    fs::remove(snapshot_path(dir_, world_), ignored);
+    fs::remove(snapshot_path(dir_, world_, persist::snapshot_format::binary), ignored);
+    fs::remove(snapshot_path(dir_, world_, persist::snapshot_format::json_text), ignored);
 }
 
 void attach_log(hosted_world& hosted, const server_services& services, std::uint64_t seq, bool save_now) {
     const auto& cfg = services.config;
     if (cfg.data_dir.empty()) return;
-    auto log = std::make_unique<world_log>(cfg.data_dir, hosted.name(),
-                                           persist::parse_fsync_policy(cfg.appendfsync), seq);
+    auto log = std::make_unique<world_log>(
+        cfg.data_dir, hosted.name(), persist::parse_fsync_policy(cfg.appendfsync), seq,
+        persist::parse_snapshot_format(cfg.snapshot_format).value_or(persist::snapshot_format::binary));
     if (save_now) {
         try {
             log->save(hosted.world());
@@ -195,9 +238,9 @@ std::vector<std::string> saved_world_names(const fs::path& dir) {
     std::vector<std::string> names;
     for (const auto& entry : fs::directory_iterator(dir)) {
         const auto file = entry.path().filename().string();
-        if (file.size() <= snapshot_suffix.size() || !file.ends_with(snapshot_suffix) || file.front() == '.')
-            continue;
-        auto name = file.substr(0, file.size() - snapshot_suffix.size());
+        const auto suffix = file.ends_with(json_suffix) ? json_suffix : binary_suffix;
+        if (file.size() <= suffix.size() || !file.ends_with(suffix) || file.front() == '.') continue;
+        auto name = file.substr(0, file.size() - suffix.size());
         if (auto problem = protocol::world_name_problem(name)) {
             spdlog::warn("{}: not loaded: {}", (dir / file).string(), *problem);
             continue;
@@ -205,17 +248,16 @@ std::vector<std::string> saved_world_names(const fs::path& dir) {
         names.push_back(std::move(name));
     }
     std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());  // both forms after a crash
     return names;
 }
 
 namespace {
 
 std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw persist::persist_error(path.string() + ": cannot open");
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
+    std::string out;
+    if (!persist::read_file_from(path, 0, out)) throw persist::persist_error(path.string() + ": cannot open");
+    return out;
 }
 
 std::string hex8(std::uint32_t v) {
@@ -232,29 +274,44 @@ std::string loss_of(const std::string& name) {
 /// @brief The snapshot of `name`, checked: the world it holds, or null when --repair moved it aside.
 std::shared_ptr<world::world> read_snapshot(const fs::path& dir, const std::string& name, bool repair,
                                             std::uint64_t& journal_seq, std::vector<std::string>& repairs) {
-    const auto snap_path = world_log::snapshot_path(dir, name);
+    const auto snap_path = world_log::find_snapshot(dir, name).value_or(world_log::snapshot_path(dir, name));
     const auto journal_file = world_log::journal_path(dir, name);
     const std::string text = read_file(snap_path);
-    const auto seal = persist::check_snapshot_seal(text);
+    const bool binary = persist::is_binary_snapshot(text);
+    const auto seal = binary ? persist::check_binary_seal(text) : persist::check_snapshot_seal(text);
 
     // Parse and build; `problem` says why it cannot be loaded (with the byte offset when JSON says it).
     std::string problem;
-    json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-        problem = "not valid JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0);
-    }
+    const auto keep_problem = [&](const persist::persist_error& e) {
+        problem = e.what();
+        if (problem.starts_with(snap_path.string() + ": ")) problem.erase(0, snap_path.string().size() + 2);
+    };
     std::shared_ptr<world::world> loaded;
-    if (problem.empty()) {
-        persist::check_snapshot_header(doc,
-                                       snap_path.string());  // not a snapshot, or too new: never repaired
+    std::uint64_t seq = 0;
+    if (binary) {
+        persist::check_binary_header(text, snap_path.string());  // too new: never repaired
+        seq = persist::binary_snapshot_journal_seq(text);
         try {
-            loaded = persist::from_snapshot(doc, snap_path.string());
+            loaded = persist::from_binary_snapshot(text, snap_path.string());
         } catch (const persist::persist_error& e) {
-            problem = e.what();
-            if (problem.starts_with(snap_path.string() + ": "))
-                problem.erase(0, snap_path.string().size() + 2);
+            keep_problem(e);
+        }
+    } else {
+        json doc;
+        try {
+            doc = json::parse(text);
+        } catch (const json::parse_error& e) {
+            problem = "not valid JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0);
+        }
+        if (problem.empty()) {
+            persist::check_snapshot_header(doc,
+                                           snap_path.string());  // not a snapshot, or too new: never repaired
+            seq = persist::snapshot_journal_seq(doc);
+            try {
+                loaded = persist::from_snapshot(doc, snap_path.string());
+            } catch (const persist::persist_error& e) {
+                keep_problem(e);
+            }
         }
     }
     std::string damage;
@@ -269,7 +326,7 @@ std::shared_ptr<world::world> read_snapshot(const fs::path& dir, const std::stri
                 "{}: snapshot has no checksum (written by an older ecsd, or by hand): loaded unverified; the "
                 "next save adds one",
                 snap_path.string());
-        journal_seq = persist::snapshot_journal_seq(doc);
+        journal_seq = seq;
         return loaded;
     }
     const auto damaged = snap_path.string() + ".damaged";
@@ -286,7 +343,7 @@ std::shared_ptr<world::world> read_snapshot(const fs::path& dir, const std::stri
                           "stay in the world; the file as found is kept as " + copy.string();
         spdlog::warn("{}", note);
         repairs.push_back(note);
-        journal_seq = persist::snapshot_journal_seq(doc);
+        journal_seq = seq;
         return loaded;
     }
     std::error_code ec;
@@ -418,7 +475,7 @@ void check_orphan_journals(const fs::path& dir, bool repair) {
         const auto name = file.substr(0, file.size() - suffix.size());
         if (protocol::world_name_problem(name)) continue;  // no world of ecsd's could have written it
         const auto snap = world_log::snapshot_path(dir, name);
-        if (fs::exists(snap)) continue;
+        if (world_log::find_snapshot(dir, name)) continue;
         const auto bytes = fs::file_size(path);
         if (bytes == 0) {  // holds nothing (a world.create that failed to write its snapshot)
             fs::remove(path);

@@ -3,13 +3,18 @@
 // data folder. Touched only on the world's strand (or before serving starts,
 // or after every strand stopped).
 //
-//   <data-dir>/<world>.snapshot.json   the last snapshot (persist/snapshot.hpp)
+//   <data-dir>/<world>.snapshot        the last snapshot, binary (persist/snapshot_binary.hpp)
+//   <data-dir>/<world>.snapshot.json   ... or JSON (persist/snapshot.hpp): --snapshot-format json,
+//                                      world.save {format: "json"}, or written by an older ecsd
 //   <data-dir>/<world>.journal         requests and ticks since that snapshot
+// A save removes the other form once the new file is durable; if a crash leaves both, the one
+// with the higher journal_seq loads (either would give the same world after replay).
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +23,7 @@
 
 #include "persist/background_save.hpp"
 #include "persist/journal.hpp"
+#include "persist/snapshot_binary.hpp"
 
 namespace ecsd::world {
 class world;
@@ -47,7 +53,7 @@ class world_log {
   public:
     /// @brief Opens (creating) the journal of `world` in `dir`; `seq` is the last sequence number used.
     world_log(const std::filesystem::path& dir, const std::string& world, persist::fsync_policy policy,
-              std::uint64_t seq);
+              std::uint64_t seq, persist::snapshot_format format = persist::snapshot_format::binary);
     /// @brief Kills a background save still running (its temp file is removed).
     ~world_log();
     world_log(const world_log&) = delete;
@@ -63,9 +69,10 @@ class world_log {
     /// @brief Appends a tick mark: the clock ran the world up to `tick`. Throws persist::storage_error
     /// (nothing written, the sequence number unchanged).
     void record_tick(std::uint64_t tick);
-    /// @brief Writes a snapshot atomically, then empties the journal it now includes. A background
-    /// save still running is abandoned first (this one is newer).
-    save_report save(const world::world& w);
+    /// @brief Writes a snapshot atomically (in the server's format unless `format` names one), then
+    /// empties the journal it now includes. A background save still running is abandoned first
+    /// (this one is newer).
+    save_report save(const world::world& w, std::optional<persist::snapshot_format> format = std::nullopt);
     /// @brief Starts a save in a forked child (autosave): the world stops only for the fork and
     /// goes on while the child writes the snapshot of that instant. The snapshot includes the
     /// journal up to now; when the child is done, finish_background_save() drops those records
@@ -76,13 +83,21 @@ class world_log {
     /// @brief Never blocks: true once no background save runs any more (it ended and its journal
     /// prefix was dropped, or it failed and was logged; the journal then keeps everything).
     bool finish_background_save();
+    /// @brief The format saves use unless told (--snapshot-format).
+    [[nodiscard]] persist::snapshot_format format() const noexcept { return format_; }
     /// @brief True while a background save's child runs.
     [[nodiscard]] bool background_save_running() const noexcept { return bg_ != nullptr; }
     /// @brief Deletes the world's files (world.destroy).
     void remove_files();
 
-    [[nodiscard]] static std::filesystem::path snapshot_path(const std::filesystem::path& dir,
-                                                             const std::string& world);
+    /// @brief Where a snapshot of `format` is written: `.snapshot` (binary, zstd) or `.snapshot.json`.
+    [[nodiscard]] static std::filesystem::path snapshot_path(
+        const std::filesystem::path& dir, const std::string& world,
+        persist::snapshot_format format = persist::snapshot_format::binary);
+    /// @brief The snapshot file of `world` that loads: the only one there, or of two (a crash
+    /// between writing one form and removing the other) the newer; nullopt when there is none.
+    [[nodiscard]] static std::optional<std::filesystem::path> find_snapshot(const std::filesystem::path& dir,
+                                                                            const std::string& world);
     [[nodiscard]] static std::filesystem::path journal_path(const std::filesystem::path& dir,
                                                             const std::string& world);
 
@@ -90,6 +105,11 @@ class world_log {
     std::filesystem::path dir_;
     std::string world_;
     persist::journal_writer journal_;
+    persist::snapshot_format format_;
+    /// @brief The snapshot file of `format` as sealed bytes.
+    [[nodiscard]] std::string snapshot_bytes(const world::world& w, persist::snapshot_format format) const;
+    /// @brief Removes the snapshot of the other form than `written` (after a save).
+    void remove_other_form(persist::snapshot_format written) const noexcept;
     void append(const nlohmann::json& record);
 
     /// @brief Kills a background save still running and removes its temp file.
@@ -101,6 +121,7 @@ class world_log {
     std::unique_ptr<persist::background_save> bg_;  ///< the child writing a snapshot, if any
     std::uint64_t bg_journal_bytes_ = 0;  ///< the journal's length at the fork: what the snapshot holds
     std::uint64_t bg_tick_ = 0;
+    std::filesystem::path bg_path_;
     std::chrono::steady_clock::time_point bg_started_{};
 };
 

@@ -2,6 +2,7 @@
 // world.export, world.import: a world's snapshot over the protocol, in chunks, to copy a world
 // between servers with its ids, tick and state hash unchanged.
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "ecsd/protocol/errors.hpp"
@@ -10,6 +11,7 @@
 #include "hosting/world_log.hpp"
 #include "methods.hpp"
 #include "persist/snapshot.hpp"
+#include "persist/snapshot_binary.hpp"
 #include "rpc/method_table.hpp"
 #include "rpc/services.hpp"
 #include "world/world.hpp"
@@ -27,9 +29,17 @@ world_log& log_of(method_context& ctx) {
 }
 
 json save(method_context& ctx) {
-    const auto r = log_of(ctx).save(ctx.world());
-    return {
-        {"world", ctx.hosted->name()}, {"path", r.path}, {"bytes", r.bytes}, {"tick", r.tick}, {"ms", r.ms}};
+    std::optional<persist::snapshot_format> format;
+    if (ctx.params.contains("format"))  // the schema admits only the three names
+        format = persist::parse_snapshot_format(ctx.params["format"].get<std::string>());
+    auto& log = log_of(ctx);
+    const auto r = log.save(ctx.world(), format);
+    return {{"world", ctx.hosted->name()},
+            {"path", r.path},
+            {"format", persist::format_name(format.value_or(log.format()))},
+            {"bytes", r.bytes},
+            {"tick", r.tick},
+            {"ms", r.ms}};
 }
 
 json load(method_context& ctx) {
@@ -193,13 +203,19 @@ json import_world(method_context& ctx) {
 void register_persist_methods(method_table& table) {
     const json report = object_schema({{"world", {{"type", "string"}}},
                                        {"path", {{"type", "string"}}},
+                                       {"format", {{"type", "string"}}},
                                        {"bytes", {{"type", "integer"}}},
                                        {"tick", {{"type", "integer"}}},
                                        {"ms", {{"type", "number"}}}},
                                       {"world", "path", "tick"});
     table.add({.name = "world.save",
                .summary = "Writes the world's snapshot now (atomically) and empties its journal.",
-               .params = object_schema(),
+               .params = object_schema({{"format",
+                                         {{"type", "string"},
+                                          {"enum", {"binary", "zstd", "json"}},
+                                          {"description",
+                                           "this save only; the server's --snapshot-format otherwise "
+                                           "(autosaves keep using it)"}}}}),
                .result = report,
                .flags = method_flags::world_bound | method_flags::read_only,
                .handler = save});

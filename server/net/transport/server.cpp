@@ -121,8 +121,8 @@ void server::load_worlds() {
                          loaded.torn_tail ? ", torn tail dropped" : "");
             worlds_.add_hosted(std::move(loaded.hosted));
         }
-        spdlog::info("persisting to {} (autosave every {} s, appendfsync {})", dir.string(), config_.autosave,
-                     config_.appendfsync);
+        spdlog::info("persisting to {} (autosave every {} s, appendfsync {}, {} snapshots)", dir.string(),
+                     config_.autosave, config_.appendfsync, config_.snapshot_format);
     }
     if (!worlds_.find("default")) {
         auto w = make_world("default", config_.demo ? world::demo_params() : nlohmann::json::object());

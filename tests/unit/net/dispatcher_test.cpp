@@ -144,7 +144,9 @@ TEST_F(DispatcherTest, AJsonLibraryErrorInAHandlerIsAnsweredInPlainWords) {
 // from a name the protocol refuses; and the dispatcher refuses such names before any handler.
 TEST(WorldLogPaths, AreBuiltFromApprovedNamesOnly) {
     const std::filesystem::path dir = "/data";
-    EXPECT_EQ(world_log::snapshot_path(dir, "arena-1.x"), dir / "arena-1.x.snapshot.json");
+    EXPECT_EQ(world_log::snapshot_path(dir, "arena-1.x"), dir / "arena-1.x.snapshot");
+    EXPECT_EQ(world_log::snapshot_path(dir, "arena-1.x", ecsd::persist::snapshot_format::json_text),
+              dir / "arena-1.x.snapshot.json");
     EXPECT_EQ(world_log::journal_path(dir, "arena-1.x"), dir / "arena-1.x.journal");
     for (const std::string& bad : std::vector<std::string>{
              "../victim", "/tmp/abs", "a/b", std::string("a\0b", 3), ".hidden", std::string(65, 'n'), ""}) {
