@@ -34,8 +34,8 @@ enum class encoding : std::uint8_t {
     json = 2,  ///< each a u32 length and JSON text
 };
 
-/// @brief How a list of slots or slot records is laid out: each one, or runs of equal neighbours.
-/// The writer picks the smaller; a world spawned in one go is a single run.
+/// @brief How a storage's slot list is laid out: each slot, or runs of consecutive slots. The
+/// writer picks the smaller; a world spawned in one go is a single run.
 enum class layout : std::uint8_t { each = 0, runs = 1 };
 
 enum slot_state : std::uint8_t { live = 0, queued = 1, retired = 2 };
@@ -43,7 +43,9 @@ enum slot_state : std::uint8_t { live = 0, queued = 1, retired = 2 };
 class byte_writer {
   public:
     explicit byte_writer(std::string& out) : out_(out) {}
-    void bytes(const void* p, std::size_t n) { out_.append(static_cast<const char*>(p), n); }
+    void bytes(const void* p, std::size_t n) {
+        if (n > 0) out_.append(static_cast<const char*>(p), n);  // p may be null when n is 0
+    }
     void u8(std::uint8_t v) { out_ += static_cast<char>(v); }
     void u32(std::uint32_t v) { bytes(&v, sizeof v); }
     void u64(std::uint64_t v) { bytes(&v, sizeof v); }
@@ -94,8 +96,9 @@ class byte_reader {
         std::vector<std::uint32_t> out;
         const auto form = static_cast<layout>(u8(what));
         if (form == layout::each) {
+            const char* from = take(n * 4, what);
             out.resize(n);
-            std::memcpy(out.data(), take(n * 4, what), n * 4);
+            if (n > 0) std::memcpy(out.data(), from, n * 4);  // an empty vector's data() may be null
         } else if (form == layout::runs) {
             const auto runs = u32(what);
             out.reserve(n);
@@ -121,33 +124,14 @@ class byte_reader {
                                   std::to_string(limit));
         return out;
     }
-    /// @brief The records write_slot_records wrote for `n` slots.
+    /// @brief The allocator's `n` generations and states.
     void slot_records(std::uint32_t n, std::vector<std::uint32_t>& gens, std::string& states) {
-        const auto form = static_cast<layout>(u8("the allocator"));
+        const char* from_gens = take(std::uint64_t{n} * 4, "the generations");
+        const char* from_states = take(n, "the slot states");
         gens.resize(n);
-        states.resize(n);
-        if (form == layout::each) {
-            std::memcpy(gens.data(), take(std::uint64_t{n} * 4, "the generations"), std::uint64_t{n} * 4);
-            std::memcpy(states.data(), take(n, "the slot states"), n);
-            return;
-        }
-        if (form != layout::runs)
-            fail(source_, "the allocator has an unknown layout " + std::to_string(static_cast<int>(form)));
-        const auto runs = u32("the allocator");
-        std::uint64_t at = 0;
-        for (std::uint32_t r = 0; r < runs; ++r) {
-            const auto gen = u32("the allocator");
-            const auto state = static_cast<char>(u8("the allocator"));
-            const std::uint64_t length = u32("the allocator");
-            if (length > n - at)
-                fail(source_, "the allocator's runs hold more than its " + std::to_string(n) + " slots");
-            std::fill_n(gens.begin() + static_cast<std::ptrdiff_t>(at), length, gen);
-            std::fill_n(states.begin() + static_cast<std::ptrdiff_t>(at), length, state);
-            at += length;
-        }
-        if (at != n)
-            fail(source_, "the allocator's runs hold " + std::to_string(at) + " of its " + std::to_string(n) +
-                              " slots");
+        if (n > 0)
+            std::memcpy(gens.data(), from_gens, std::uint64_t{n} * 4);  // data() may be null when empty
+        states.assign(from_states, n);
     }
     [[nodiscard]] std::size_t pos() const noexcept { return pos_; }
     [[nodiscard]] bool done() const noexcept { return pos_ == data_.size(); }
@@ -186,31 +170,6 @@ void write_slots(byte_writer& out, const std::uint32_t* slots, std::size_t n) {
     }
 }
 
-/// @brief The allocator's slots: u8 layout, then u32 generation × n and u8 state × n, or a u32 run
-/// count and (u32 generation, u8 state, u32 length) per run of equal neighbours.
-void write_slot_records(byte_writer& out, const std::vector<std::uint32_t>& gens, const std::string& states) {
-    const std::size_t n = gens.size();
-    std::size_t runs = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        runs += (i == 0 || gens[i] != gens[i - 1] || states[i] != states[i - 1]) ? 1 : 0;
-    if (runs * 9 >= n * 5) {
-        out.u8(static_cast<std::uint8_t>(layout::each));
-        out.bytes(gens.data(), n * sizeof(std::uint32_t));
-        out.bytes(states.data(), n);
-        return;
-    }
-    out.u8(static_cast<std::uint8_t>(layout::runs));
-    out.u32(static_cast<std::uint32_t>(runs));
-    for (std::size_t i = 0; i < n;) {
-        std::size_t j = i + 1;
-        while (j < n && gens[j] == gens[i] && states[j] == states[i]) ++j;
-        out.u32(gens[i]);
-        out.u8(static_cast<std::uint8_t>(states[i]));
-        out.u32(static_cast<std::uint32_t>(j - i));
-        i = j;
-    }
-}
-
 /// @brief The body: head, allocator, then each storage's slots and values in dense order.
 std::string snapshot_body(const world::world& w, std::uint64_t journal_seq) {
     const auto& reg = w.registry();
@@ -237,8 +196,11 @@ std::string snapshot_body(const world::world& w, std::uint64_t journal_seq) {
         if (table.slot_alive(slot)) states[slot] = static_cast<char>(live);
     }
     for (auto slot : queue) states[slot] = static_cast<char>(queued);
+    // Written whole, 5 bytes a slot: a count of slots the file cannot back is found before
+    // anything is allocated for it (runs, as the storages use, would let a tiny file claim 4G slots).
     out.u32(slots);
-    write_slot_records(out, gens, states);
+    out.bytes(gens.data(), gens.size() * sizeof(std::uint32_t));
+    out.bytes(states.data(), states.size());
     out.u32(static_cast<std::uint32_t>(queue.size()));
     out.bytes(queue.data(), queue.size() * sizeof(std::uint32_t));
 
