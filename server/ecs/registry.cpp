@@ -279,6 +279,12 @@ long registry::group_size_of(component_id c) const noexcept {
 }
 
 int registry::watch(const query& q) {
+    // Systems with the same terms (movement and bounds both walk Position, Velocity) share one set:
+    // a set costs 8 bytes per member.
+    for (std::size_t i = 0; i < watches_.size(); ++i) {
+        const auto& w = watches_[i]->q;
+        if (w.all == q.all && w.none == q.none && w.any == q.any) return static_cast<int>(i);
+    }
     const int id = static_cast<int>(watches_.size());
     auto entry = std::make_unique<watch_entry>();
     entry->q = q;

@@ -198,7 +198,8 @@ class registry {
     [[nodiscard]] long group_size_of(component_id c) const noexcept;
 
     // --- member sets (systems) ------------------------------------------------------------
-    /// @brief Starts keeping the set of entities matching q (all / any / none) current.
+    /// @brief Starts keeping the set of entities matching q (all / any / none) current; a query
+    /// already watched gets the id of that set (the sets are shared, never removed).
     int watch(const query& q);
     [[nodiscard]] const entity_set& members(int watch_id) const {
         return watches_[static_cast<std::size_t>(watch_id)]->members;

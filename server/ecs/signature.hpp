@@ -42,6 +42,10 @@ class component_mask {
     [[nodiscard]] std::uint32_t inline_word() const noexcept { return inline_; }
     [[nodiscard]] const std::vector<std::uint32_t>& overflow() const noexcept { return overflow_; }
 
+    /// @brief Same bits in the same words (a mask with trailing zero words compares unequal to one
+    /// without: callers use it to share work, where a false "different" costs only the sharing).
+    friend bool operator==(const component_mask&, const component_mask&) = default;
+
     template <typename F>
     void for_each(F&& f) const {
         for (component_id c = 0; c < inline_bits; ++c)

@@ -21,6 +21,26 @@ TEST(Seed003Pools, SystemMembersFollowComponentsComingAndGoing) {
     EXPECT_EQ(reg.members(system).size(), 0u);
 }
 
+// Two systems over the same terms share one member set (it costs 8 bytes per member); other
+// terms get their own.
+TEST(Seed003Pools, SystemsWithTheSameTermsShareOneMemberSet) {
+    registry reg;
+    reg.register_component<test::Physical>();
+    reg.register_component<test::Visible>();
+    const int a = reg.watch(reg.resolve(parse_query("Physical, Visible")));
+    const int b = reg.watch(reg.resolve(parse_query("Visible, Physical")));
+    const int c = reg.watch(reg.resolve(parse_query("Physical, !Visible")));
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    const auto e = reg.create();
+    reg.emplace<test::Physical>(e);
+    EXPECT_EQ(reg.members(a).size(), 0u);
+    EXPECT_EQ(reg.members(c).size(), 1u);
+    reg.emplace<test::Visible>(e);
+    EXPECT_EQ(reg.members(b).size(), 1u);
+    EXPECT_EQ(reg.members(c).size(), 0u);
+}
+
 // Seed 000 (iThome): entitySignatureChanged also handles exclusion and destruction.
 TEST(Seed000Systems, SignatureChangesUpdateSystemsWithNoneAndAny) {
     registry reg;
