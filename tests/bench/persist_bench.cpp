@@ -4,7 +4,8 @@
 // for --seconds without saving, then as long again with a save every second, in-process (the way
 // before issue 16: the tick waits for the whole save) and in a forked child (what ecsd's autosave
 // does), writing JSON (before) and binary (now). Run from a Release build:
-//   build/release/bin/persist_bench [--entities N] [--dir DIR] [--seconds S] [--json]
+//   build/release/bin/persist_bench [--entities N] [--dir DIR] [--seconds S] [--json] [--replay-only]
+// --replay-only measures the journal replay of N requests alone (to profile it: perf record).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -196,6 +197,7 @@ int main(int argc, char** argv) {
     std::size_t n = 1'000'000;
     std::filesystem::path dir = std::filesystem::temp_directory_path() / "ecsd_persist_bench";
     bool as_json = false;
+    bool replay_only = false;
     double seconds = 3;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--entities") == 0 && i + 1 < argc)
@@ -206,13 +208,24 @@ int main(int argc, char** argv) {
             seconds = std::stod(argv[++i]);
         else if (std::strcmp(argv[i], "--json") == 0)
             as_json = true;
+        else if (std::strcmp(argv[i], "--replay-only") == 0)
+            replay_only = true;
         else {
-            std::fprintf(stderr, "usage: persist_bench [--entities N] [--dir DIR] [--seconds S] [--json]\n");
+            std::fprintf(
+                stderr,
+                "usage: persist_bench [--entities N] [--dir DIR] [--seconds S] [--json] [--replay-only]\n");
             return 2;
         }
     }
     spdlog::set_level(spdlog::level::err);
     std::filesystem::create_directories(dir);
+    if (replay_only) {
+        const auto [replay_s, journal_read_s] = replay_seconds(dir, n);
+        std::printf(
+            "journal replay: %zu requests in %.0f ms: %.0f records/s (reading and checking alone: %.0f ms)\n",
+            n, replay_s * 1000, static_cast<double>(n) / replay_s, journal_read_s * 1000);
+        return 0;
+    }
     const auto path = dir / "bench.snapshot";
 
     world::world_settings s;
