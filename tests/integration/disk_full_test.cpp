@@ -189,6 +189,7 @@ figures disk_full_episode(small_mount::kind k, const std::string& label, const s
         const auto save = c.call("world.save");
         EXPECT_EQ(reason_of(save), "storage_error") << save.dump();
         EXPECT_NE(save.dump().find("No space left on device"), std::string::npos) << save.dump();
+        EXPECT_FALSE(fs::exists(dir / ".default.snapshot.tmp"));
         EXPECT_FALSE(fs::exists(dir / ".default.snapshot.json.tmp"));
         // Nor does a new world's first snapshot: storage_error, and no world (nor file) is created.
         const auto create = c.call("world.create", {{"world", "extra"}});
@@ -196,7 +197,8 @@ figures disk_full_episode(small_mount::kind k, const std::string& label, const s
         EXPECT_NE(create.dump().find("No space left on device"), std::string::npos) << create.dump();
         EXPECT_FALSE(listed(c, "extra")) << "a world.create refused for a full disk created the world";
         EXPECT_EQ(reason_of(c.call("world.info", {{"world", "extra"}})), "no_such_world");
-        for (const auto* name : {"extra.snapshot.json", "extra.journal", ".extra.snapshot.json.tmp"})
+        for (const auto* name : {"extra.snapshot", "extra.snapshot.json", "extra.journal",
+                                 ".extra.snapshot.tmp", ".extra.snapshot.json.tmp"})
             EXPECT_FALSE(fs::exists(dir / name)) << name << " left behind by the refused world.create";
 
         fs::remove(dir / "filler");  // space comes back
