@@ -238,12 +238,25 @@ std::unique_ptr<world::world> world_from_head(const json& doc, const std::string
     return w;
 }
 
-std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& source) {
-    check_snapshot_header(doc, source);
+std::unique_ptr<world::world> rebuild_world(const std::string& source,
+                                            const std::function<std::unique_ptr<world::world>()>& build) {
     // The world's own state: values load as they were saved (numbers past ±1e15, prefabs an older
     // server accepted), never refused by the rules for what clients send.
     const ecs::restoring_scope restoring;
     try {
+        return build();
+    } catch (const persist_error&) {
+        throw;
+    } catch (const ecs::ecs_error& e) {
+        fail(source, e.what());
+    } catch (const json::exception& e) {
+        fail(source, std::string("malformed snapshot: ") + e.what());
+    }
+}
+
+std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& source) {
+    check_snapshot_header(doc, source);
+    return rebuild_world(source, [&] {
         // Which journal records replay (and whether the journal is emptied) follows from it: a value
         // snapshot_journal_seq cannot read as a count is damage.
         if (doc.contains("journal_seq") && !doc["journal_seq"].is_number_unsigned())
@@ -297,13 +310,7 @@ std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& 
         }
         reg.finish_restore();
         return w;
-    } catch (const persist_error&) {
-        throw;
-    } catch (const ecs::ecs_error& e) {
-        fail(source, e.what());
-    } catch (const json::exception& e) {
-        fail(source, std::string("malformed snapshot: ") + e.what());
-    }
+    });
 }
 
 }  // namespace ecsd::persist

@@ -5,6 +5,7 @@
 // reused after a restart) and each storage's dense order (so a restored world
 // evolves bit-identically to the one that was saved). Format: docs/persistence.md.
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -66,5 +67,9 @@ void check_snapshot_header(const json& doc, const std::string& source);
 /// @brief An empty world with the head's settings, tick, component types, prefabs and system
 /// switches; throws persist_error or json::exception. Call inside an ecs::restoring_scope.
 [[nodiscard]] std::unique_ptr<world::world> world_from_head(const json& doc, const std::string& source);
+/// @brief Runs `build` (which rebuilds a saved world) in an ecs::restoring_scope, turning the core's
+/// and JSON's exceptions into persist_error naming `source`.
+[[nodiscard]] std::unique_ptr<world::world> rebuild_world(
+    const std::string& source, const std::function<std::unique_ptr<world::world>()>& build);
 
 }  // namespace ecsd::persist

@@ -361,8 +361,7 @@ std::unique_ptr<world::world> from_binary_snapshot(std::string_view bytes, const
                          std::to_string(raw) + " raw) without compression");
     }
 
-    const ecs::restoring_scope restoring;  // values load as they were saved (see from_snapshot)
-    try {
+    return rebuild_world(source, [&] {
         byte_reader in(body, source);
         const json head = json::parse(in.text("the head"));
         check_snapshot_header(head, source);
@@ -462,13 +461,7 @@ std::unique_ptr<world::world> from_binary_snapshot(std::string_view bytes, const
                              " bytes after its last storage");
         reg.finish_restore();
         return w;
-    } catch (const persist_error&) {
-        throw;
-    } catch (const ecs::ecs_error& e) {
-        fail(source, e.what());
-    } catch (const json::exception& e) {
-        fail(source, std::string("malformed snapshot: ") + e.what());
-    }
+    });
 }
 
 }  // namespace ecsd::persist

@@ -151,6 +151,17 @@ class PersistenceDamage : public testing::Test {
         o.log_path = log.string();
         return o;
     }
+    /// @brief Starts with --repair (logging to `log`): saved_world(3)'s entities load as they are,
+    /// with the value changed to x = 1007 kept.
+    void expect_repair_keeps_the_changed_value(const fs::path& log) const {
+        ecsd_server server(repair_options(log));
+        line_client c(server.port());
+        const auto rows = c.result("world.query", {{"query", "Position"}, {"limit", 10}})["entities"];
+        ASSERT_EQ(rows.size(), 3u);
+        bool changed_value_kept = false;
+        for (const auto& r : rows) changed_value_kept |= r["components"]["Position"]["x"] == 1007.0;
+        EXPECT_TRUE(changed_value_kept) << rows.dump();
+    }
     static std::size_t entity_count(line_client& c) {
         return c.result("world.info")["entities"].get<std::size_t>();
     }
@@ -177,15 +188,7 @@ TEST_F(PersistenceDamage, SnapshotWithAChangedDigitRefusesToStartAndRepairLoadsI
         {snapshot().string(), "checksum mismatch", "byte offset " + std::to_string(checksum_at), "--repair"});
 
     const auto log = dir_ / "repair.log";
-    {
-        ecsd_server server(repair_options(log));
-        line_client c(server.port());
-        const auto rows = c.result("world.query", {{"query", "Position"}, {"limit", 10}})["entities"];
-        ASSERT_EQ(rows.size(), 3u);
-        bool changed_value_kept = false;
-        for (const auto& r : rows) changed_value_kept |= r["components"]["Position"]["x"] == 1007.0;
-        EXPECT_TRUE(changed_value_kept) << rows.dump();
-    }
+    expect_repair_keeps_the_changed_value(log);
     const auto said = read_all(log);
     EXPECT_NE(said.find("--repair: loaded as it is"), std::string::npos) << said;
     EXPECT_TRUE(fs::exists(snapshot().string() + ".damaged"));  // the file as found is kept
@@ -230,15 +233,7 @@ TEST_F(PersistenceDamage, BinarySnapshotWithAChangedValueRefusesToStartAndRepair
     expect_refused({snapshot().string(), "checksum mismatch",
                     "byte offset " + std::to_string(bytes.size() - 4), "--repair"});
     const auto log = dir_ / "repair.log";
-    {
-        ecsd_server server(repair_options(log));
-        line_client c(server.port());
-        const auto rows = c.result("world.query", {{"query", "Position"}, {"limit", 10}})["entities"];
-        ASSERT_EQ(rows.size(), 3u);
-        bool changed_value_kept = false;
-        for (const auto& r : rows) changed_value_kept |= r["components"]["Position"]["x"] == 1007.0;
-        EXPECT_TRUE(changed_value_kept) << rows.dump();
-    }
+    expect_repair_keeps_the_changed_value(log);
     EXPECT_NE(read_all(log).find("--repair: loaded as it is"), std::string::npos) << read_all(log);
     EXPECT_TRUE(fs::exists(snapshot().string() + ".damaged"));
     ecsd_server again(args());
