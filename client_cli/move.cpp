@@ -89,8 +89,14 @@ json run_import(session& s, const verb_input& input) {
         if (!in) throw usage_error("import: cannot open " + file);
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
-    if (text.empty())
-        throw usage_error("import: " + (file == "-" ? std::string("standard input") : file) + " is empty");
+    const std::string source = file == "-" ? std::string("standard input") : file;
+    if (text.empty()) throw usage_error("import: " + source + " is empty");
+    if (text.starts_with("ECSDSNAP"))  // persist/snapshot_binary.hpp's magic
+        throw usage_error(
+            "import: " + source +
+            " is a binary snapshot (as --data-dir holds); import reads the JSON form that "
+            "`ecsctl export` writes. To serve a binary snapshot, put it in an ecsd's --data-dir "
+            "before it starts");
     std::size_t offset = 0;
     for (;;) {
         auto end = std::min(text.size(), offset + import_chunk_bytes);

@@ -271,6 +271,13 @@ TEST(WorldFiles, ExportToStandardOutputPipesIntoImportAndADamagedTextCreatesNoth
     const auto empty = run({ECSCTL_PATH, "--port", p, "import", "none"}, "");
     EXPECT_EQ(empty.exit_code, 2);
     EXPECT_TRUE(contains(empty.err, "empty")) << empty.err;
+    // A data folder's binary snapshot is not what import reads: it says so and sends nothing.
+    const auto binary =
+        run({ECSCTL_PATH, "--port", p, "import", "bin"}, std::string("ECSDSNAP\x01\0\0\0", 12));
+    EXPECT_EQ(binary.exit_code, 2);
+    EXPECT_TRUE(contains(binary.err, "binary snapshot")) << binary.err;
+    EXPECT_TRUE(contains(binary.err, "ecsctl export")) << binary.err;
+    EXPECT_EQ(a.call("world.info", {{"world", "bin"}})["error"]["data"]["reason"], "no_such_world");
 }
 
 }  // namespace
