@@ -11,9 +11,7 @@ namespace ecsd::persist {
 
 using ecs::entity_id;
 
-/// @brief Everything but `entities` and `dense_order`, which are streamed.
 json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
-    const auto& table = w.registry().entities();
     const auto& s = w.settings();
     json systems = json::object();
     for (const auto& sys : w.systems()) systems[sys.name] = {{"enabled", sys.enabled}};
@@ -22,18 +20,6 @@ json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
         types.push_back({{"name", name}, {"fields", fields}});
     json prefabs = json::object();
     for (const auto& [name, comps] : w.prefabs()) prefabs[name] = comps;
-
-    // The allocator: every slot is live, free (queued, with its next generation) or retired.
-    const auto queue = table.free_queue();
-    std::vector<bool> queued(table.slot_count(), false);
-    json free = json::array();
-    for (auto slot : queue) {
-        queued[slot] = true;
-        free.push_back({slot, table.generation(slot)});
-    }
-    json retired = json::array();
-    for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot)
-        if (!table.slot_alive(slot) && !queued[slot]) retired.push_back({slot, table.generation(slot)});
     return {{"format", "ecsd-snapshot"},
             {"version", snapshot_version},
             {"journal_seq", journal_seq},
@@ -48,12 +34,30 @@ json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
               {"threads", s.threads}}},
             {"systems", std::move(systems)},
             {"component_types", std::move(types)},
-            {"prefabs", std::move(prefabs)},
-            {"allocator",
-             {{"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}}}};
+            {"prefabs", std::move(prefabs)}};
 }
 
 namespace {
+/// @brief The JSON form's head: snapshot_head plus the allocator, where every slot is live, free
+/// (queued, with its next generation) or retired. (The binary form writes the allocator as arrays.)
+json json_head(const world::world& w, std::uint64_t journal_seq) {
+    json head = snapshot_head(w, journal_seq);
+    const auto& table = w.registry().entities();
+    const auto queue = table.free_queue();
+    std::vector<bool> queued(table.slot_count(), false);
+    json free = json::array();
+    for (auto slot : queue) {
+        queued[slot] = true;
+        free.push_back({slot, table.generation(slot)});
+    }
+    json retired = json::array();
+    for (std::uint32_t slot = 0; slot < table.slot_count(); ++slot)
+        if (!table.slot_alive(slot) && !queued[slot]) retired.push_back({slot, table.generation(slot)});
+    head["allocator"] = {
+        {"slots", table.slot_count()}, {"free", std::move(free)}, {"retired", std::move(retired)}};
+    return head;
+}
+
 /// @brief Calls entity(id, components) for each live entity and order(name, ids) for each storage.
 template <typename E, typename O>
 void walk_contents(const world::world& w, E&& entity, O&& order) {
@@ -75,7 +79,7 @@ void walk_contents(const world::world& w, E&& entity, O&& order) {
 }  // namespace
 
 json to_snapshot(const world::world& w, std::uint64_t journal_seq) {
-    json doc = snapshot_head(w, journal_seq);
+    json doc = json_head(w, journal_seq);
     json entities = json::array();
     json order = json::object();
     walk_contents(
@@ -94,7 +98,7 @@ json to_snapshot(const world::world& w, std::uint64_t journal_seq) {
 }
 
 std::string snapshot_text(const world::world& w, std::uint64_t journal_seq) {
-    std::string out = snapshot_head(w, journal_seq).dump();
+    std::string out = json_head(w, journal_seq).dump();
     out.pop_back();  // the closing brace: entities and dense_order follow
     out.reserve(out.size() + w.registry().size() * 96);
     out += ",\"entities\":[";

@@ -61,8 +61,9 @@ struct snapshot_seal {
 void check_snapshot_header(const json& doc, const std::string& source);
 
 // --- shared by the JSON and the binary form (snapshot_binary.hpp) ---
-/// @brief The document without `entities` and `dense_order`: format, version, journal_seq, world
-/// settings, systems, component types, prefabs and the allocator.
+/// @brief The document's format, version, journal_seq, world settings, systems, component types and
+/// prefabs: what the JSON form adds the allocator, `entities` and `dense_order` to, and the binary
+/// form its arrays.
 [[nodiscard]] json snapshot_head(const world::world& w, std::uint64_t journal_seq);
 /// @brief An empty world with the head's settings, tick, component types, prefabs and system
 /// switches; throws persist_error or json::exception. Call inside an ecs::restoring_scope.

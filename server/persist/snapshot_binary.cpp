@@ -171,21 +171,19 @@ void write_slots(byte_writer& out, const std::uint32_t* slots, std::size_t n) {
 }
 
 /// @brief The body: head, allocator, then each storage's slots and values in dense order.
-std::string snapshot_body(const world::world& w, std::uint64_t journal_seq) {
+/// @brief Appends the body to `file` (after the header, so the largest save is never copied whole).
+void append_body(std::string& file, const world::world& w, std::uint64_t journal_seq) {
     const auto& reg = w.registry();
     const auto& table = reg.entities();
-    std::string body;
     std::size_t estimate = 1024 + table.slot_count() * 5;
     for (ecs::component_id c = 0; c < reg.component_count(); ++c) {
         const auto& p = reg.storage(c);
         estimate += 64 + p.size() * (4 + (p.raw_size() ? p.raw_size() : 32));
     }
-    body.reserve(estimate);
-    byte_writer out(body);
+    file.reserve(file.size() + estimate + trailer_bytes);
+    byte_writer out(file);
 
-    json head = snapshot_head(w, journal_seq);
-    head.erase("allocator");  // written below as arrays
-    out.text(head.dump());
+    out.text(snapshot_head(w, journal_seq).dump());
 
     const auto slots = static_cast<std::uint32_t>(table.slot_count());
     const auto queue = table.free_queue();
@@ -230,10 +228,9 @@ std::string snapshot_body(const world::world& w, std::uint64_t journal_seq) {
             }
         }
     }
-    return body;
 }
 
-std::string compress(const std::string& body) {
+std::string compress(std::string_view body) {
     std::string out(ZSTD_compressBound(body.size()), '\0');
     const auto n = ZSTD_compress(out.data(), out.size(), body.data(), body.size(), zstd_level);
     if (ZSTD_isError(n) != 0U) throw storage_error(EIO, std::string("zstd: ") + ZSTD_getErrorName(n));
@@ -291,19 +288,24 @@ std::string_view format_name(snapshot_format f) {
 }
 
 std::string binary_snapshot(const world::world& w, std::uint64_t journal_seq, bool compressed) {
-    const std::string body = snapshot_body(w, journal_seq);
-    const std::string packed = compressed ? compress(body) : std::string();
-    const std::string& stored = compressed ? packed : body;
     std::string file;
-    file.reserve(header_bytes + stored.size() + trailer_bytes);
     byte_writer out(file);
     out.bytes(binary_snapshot_magic.data(), binary_snapshot_magic.size());
     out.u32(binary_snapshot_version);
     out.u32(compressed ? flag_zstd : 0);
     out.u64(journal_seq);
-    out.u64(stored.size());
-    out.u64(body.size());
-    out.bytes(stored.data(), stored.size());
+    out.u64(0);  // the stored and the raw body length, filled in below
+    out.u64(0);
+    append_body(file, w, journal_seq);
+    const std::uint64_t raw = file.size() - header_bytes;
+    if (compressed) {
+        const std::string packed = compress(std::string_view(file).substr(header_bytes));
+        file.resize(header_bytes);
+        out.bytes(packed.data(), packed.size());
+    }
+    const std::uint64_t stored = file.size() - header_bytes;
+    std::memcpy(file.data() + 24, &stored, sizeof stored);
+    std::memcpy(file.data() + 32, &raw, sizeof raw);
     out.u32(crc32(file));
     return file;
 }
