@@ -4,6 +4,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CLI11 REQUIRED)
+find_package(simdjson 3 REQUIRED)  # libsimdjson-dev: reads request lines and journal records
 if(NOT DEFINED ECSD_BUILD_TESTS OR ECSD_BUILD_TESTS)  # only tests/ (and the benchmarks under it) use these
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "ecsd/protocol/json_parse.hpp"
+
 namespace ecsd::protocol {
 namespace {
 
@@ -87,7 +89,7 @@ parsed_line parse_line(std::string_view line, const parse_limits& limits) {
                                       "invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte"));
         return out;
     }
-    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    json value = parse_json(line);
     if (value.is_discarded()) {
         out.messages.emplace_back(bad(nullptr, reason::parse_error, invalid_json_text(line)));
         return out;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ecsd/protocol/json_parse.hpp"
 #include "persist/snapshot.hpp"
 
 namespace ecsd::persist {
@@ -95,7 +96,7 @@ struct journal_contents {
     /// @brief Record `i`'s JSON text (checked by read_journal).
     [[nodiscard]] std::string_view text(std::size_t i) const noexcept;
     /// @brief Record `i` parsed.
-    [[nodiscard]] json record(std::size_t i) const { return json::parse(text(i)); }
+    [[nodiscard]] json record(std::size_t i) const { return protocol::parse_json(text(i)); }
 };
 
 /// @brief Damage in a journal: what() names the file and the byte offset; the rest says what cutting

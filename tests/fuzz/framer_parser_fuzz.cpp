@@ -1,5 +1,7 @@
 // Fuzz target for the framer and the JSON-RPC parser: arbitrary bytes, fed in arbitrary chunks,
-// must never crash, hang, leak or trip a sanitizer, and every answer must be well formed.
+// must never crash, hang, leak or trip a sanitizer, and every answer must be well formed. Every
+// line is also read twice, by protocol::parse_json (simdjson) and by json::parse: the two must
+// agree on whether it is JSON and on every value and type.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -7,7 +9,9 @@
 #include <string_view>
 #include <variant>
 
+#include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/framer.hpp"
+#include "ecsd/protocol/json_parse.hpp"
 #include "ecsd/protocol/json_schema.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
 
@@ -15,6 +19,24 @@ namespace {
 
 void check(bool ok) {
     if (!ok) std::abort();
+}
+
+/// @brief Equal values with equal types at every node (json's == calls 1 and 1.0 equal).
+bool same(const nlohmann::json& a, const nlohmann::json& b) {
+    if (a.type() != b.type()) return false;
+    if (a.is_object()) {
+        if (a.size() != b.size()) return false;
+        for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+            if (i.key() != j.key() || !same(*i, *j)) return false;
+        return true;
+    }
+    if (a.is_array()) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (!same(a[i], b[i])) return false;
+        return true;
+    }
+    return a.is_discarded() || a == b;
 }
 
 }  // namespace
@@ -39,6 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (fr.status == p::frame_status::need_more) break;
             check(fr.line.size() <= 512);
             check(fr.line.find('\n') == std::string_view::npos);
+            if (!p::exceeds_depth(fr.line))
+                check(same(p::parse_json(fr.line), nlohmann::json::parse(fr.line, nullptr, false)));
             const auto parsed = p::parse_line(fr.line);
             check(!parsed.messages.empty());
             for (const auto& m : parsed.messages) {

@@ -406,11 +406,12 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
                                    " but the world is already at " + std::to_string(w.tick()));
         while (w.tick() < tick) w.run_tick();
         if (journal.requests[i]) {  // parsed only now: a tick mark needs no tree
-            const json rec = journal.record(i);
+            json rec = journal.record(i);
             const auto method = rec.at("method").get<std::string>();
             const auto* entry = services.methods.find(method);
             if (!entry) throw damage_at(i, "unknown method " + method + " in record " + std::to_string(seq));
-            const json params = rec.value("params", json::object());
+            json params = json::object();
+            if (const auto p = rec.find("params"); p != rec.end()) params = std::move(*p);
             method_context ctx{params, services, out.hosted.get(), nullptr, {}, {}};
             try {
                 // A journaled request was accepted when it ran; an older ecsd's rules may have been

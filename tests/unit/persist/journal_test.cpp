@@ -272,3 +272,55 @@ TEST(Journal, DropPrefixKeepsTheRecordsAfterItAndAppendsGoOn) {
     EXPECT_TRUE(read_journal(dir / "j").empty());
     fs::remove_all(dir);
 }
+
+namespace {
+/// @brief A journal of the one record `text`, with its checksum right: only the record's shape decides.
+journal_contents read_one(const fs::path& dir, const std::string& text) {
+    char head[10];
+    std::snprintf(head, sizeof head, "%08x ", crc32(text));
+    std::ofstream(dir / "j", std::ios::binary | std::ios::trunc) << std::string(head, 9) << text << '\n';
+    return read_journal(dir / "j");
+}
+}  // namespace
+
+TEST(Journal, RecordsAreReadAsJsonParseReadsThem) {
+    // simdjson reads the records; where it might read differently from nlohmann (a \u escape, a
+    // "-0"), the answer must still be nlohmann's: seq and tick unsigned integers, the last of a
+    // repeated key counting, "method" only at the top marking a request.
+    const auto dir = fresh_dir("record_forms");
+    struct row {
+        std::string text;
+        bool good;
+        bool request;
+        std::uint64_t seq;
+    };
+    const std::vector<row> rows = {
+        {R"({"seq":1,"tick":0})", true, false, 1},
+        {R"({"seq":2,"tick":0,"method":"world.spawn_entity"})", true, true, 2},
+        {R"({"seq":3,"tick":0,"method":"\u0078"})", true, true, 3},  // read by the SAX check
+        {R"({"seq":4,"tick":0,"params":{"method":"x"}})", true, false, 4},
+        {R"({"seq":"x","seq":5,"tick":0})", true, false, 5},
+        {R"({"seq":18446744073709551615,"tick":0})", true, false, 18446744073709551615ULL},
+        {R"({"seq":6,"seq":"x","tick":0})", false, false, 0},
+        {R"({"seq":-0,"tick":0})", false, false, 0},
+        {R"({"seq":-1,"tick":0})", false, false, 0},
+        {R"({"seq":1.0,"tick":0})", false, false, 0},
+        {R"({"seq":1,"tick":"0"})", false, false, 0},
+        {R"({"seq":1})", false, false, 0},
+        {R"({"seq":1,"tick":0,"method":"\ud800"})", false, false, 0},  // a lone surrogate: not JSON
+        {R"([{"seq":1,"tick":0}])", false, false, 0},
+    };
+    for (const auto& r : rows) {
+        SCOPED_TRACE(r.text);
+        if (!r.good) {
+            EXPECT_THROW((void)read_one(dir, r.text), journal_error);
+            continue;
+        }
+        const auto got = read_one(dir, r.text);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got.seqs[0], r.seq);
+        EXPECT_EQ(got.ticks[0], 0u);
+        EXPECT_EQ(got.requests[0], r.request);
+        EXPECT_EQ(got.record(0), json::parse(r.text));
+    }
+}

@@ -1,0 +1,22 @@
+#pragma once
+// JSON text to nlohmann::json, read by simdjson. The server builds the same trees as before (every
+// handler, schema and journal works on nlohmann::json); only the reading is faster.
+
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace ecsd::protocol {
+
+/// @brief What `json::parse(text, nullptr, false)` returns, value for value and type for type:
+/// non-negative integers unsigned, a repeated key's last value kept, a discarded value where the
+/// text is not JSON. simdjson reads the text; whatever it refuses or might read differently (a
+/// `\u` escape, an integer `-0`, a number past 64 bits, a text over 1 MiB) goes to nlohmann's
+/// parser, so the two never disagree. Never throws on bad input.
+[[nodiscard]] nlohmann::json parse_json(std::string_view text);
+
+/// @brief False where simdjson, if it accepts `text`, might read a value otherwise than nlohmann
+/// (a `\u` escape; an integer `-0`, which nlohmann reads as signed). Cheap: two scans of the text.
+[[nodiscard]] bool simdjson_reads_as_nlohmann(std::string_view text) noexcept;
+
+}  // namespace ecsd::protocol

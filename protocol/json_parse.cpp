@@ -1,0 +1,96 @@
+#include "ecsd/protocol/json_parse.hpp"
+
+#include <simdjson.h>
+
+#include <string>
+
+namespace ecsd::protocol {
+namespace {
+
+using nlohmann::json;
+
+// Larger texts (a snapshot's head, an import) are read by nlohmann: simdjson's parser keeps its
+// buffers at the size of the largest document it read, per thread, for good.
+constexpr std::size_t largest = std::size_t{1} << 20U;
+
+/// @brief `out` as nlohmann's parser builds it from the text simdjson read as `e`.
+void build(simdjson::dom::element e, json& out) {
+    switch (e.type()) {
+        case simdjson::dom::element_type::OBJECT: {
+            out = json::object();
+            auto& members = out.get_ref<json::object_t&>();
+            for (const auto field : simdjson::dom::object(e)) {
+                // operator[]: a repeated key keeps its last value, as nlohmann's parser does.
+                build(field.value, members[std::string(field.key)]);
+            }
+            return;
+        }
+        case simdjson::dom::element_type::ARRAY: {
+            const auto items = simdjson::dom::array(e);
+            out = json::array();
+            auto& values = out.get_ref<json::array_t&>();
+            values.reserve(items.size());
+            for (const auto item : items) {
+                build(item, values.emplace_back());
+            }
+            return;
+        }
+        case simdjson::dom::element_type::STRING:
+            out = std::string(std::string_view(e));
+            return;
+        case simdjson::dom::element_type::INT64: {
+            const auto v = std::int64_t(e);
+            // nlohmann reads every integer without a minus sign as unsigned.
+            if (v >= 0) {
+                out = static_cast<std::uint64_t>(v);
+            } else {
+                out = v;
+            }
+            return;
+        }
+        case simdjson::dom::element_type::UINT64:
+            out = std::uint64_t(e);
+            return;
+        case simdjson::dom::element_type::DOUBLE:
+            out = double(e);
+            return;
+        case simdjson::dom::element_type::BOOL:
+            out = bool(e);
+            return;
+        case simdjson::dom::element_type::NULL_VALUE:
+            out = nullptr;
+            return;
+    }
+}
+
+}  // namespace
+
+bool simdjson_reads_as_nlohmann(std::string_view text) noexcept {
+    // \u escapes: the libraries' handling of lone surrogates differs between versions.
+    if (text.find("\\u") != std::string_view::npos) return false;
+    // simdjson reads an integer -0 as the integer 0, nlohmann as a signed integer (-0.0 and -0.5
+    // are doubles to both). A "-0" inside a string counts too: rare, and then nlohmann reads it.
+    for (auto at = text.find("-0"); at != std::string_view::npos; at = text.find("-0", at + 2)) {
+        const char next = at + 2 < text.size() ? text[at + 2] : ' ';
+        if (next != '.' && next != 'e' && next != 'E') return false;
+    }
+    return true;
+}
+
+json parse_json(std::string_view text) {
+    if (text.size() <= largest && simdjson_reads_as_nlohmann(text)) {
+        thread_local simdjson::dom::parser parser;
+        thread_local std::string padded;
+        padded.resize(text.size() + simdjson::SIMDJSON_PADDING);  // never shrinks: at most `largest`
+        text.copy(padded.data(), text.size());
+        simdjson::dom::element root;
+        if (parser.parse(padded.data(), text.size(), false).get(root) == simdjson::SUCCESS) {
+            json out;
+            build(root, out);
+            return out;
+        }
+    }
+    return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+}  // namespace ecsd::protocol
