@@ -4,10 +4,12 @@
 // Scalars go through nlohmann's own serializer, so numbers read exactly as json::dump() writes
 // them; callers write object keys in sorted order, as json::dump() does for std::map objects.
 // Doubles have a faster path, number(): the same layout as json::dump() (3.0, 0.001, 1e-05,
-// 1.5e+20), with the shortest digits that read back as the same double (std::to_chars).
+// 1.5e+20), with the shortest digits that read back as the same double (std::to_chars), and
+// whole numbers below 1e15 written as integers.
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -47,6 +49,14 @@ class json_text {
         if (v == 0) {
             out_.append(buf, p);
             out_ += "0.0";
+            return;
+        }
+        // Whole numbers below 1e15 (hit points, counts, grid positions: most of a game's values)
+        // are laid out as dump() does, digits then ".0", without the shortest-digits search.
+        if (v < 1e15 && v == std::floor(v)) {
+            p = std::to_chars(p, buf + sizeof buf, static_cast<std::uint64_t>(v)).ptr;
+            out_.append(buf, p);
+            out_ += ".0";
             return;
         }
         char sci[32];  // d[.ddd]e[+-]XX

@@ -249,6 +249,30 @@ std::vector<component_row> rows_of(const ecs::registry& reg, entity_id e) {
     return rows;
 }
 
+/// @brief rows_of for a walk over many entities: consecutive entities with the same components
+/// (most of a query's matches) share one sorted list instead of each building and sorting its own.
+class rows_cache {
+  public:
+    const std::vector<component_row>& of(const ecs::registry& reg, entity_id e) {
+        ids_.clear();
+        reg.entities().for_each_component(ecs::index_of(e), [&](ecs::component_id c) { ids_.push_back(c); });
+        if (!filled_ || ids_ != last_) {
+            rows_.clear();
+            for (const auto c : ids_) rows_.emplace_back(reg.storage(c).name(), c);
+            sort_rows(rows_);
+            last_.swap(ids_);
+            filled_ = true;
+        }
+        return rows_;
+    }
+
+  private:
+    std::vector<ecs::component_id> ids_;
+    std::vector<ecs::component_id> last_;
+    std::vector<component_row> rows_;
+    bool filled_ = false;
+};
+
 /// @brief Writes {"Name": value, ...} for the rows (skipping those the entity lacks when asked to).
 void write_object(const ecs::registry& reg, entity_id e, const std::vector<component_row>& rows,
                   bool only_present, ecs::json_text& w) {
@@ -344,6 +368,7 @@ void world::write_query(const json& q, const std::optional<std::vector<std::stri
     w.raw(R"({"entities":[)");
     std::size_t total = 0;
     std::size_t written = 0;
+    rows_cache rows;
     for_each_match(terms, resolved, [&](entity_id e) {
         if (total++ < offset || written >= limit) return;
         if (written++ > 0) w.raw(",");
@@ -352,7 +377,7 @@ void world::write_query(const json& q, const std::optional<std::vector<std::stri
             if (fields) {
                 write_object(reg_, e, field_rows, true, w);
             } else {
-                write_object(reg_, e, rows_of(reg_, e), false, w);
+                write_object(reg_, e, rows.of(reg_, e), false, w);
             }
         } else {
             w.raw(R"({"alive":false)");

@@ -40,10 +40,28 @@ TEST(JsonTextNumber, LaysOutDoublesAsJsonDumpDoes) {
                            std::numeric_limits<double>::max(),
                            std::numeric_limits<double>::denorm_min(),
                            9.81,
-                           -9.81 / 60})
+                           -9.81 / 60,
+                           2.0,
+                           100.0,
+                           -7.0,
+                           999999999999999.0,
+                           1e15 - 1,
+                           1e15 + 2,
+                           4503599627370496.0,
+                           0.99999999999999989})
         EXPECT_EQ(number(v), nlohmann::json(v).dump()) << v;
     EXPECT_EQ(number(std::nan("")), "null");
     EXPECT_EQ(number(std::numeric_limits<double>::infinity()), "null");
+}
+
+TEST(JsonTextNumber, WholeNumbersAreLaidOutAsJsonDumpDoes) {
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < 100000; ++i) {
+        const auto digits = static_cast<int>(rng() % 17);  // up to 1e16: across the 1e15 edge
+        double v = std::floor(std::ldexp(static_cast<double>(rng() >> 11U), -53) * std::pow(10.0, digits));
+        if (i % 2 != 0) v = -v;
+        ASSERT_EQ(number(v), nlohmann::json(v).dump()) << v;
+    }
 }
 
 TEST(JsonTextNumber, EveryDoubleReadsBackBitForBitAndSeldomDiffersFromDump) {

@@ -583,3 +583,27 @@ TEST(ComponentText, QueryTextIsCanonicalJsonWithLiveAndDeadRows) {
               "no_such_component");
     EXPECT_TRUE(untouched.empty());
 }
+
+TEST(ComponentText, AQueryPageOfMixedComponentSetsWritesEachEntitysOwn) {
+    // Consecutive entities with the same components share one sorted list of names; an entity with
+    // another set must get its own, and the one after it the first set again.
+    world w(paused_world());
+    std::vector<ecsd::ecs::entity_id> ids;
+    for (int i = 0; i < 8; ++i) {
+        json components{{"Position", {{"x", i}}}};
+        if (i % 3 == 1) components["Health"] = {{"hp", i}};
+        if (i % 4 == 2) components["Player"] = json::object();
+        ids.push_back(w.spawn(components));
+    }
+    std::string out;
+    {
+        ecsd::ecs::json_text t(out);
+        w.write_query("Position", std::nullopt, 100, 0, t);
+    }
+    const auto page = json::parse(out);
+    ASSERT_EQ(page["entities"].size(), ids.size());
+    for (const auto& row : page["entities"])
+        EXPECT_EQ(row["components"],
+                  w.get_components(row["entity"].get<ecsd::ecs::entity_id>(), std::nullopt))
+            << row.dump();
+}
