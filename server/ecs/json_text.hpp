@@ -19,14 +19,29 @@
 
 namespace ecsd::ecs {
 
+/// The text collects in a small buffer of the writer's own and reaches the string when the buffer
+/// fills, at value(), at flush() and when the writer goes: a query page is thousands of pieces of a
+/// few bytes, and each std::string::append was a call into memmove. Read the string only after
+/// flush() or once the writer is gone.
 class json_text {
   public:
-    explicit json_text(std::string& out) : out_(out) {}
+    // buf_ is left unset: only its first used_ bytes are ever read, and zeroing it would cost every
+    // short-lived writer a 512-byte memset.
+    explicit json_text(std::string& out) : out_(out) {}  // NOLINT(cppcoreguidelines-pro-type-member-init)
+    json_text(const json_text&) = delete;
+    json_text& operator=(const json_text&) = delete;
+    ~json_text() { flush(); }
 
+    /// @brief Moves the buffered text onto the string.
+    void flush() {
+        out_.append(buf_, used_);
+        used_ = 0;
+    }
     /// @brief Appends text that is already JSON (punctuation, literals).
-    void raw(std::string_view text) { out_.append(text); }
+    void raw(std::string_view text) { put(text.data(), text.size()); }
     /// @brief Appends any JSON value.
     void value(const nlohmann::json& v) {
+        flush();           // the serializer appends to the string itself
         if (!serializer_)  // made on first use: it allocates, and most writers only need number()
             serializer_.emplace(nlohmann::detail::output_adapter<char>(out_), ' ',
                                 nlohmann::json::error_handler_t::replace);
@@ -37,7 +52,7 @@ class json_text {
     /// digit that can differ where two shortest forms exist; both read back as `v`.
     void number(double v) {
         if (!std::isfinite(v)) {
-            out_ += "null";
+            raw("null");
             return;
         }
         char buf[48];
@@ -47,16 +62,16 @@ class json_text {
             v = -v;
         }
         if (v == 0) {
-            out_.append(buf, p);
-            out_ += "0.0";
+            put(buf, static_cast<std::size_t>(p - buf));
+            raw("0.0");
             return;
         }
         // Whole numbers below 1e15 (hit points, counts, grid positions: most of a game's values)
         // are laid out as dump() does, digits then ".0", without the shortest-digits search.
         if (v < 1e15 && v == std::floor(v)) {
             p = std::to_chars(p, buf + sizeof buf, static_cast<std::uint64_t>(v)).ptr;
-            out_.append(buf, p);
-            out_ += ".0";
+            put(buf, static_cast<std::size_t>(p - buf));
+            raw(".0");
             return;
         }
         char sci[32];  // d[.ddd]e[+-]XX
@@ -73,7 +88,7 @@ class json_text {
         const int n = (negative_exponent ? -e : e) + 1;
         constexpr int max_exp = 15;  // std::numeric_limits<double>::digits10
         constexpr int min_exp = -4;
-        const auto put = [&p](const char* from, int count) {
+        const auto copy = [&p](const char* from, int count) {
             std::memcpy(p, from, static_cast<std::size_t>(count));
             p += count;
         };
@@ -82,22 +97,22 @@ class json_text {
             p += count;
         };
         if (k <= n && n <= max_exp) {  // digits[000].0
-            put(digits, k);
+            copy(digits, k);
             zeros(n - k);
-            put(".0", 2);
+            copy(".0", 2);
         } else if (0 < n && n <= max_exp) {  // dig.its
-            put(digits, n);
+            copy(digits, n);
             *p++ = '.';
-            put(digits + n, k - n);
+            copy(digits + n, k - n);
         } else if (min_exp < n && n <= 0) {  // 0.[000]digits
-            put("0.", 2);
+            copy("0.", 2);
             zeros(-n);
-            put(digits, k);
+            copy(digits, k);
         } else {  // d[.igits]e+XX
             *p++ = digits[0];
             if (k > 1) {
                 *p++ = '.';
-                put(digits + 1, k - 1);
+                copy(digits + 1, k - 1);
             }
             int x = n - 1;
             *p++ = 'e';
@@ -110,25 +125,41 @@ class json_text {
             *p++ = static_cast<char>('0' + x / 10);
             *p++ = static_cast<char>('0' + x % 10);
         }
-        out_.append(buf, p);
+        put(buf, static_cast<std::size_t>(p - buf));
     }
     /// @brief Appends "k": with k escaped.
     void key(std::string_view k) {
         string(k);
-        out_ += ':';
+        put(':');
     }
     /// @brief Appends a JSON string.
     void string(std::string_view s) {
         if (plain(s)) {
-            out_ += '"';
-            out_.append(s);
-            out_ += '"';
+            put('"');
+            put(s.data(), s.size());
+            put('"');
         } else {
             value(nlohmann::json(std::string(s)));  // rare: let the serializer escape it
         }
     }
 
   private:
+    static constexpr std::size_t capacity = 512;
+
+    void put(char c) {
+        if (used_ == capacity) flush();
+        buf_[used_++] = c;
+    }
+    void put(const char* s, std::size_t n) {
+        if (n > capacity || used_ > capacity - n) {  // the buffer's text, then this piece, onto the string
+            flush();
+            out_.append(s, n);
+            return;
+        }
+        if (n == 0) return;  // s may be null then, which memcpy must not see
+        std::memcpy(buf_ + used_, s, n);
+        used_ += n;
+    }
     static bool plain(std::string_view s) noexcept {
         for (const char c : s) {
             const auto u = static_cast<unsigned char>(c);
@@ -138,6 +169,8 @@ class json_text {
     }
 
     std::string& out_;
+    std::size_t used_ = 0;
+    char buf_[capacity];
     std::optional<nlohmann::detail::serializer<nlohmann::json>> serializer_;
 };
 

@@ -224,6 +224,7 @@ void append_body(std::string& file, const world::world& w, std::uint64_t journal
                 value.clear();
                 ecs::json_text writer(value);
                 p.write_value(p.slot_at(i), writer);
+                writer.flush();
                 out.text(value);
             }
         }

@@ -16,6 +16,7 @@ std::string json_quoted(std::string_view name) {
     std::string text;
     ecs::json_text w(text);
     w.string(name);
+    w.flush();
     return text;
 }
 

@@ -312,6 +312,7 @@ json world::get_components(entity_id e, const std::optional<std::vector<std::str
     std::string text;
     ecs::json_text w(text);
     write_components(e, names, w);
+    w.flush();
     return json::parse(text);
 }
 
@@ -472,6 +473,7 @@ json world::query(const json& q, const std::optional<std::vector<std::string>>& 
     std::string text;
     ecs::json_text w(text);
     write_query(q, fields, limit, offset, w);
+    w.flush();
     return json::parse(text);
 }
 

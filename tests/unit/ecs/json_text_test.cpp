@@ -1,6 +1,7 @@
 // json_text::number: the layout json::dump() gives a double, digits that read back exactly.
 #include "ecs/json_text.hpp"
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,7 @@ std::string number(double v) {
     std::string out;
     json_text w(out);
     w.number(v);
+    w.flush();
     return out;
 }
 
@@ -54,6 +56,28 @@ TEST(JsonTextNumber, LaysOutDoublesAsJsonDumpDoes) {
     EXPECT_EQ(number(std::numeric_limits<double>::infinity()), "null");
 }
 
+TEST(JsonText, TextReachesTheStringAtFlushAndWhenTheWriterGoes) {
+    std::string out;
+    {
+        json_text w(out);
+        w.raw("[");
+        EXPECT_TRUE(out.empty()) << "buffered until flush()";
+        w.flush();
+        EXPECT_EQ(out, "[");
+        // More than the buffer holds, in pieces and whole, and a value() between.
+        for (int i = 0; i < 300; ++i) w.string("abcdef");
+        w.raw(std::string(2000, ' '));
+        w.value(nlohmann::json{{"k", "v"}});
+        w.number(1.5);
+        w.key("");
+        w.raw("]");
+    }
+    std::string want = "[";
+    for (int i = 0; i < 300; ++i) want += "\"abcdef\"";
+    want += std::string(2000, ' ') + R"({"k":"v"}1.5"":])";
+    EXPECT_EQ(out, want);
+}
+
 TEST(JsonTextNumber, WholeNumbersAreLaidOutAsJsonDumpDoes) {
     std::mt19937_64 rng(11);
     for (int i = 0; i < 100000; ++i) {
@@ -81,7 +105,8 @@ TEST(JsonTextNumber, EveryDoubleReadsBackBitForBitAndSeldomDiffersFromDump) {
         const auto ours = number(v);
         const auto dump = nlohmann::json(v).dump();
         const double back = nlohmann::json::parse(ours).get<double>();
-        ASSERT_EQ(std::memcmp(&back, &v, sizeof v), 0) << ours << " does not read back as " << dump;
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(back), std::bit_cast<std::uint64_t>(v))
+            << ours << " does not read back as " << dump;
         ASSERT_LE(ours.size(), dump.size()) << ours << " vs " << dump;
         // Where two shortest forms exist, or grisu2 wrote a digit too many, the digits differ.
         if (ours != dump) ++differs;

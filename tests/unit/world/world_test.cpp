@@ -516,6 +516,7 @@ TEST(ComponentText, WrittenTextEqualsTheDumpedTreeForEveryKind) {
         std::string out;
         ecsd::ecs::json_text t(out);
         w.write_components(e, names, t);
+        t.flush();
         return out;
     };
     const auto tree_of = [&](const std::vector<std::string>& names) {
@@ -544,6 +545,7 @@ TEST(ComponentText, AMissingComponentIsAnErrorAndWritesNothing) {
               "no_such_component");
     EXPECT_EQ(reason_of([&] { w.write_components(e, std::vector<std::string>{"Nope"}, t); }),
               "no_such_component");
+    t.flush();
     EXPECT_TRUE(out.empty());
 }
 
@@ -560,6 +562,7 @@ TEST(ComponentText, QueryTextIsCanonicalJsonWithLiveAndDeadRows) {
         std::string out;
         ecsd::ecs::json_text t(out);
         w.write_query(q, fields, limit, offset, t);
+        t.flush();
         return out;
     };
     // Canonical: the text is exactly what nlohmann would dump for the same value (sorted keys, same numbers).
@@ -581,6 +584,7 @@ TEST(ComponentText, QueryTextIsCanonicalJsonWithLiveAndDeadRows) {
     ecsd::ecs::json_text t(untouched);
     EXPECT_EQ(reason_of([&] { w.write_query("Position, Nope", std::nullopt, 10, 0, t); }),
               "no_such_component");
+    t.flush();
     EXPECT_TRUE(untouched.empty());
 }
 
