@@ -9,6 +9,7 @@
 #include <string_view>
 #include <variant>
 
+#include "../support/same_json.hpp"
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/framer.hpp"
 #include "ecsd/protocol/json_parse.hpp"
@@ -19,24 +20,6 @@ namespace {
 
 void check(bool ok) {
     if (!ok) std::abort();
-}
-
-/// @brief Equal values with equal types at every node (json's == calls 1 and 1.0 equal).
-bool same(const nlohmann::json& a, const nlohmann::json& b) {
-    if (a.type() != b.type()) return false;
-    if (a.is_object()) {
-        if (a.size() != b.size()) return false;
-        for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
-            if (i.key() != j.key() || !same(*i, *j)) return false;
-        return true;
-    }
-    if (a.is_array()) {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (!same(a[i], b[i])) return false;
-        return true;
-    }
-    return a.is_discarded() || a == b;
 }
 
 }  // namespace
@@ -62,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             check(fr.line.size() <= 512);
             check(fr.line.find('\n') == std::string_view::npos);
             if (!p::exceeds_depth(fr.line))
-                check(same(p::parse_json(fr.line), nlohmann::json::parse(fr.line, nullptr, false)));
+                check(ecsd::test::same_json(p::parse_json(fr.line),
+                                            nlohmann::json::parse(fr.line, nullptr, false)));
             const auto parsed = p::parse_line(fr.line);
             check(!parsed.messages.empty());
             for (const auto& m : parsed.messages) {

@@ -5,29 +5,9 @@
 
 #include <gtest/gtest.h>
 
-namespace {
+#include "../../support/same_json.hpp"
 
 using nlohmann::json;
-
-/// @brief Equal values with equal types at every node (json's == calls 1 and 1.0 equal).
-bool same(const json& a, const json& b) {
-    if (a.type() != b.type() || a.is_discarded() != b.is_discarded()) return false;
-    if (a.is_object()) {
-        if (a.size() != b.size()) return false;
-        for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
-            if (i.key() != j.key() || !same(*i, *j)) return false;
-        return true;
-    }
-    if (a.is_array()) {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (!same(a[i], b[i])) return false;
-        return true;
-    }
-    return a.is_discarded() || a == b;
-}
-
-}  // namespace
 
 TEST(ParseJson, ReadsEveryTextAsNlohmannDoes) {
     const std::vector<std::string> texts = {
@@ -68,9 +48,9 @@ TEST(ParseJson, ReadsEveryTextAsNlohmannDoes) {
         SCOPED_TRACE(t.substr(0, 80));
         const auto want = json::parse(t, nullptr, false);
         const auto got = ecsd::protocol::parse_json(t);
-        EXPECT_TRUE(same(got, want)) << "got " << (got.is_discarded() ? "discarded" : got.dump())
-                                     << ", json::parse gives "
-                                     << (want.is_discarded() ? "discarded" : want.dump());
+        EXPECT_TRUE(ecsd::test::same_json(got, want))
+            << "got " << (got.is_discarded() ? "discarded" : got.dump()) << ", json::parse gives "
+            << (want.is_discarded() ? "discarded" : want.dump());
     }
 }
 
