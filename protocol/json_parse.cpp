@@ -1,7 +1,5 @@
 #include "ecsd/protocol/json_parse.hpp"
 
-#include <simdjson.h>
-
 #include <string>
 
 namespace ecsd::protocol {
@@ -63,8 +61,7 @@ void build(simdjson::dom::element e, json& out) {
     }
 }
 
-}  // namespace
-
+/// @brief False where simdjson, if it accepts `text`, might read a value otherwise than nlohmann.
 bool simdjson_reads_as_nlohmann(std::string_view text) noexcept {
     // \u escapes: the libraries' handling of lone surrogates differs between versions.
     if (text.find("\\u") != std::string_view::npos) return false;
@@ -76,19 +73,23 @@ bool simdjson_reads_as_nlohmann(std::string_view text) noexcept {
     }
     return true;
 }
+}  // namespace
+
+bool read_dom(std::string_view text, simdjson::dom::element& root) {
+    if (text.size() > largest || !simdjson_reads_as_nlohmann(text)) return false;
+    thread_local simdjson::dom::parser parser;
+    thread_local std::string padded;
+    padded.resize(text.size() + simdjson::SIMDJSON_PADDING);  // never shrinks: at most `largest`
+    text.copy(padded.data(), text.size());
+    return parser.parse(padded.data(), text.size(), false).get(root) == simdjson::SUCCESS;
+}
 
 json parse_json(std::string_view text) {
-    if (text.size() <= largest && simdjson_reads_as_nlohmann(text)) {
-        thread_local simdjson::dom::parser parser;
-        thread_local std::string padded;
-        padded.resize(text.size() + simdjson::SIMDJSON_PADDING);  // never shrinks: at most `largest`
-        text.copy(padded.data(), text.size());
-        simdjson::dom::element root;
-        if (parser.parse(padded.data(), text.size(), false).get(root) == simdjson::SUCCESS) {
-            json out;
-            build(root, out);
-            return out;
-        }
+    simdjson::dom::element root;
+    if (read_dom(text, root)) {
+        json out;
+        build(root, out);
+        return out;
     }
     return json::parse(text, nullptr, /*allow_exceptions=*/false);
 }

@@ -1,7 +1,6 @@
 #include "persist/journal.hpp"
 
 #include <fcntl.h>
-#include <simdjson.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -283,13 +282,8 @@ class record_check : public nlohmann::json_sax<json> {
 /// cannot say how json::parse would read the record (not JSON to simdjson, or read otherwise):
 /// then the SAX check decides.
 bool quick_check(std::string_view text, record_check& check) {
-    if (!protocol::simdjson_reads_as_nlohmann(text)) return false;
-    thread_local simdjson::dom::parser parser;
-    thread_local std::string padded;
-    padded.resize(text.size() + simdjson::SIMDJSON_PADDING);
-    text.copy(padded.data(), text.size());
     simdjson::dom::element root;
-    if (parser.parse(padded.data(), text.size(), false).get(root) != simdjson::SUCCESS) return false;
+    if (!protocol::read_dom(text, root)) return false;
     simdjson::dom::object fields;
     if (root.get(fields) != simdjson::SUCCESS) return true;  // not an object: check.object stays false
     check.object = true;

@@ -2,6 +2,8 @@
 // JSON text to nlohmann::json, read by simdjson. The server builds the same trees as before (every
 // handler, schema and journal works on nlohmann::json); only the reading is faster.
 
+#include <simdjson.h>
+
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -15,8 +17,10 @@ namespace ecsd::protocol {
 /// parser, so the two never disagree. Never throws on bad input.
 [[nodiscard]] nlohmann::json parse_json(std::string_view text);
 
-/// @brief False where simdjson, if it accepts `text`, might read a value otherwise than nlohmann
-/// (a `\u` escape; an integer `-0`, which nlohmann reads as signed). Cheap: two scans of the text.
-[[nodiscard]] bool simdjson_reads_as_nlohmann(std::string_view text) noexcept;
+/// @brief simdjson's DOM of `text`, read by this thread's parser: valid until the thread's next
+/// call. False where simdjson refuses the text, where it is over 1 MiB, or where simdjson might read
+/// a value otherwise than nlohmann (a `\u` escape; an integer `-0`, which nlohmann reads as signed):
+/// then the caller asks nlohmann. parse_json and the journal's record check both read through it.
+[[nodiscard]] bool read_dom(std::string_view text, simdjson::dom::element& root);
 
 }  // namespace ecsd::protocol
