@@ -93,6 +93,12 @@ class owning_group {
         }
         --size_;
     }
+    /// @brief After a bulk destroy closed its holes keeping order (sparse_set::compact): members
+    /// and nested members left in step in every pool, so the prefixes only shrink.
+    void shrink(std::uint32_t members_gone, std::uint32_t inner_gone) noexcept {
+        size_ -= members_gone;
+        inner_ -= inner_gone;
+    }
     /// @brief Realigns from scratch, keeping the lead pool's order among members (a new group, or
     /// storages restored from a snapshot).
     void rebuild(pools p) {

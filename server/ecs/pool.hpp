@@ -83,6 +83,9 @@ class pool : public sparse_set {
                records * sizeof(entity_id);
     }
     void reset_stamps() { std::fill(stamps_.begin(), stamps_.end(), 0); }
+    void compact() override {
+        compact_values([](std::uint32_t, std::uint32_t) {});
+    }
 
     /// @brief Entities that gained / lost this component: [0] last tick, [1] this tick.
     id_list added[2];
@@ -94,10 +97,22 @@ class pool : public sparse_set {
     int nested_group = -1;
 
   protected:
+    /// @brief compact() for a pool with values: move(from, to) moves them, stamps move here.
+    template <typename Move>
+    std::uint32_t compact_values(Move&& move) {
+        const bool stamped = tracking_;
+        const std::uint32_t n = compact_with([&](std::uint32_t from, std::uint32_t to) {
+            move(from, to);
+            if (stamped) stamps_[to] = stamps_[from];
+        });
+        if (stamped) stamps_.resize(n);
+        return n;
+    }
     void push_stamp() {
         if (tracking_) stamps_.push_back(*epoch_);
     }
-    void on_swap_and_pop(std::uint32_t pos) override {
+    void on_swap_and_pop(std::uint32_t pos) override { drop_stamp(pos); }
+    void drop_stamp(std::uint32_t pos) noexcept {
         if (tracking_) {
             stamps_[pos] = stamps_.back();
             stamps_.pop_back();
@@ -140,12 +155,21 @@ class packed_pool : public pool {
 
     std::vector<V, Alloc> data_;
 
-  private:
-    void on_swap_and_pop(std::uint32_t pos) override {
+    /// @brief The data half of a swap-and-pop at `pos` (erase_slot() did the slots).
+    void drop_at(std::uint32_t pos) {
         if (pos + 1 != data_.size()) data_[pos] = std::move(data_.back());
         data_.pop_back();
-        pool::on_swap_and_pop(pos);
+        this->drop_stamp(pos);
     }
+
+    void compact() override {
+        const std::uint32_t n = this->compact_values(
+            [this](std::uint32_t from, std::uint32_t to) { data_[to] = std::move(data_[from]); });
+        data_.erase(data_.begin() + n, data_.end());
+    }
+
+  private:
+    void on_swap_and_pop(std::uint32_t pos) override { drop_at(pos); }
     void on_swap(std::uint32_t a, std::uint32_t b) override {
         std::swap(data_[a], data_[b]);
         pool::on_swap(a, b);
@@ -201,6 +225,8 @@ class typed_pool final : public packed_pool<T, huge_page_allocator<T>> {
     [[nodiscard]] T& at(std::uint32_t pos) noexcept { return data_[pos]; }
 
     T& emplace(std::uint32_t slot, T value) { return this->push(slot, std::move(value)); }
+    /// @brief erase() without the virtual hook, for callers that know the type.
+    void erase_here(std::uint32_t slot) { this->drop_at(this->erase_slot(slot)); }
 
     void validate(const json& value) const override { (void)typed_from_json<T>(value); }
     void emplace_json(std::uint32_t slot, const json& value) override {
@@ -246,6 +272,8 @@ class tag_pool final : public pool {
     tag_pool(component_id id, std::string name) : pool(id, std::move(name), storage_kind::tag) {}
 
     void emplace(std::uint32_t slot) { push_slot(slot); }
+    /// @brief erase() without the virtual hook, for callers that know the type.
+    void erase_here(std::uint32_t slot) noexcept { drop_stamp(erase_slot(slot)); }
 
     void validate(const json& value) const override {
         if (!value.is_null() && !(value.is_object() && value.empty()) &&

@@ -61,8 +61,7 @@ void registry::track_writes(bool on) {
 
 // --- entities --------------------------------------------------------------------
 
-void registry::check(entity_id e) const {
-    if (entities_.alive(e)) return;
+void registry::throw_not_alive(entity_id e) const {
     throw ecs_error(reason::no_such_entity, why_not_alive(e));
 }
 
@@ -96,8 +95,58 @@ void registry::destroy(std::span<const entity_id> ids) {
     }
     // (The change records need no room made: ids destroyed in order are one run.)
     entities_.reserve_free(ids.size());
+    if (ids.size() >= bulk_destroy_min && ids.size() * 8 >= entities_.alive_count()) {
+        destroy_bulk(ids);
+        return;
+    }
     for (auto e : ids)
         if (alive(e)) destroy_now(e);  // an id given twice dies once
+}
+
+// Many at once (a spell, a despawn of a large part of the world). A pool that loses every entity
+// it holds is emptied whole (its sparse pages dropped). In any other pool each dying component
+// leaves a hole, and the pool is then closed up in one ordered pass, instead of a swap-and-pop
+// each, which moves a random last element and, in an owning group, swaps every owned pool besides.
+// Closing up keeps the order of the rest, so an owning group's members stay aligned and its
+// prefixes only shrink by the members that died. The change records are the ones destroy_now()
+// would write, in the same order.
+void registry::destroy_bulk(std::span<const entity_id> ids) {
+    ++structure_version_;
+    std::vector<std::uint32_t> members_gone(groups_.size(), 0), inner_gone(groups_.size(), 0);
+    std::vector<std::size_t> dying(pools_.size(), 0);  // per pool: how many of its entities die
+    std::vector<std::uint32_t> slots;
+    slots.reserve(ids.size());
+    for (auto e : ids) {
+        if (!alive(e)) continue;  // an id given twice dies once
+        const auto slot = index_of(e);
+        for (std::size_t g = 0; g < groups_.size(); ++g) {
+            const auto& grp = groups_[g];
+            if (!grp.complete(entities_, slot)) continue;
+            ++members_gone[g];
+            if (grp.holds_inner(pools_, slot)) ++inner_gone[g];
+        }
+        entities_.for_each_component(slot, [&](component_id c) {
+            ++dying[c];
+            pools_[c]->removed[1].push_back(e);
+        });
+        for (auto& w : watches_)
+            if (w->members.contains(slot)) w->members.erase(slot);
+        entities_.destroy(slot);
+        died_[1].push_back(e);
+        slots.push_back(slot);
+    }
+    for (std::size_t c = 0; c < pools_.size(); ++c) {
+        pool& p = *pools_[c];
+        if (dying[c] == 0) continue;
+        if (dying[c] == p.size()) {
+            p.clear();
+            continue;
+        }
+        for (auto slot : slots)
+            if (p.contains(slot)) p.punch(slot);
+        p.compact();
+    }
+    for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].shrink(members_gone[g], inner_gone[g]);
 }
 
 void registry::destroy_now(entity_id e) {

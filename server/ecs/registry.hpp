@@ -16,6 +16,7 @@
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ecs/entity_table.hpp"
@@ -106,9 +107,17 @@ class registry {
     /// @brief Destroys many entities (all must be live; an id given twice dies once). Faster than
     /// one call each: the change records grow once. Throws before changing anything.
     void destroy(std::span<const entity_id> ids);
+    /// @brief Batches from this size on, when they are at least an eighth of the world, are
+    /// destroyed by destroy_bulk(): below that, one swap-and-pop each costs less than closing up
+    /// the pools they touch.
+    static constexpr std::size_t bulk_destroy_min = 1024;
     [[nodiscard]] bool alive(entity_id e) const noexcept { return entities_.alive(e); }
     /// @brief Throws no_such_entity (saying whether the id is stale or never existed) unless alive.
-    void check(entity_id e) const;
+    void check(entity_id e) const {
+        if (entities_.alive(e)) [[likely]]
+            return;
+        throw_not_alive(e);
+    }
     /// @brief What check() would say of an entity that is not alive (stale, or never was).
     [[nodiscard]] std::string why_not_alive(entity_id e) const;
     [[nodiscard]] std::size_t size() const noexcept { return entities_.alive_count(); }
@@ -129,13 +138,20 @@ class registry {
             return;
         }
         const auto slot = index_of(e);
-        if (pools_[c]->contains(slot)) throw_exists(e, c);
+        auto& s = storage<T>();
+        if (s.contains(slot)) throw_exists(e, c);
         if constexpr (is_tag_v<T>) {
-            storage<T>().emplace(slot);
+            s.emplace(slot);
         } else {
-            storage<T>().emplace(slot, std::move(value));
+            s.emplace(slot, std::move(value));
         }
-        on_added(slot, c);
+        if (plain(c)) {  // no group, no watch: only the signature and the change record
+            ++structure_version_;
+            entities_.set_bit(slot, c);
+            s.added[1].push_back(e);
+        } else {
+            on_added(slot, c);
+        }
     }
     template <typename T>
     [[nodiscard]] bool has(entity_id e) const noexcept {
@@ -158,9 +174,21 @@ class registry {
         auto& s = storage<T>();
         s.mark_written(s.index(index_of(e)));
     }
+    /// @brief Removes a component (immediately; deferred during a walk). Throws no_such_component.
     template <typename T>
     void remove(entity_id e) {
-        remove(e, registered_id<T>());
+        const component_id c = registered_id<T>();
+        check(e);
+        const auto slot = index_of(e);
+        auto& s = storage<T>();
+        if (iterating_ > 0 || !plain(c) || !s.contains(slot)) {  // deferral, groups, watches, errors
+            remove(e, c);
+            return;
+        }
+        ++structure_version_;
+        s.erase_here(slot);
+        entities_.clear_bit(slot, c);
+        s.removed[1].push_back(e);
     }
 
     // --- components by id (the JSON face used by the server) ------------------------
@@ -295,13 +323,23 @@ class registry {
     void on_added(std::uint32_t slot, component_id c);
     void before_removed(std::uint32_t slot, component_id c);
     void update_watches(std::uint32_t slot, component_id c);
+    /// @brief A component in no owning group and no watched query: adding or removing it changes
+    /// only the signature, the storage and the change record.
+    [[nodiscard]] bool plain(component_id c) const noexcept {
+        const pool& p = *pools_[c];
+        return p.owner_group < 0 && p.nested_group < 0 && watches_by_component_[c].empty();
+    }
+    [[noreturn]] void throw_not_alive(entity_id e) const;
     void rebuild_members(watch_entry& w) const;
     [[noreturn]] void throw_exists(entity_id e, component_id c) const;
     [[noreturn]] static void throw_unregistered(const char* type_name);
     void destroy_now(entity_id e);
+    void destroy_bulk(std::span<const entity_id> ids);
 
     template <typename... T, typename F>
-    void each_from_pool(std::size_t driver, F& f);
+    void each_from_pool(component_id driver, F& f);
+    template <typename... T, typename F, std::size_t... I>
+    void each_from_pool(component_id driver, F& f, std::index_sequence<I...>);
 
     entity_table entities_;
     std::vector<std::unique_ptr<pool>> pools_;
@@ -415,23 +453,33 @@ void registry::each_split_nested(With&& with, Without&& without, Split&& split) 
 }
 
 template <typename... T, typename F>
-void registry::each_from_pool(std::size_t driver, F& f) {
-    const pool& lead = *pools_[driver];
-    const std::size_t n = lead.size();
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t slot = lead.slot_at(i);
-        if (!(pools_[id_of<T>()]->contains(slot) && ...)) continue;
-        auto fetch = [&](auto* tag) -> decltype(auto) {
-            using U = std::remove_pointer_t<decltype(tag)>;
-            auto& s = storage<U>();
-            const auto pos = s.index(slot);
-            if constexpr (!std::is_const_v<U>) s.mark_written(pos);
-            return static_cast<U&>(s.at(pos));
-        };
+void registry::each_from_pool(component_id driver, F& f) {
+    each_from_pool<T...>(driver, f, std::index_sequence_for<T...>{});
+}
+
+// Walks the driver's packed slots: the driver's own position is the index, each other pool is
+// asked once (find: one sparse lookup that answers both "has it?" and "where?"), and the pools,
+// their stamps and the epoch are read once before the walk, not per entity.
+template <typename... T, typename F, std::size_t... I>
+void registry::each_from_pool(component_id driver, F& f, std::index_sequence<I...>) {
+    constexpr std::size_t k = sizeof...(T);
+    const std::array<component_id, k> ids{id_of<T>()...};
+    const auto stores = std::make_tuple(&storage<T>()...);
+    const std::array<std::uint32_t*, k> stamps{
+        (!std::is_const_v<T> && pools_[ids[I]]->tracks_writes()) ? pools_[ids[I]]->stamps() : nullptr...};
+    const std::uint32_t ep = epoch_;
+    const std::uint32_t* slots = pools_[driver]->slots();
+    const auto n = static_cast<std::uint32_t>(pools_[driver]->size());
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint32_t slot = slots[i];
+        std::array<std::uint32_t, k> pos{};
+        if (!(((pos[I] = ids[I] == driver ? i : std::get<I>(stores)->find(slot)) != null_index) && ...))
+            continue;
+        ((stamps[I] != nullptr ? void(stamps[I][pos[I]] = ep) : void()), ...);
         if constexpr (std::is_invocable_v<F&, T&...>) {
-            f(fetch(static_cast<T*>(nullptr))...);
+            f(static_cast<T&>(std::get<I>(stores)->at(pos[I]))...);
         } else {
-            f(entities_.id_of(slot), fetch(static_cast<T*>(nullptr))...);
+            f(entities_.id_of(slot), static_cast<T&>(std::get<I>(stores)->at(pos[I]))...);
         }
     }
 }

@@ -74,13 +74,11 @@ class id_list {
     void push_back(entity_id e) {
         ++size_;
         const std::size_t n = w_.size();
-        if (n >= 2 && (w_[n - 1] & run_bit) != 0 && w_[n - 2] + (w_[n - 1] & ~run_bit) == e) {
-            ++w_[n - 1];  // the run goes on
-        } else if (n >= 1 && (w_[n - 1] & run_bit) == 0 && w_[n - 1] + 1 == e) {
-            w_.push_back(run_bit | 2U);  // the last id starts a run
-        } else {
-            w_.push_back(e);
+        if (n >= 2 && (w_[n - 1] & run_bit) != 0 && w_[n - 2] + (w_[n - 1] & ~run_bit) == e) [[likely]] {
+            ++w_[n - 1];  // the run goes on: the common case, kept small enough to inline
+            return;
         }
+        push_word(e);
     }
     void clear() noexcept {
         w_.clear();
@@ -95,6 +93,15 @@ class id_list {
     [[nodiscard]] const_iterator end() const noexcept { return {&w_, w_.size()}; }
 
   private:
+    [[gnu::noinline]] void push_word(entity_id e) {
+        const std::size_t n = w_.size();
+        if (n >= 1 && (w_[n - 1] & run_bit) == 0 && w_[n - 1] + 1 == e) {
+            w_.push_back(run_bit | 2U);  // the last id starts a run
+        } else {
+            w_.push_back(e);
+        }
+    }
+
     words w_;
     std::size_t size_ = 0;
 };
@@ -128,15 +135,7 @@ class sparse_set {
     [[nodiscard]] std::uint32_t slot_at(std::size_t pos) const noexcept { return dense_[pos]; }
 
     /// @brief Removes the slot by moving the last element into its place.
-    void erase(std::uint32_t slot) {
-        const std::uint32_t pos = index(slot);
-        const std::uint32_t last = dense_.back();
-        dense_[pos] = last;
-        sparse_ref(last) = pos;
-        sparse_ref(slot) = null_index;
-        dense_.pop_back();
-        on_swap_and_pop(pos);
-    }
+    void erase(std::uint32_t slot) { on_swap_and_pop(erase_slot(slot)); }
 
     /// @brief Exchanges two dense positions (used by owning groups).
     void swap_positions(std::uint32_t a, std::uint32_t b) {
@@ -148,6 +147,20 @@ class sparse_set {
         sparse_ref(sa) = b;
         sparse_ref(sb) = a;
         on_swap(a, b);
+    }
+
+    /// @brief Takes the slot out of the set but leaves a hole at its position, for compact() to
+    /// close (a bulk destroy). Between the two, the set is not walkable.
+    void punch(std::uint32_t slot) noexcept {
+        const std::uint32_t pos = index(slot);
+        dense_[pos] = null_index;
+        sparse_ref(slot) = null_index;
+        if (pos < first_hole_) first_hole_ = pos;
+    }
+    /// @brief Closes the holes punch() left, keeping the order of the rest: one pass from the first
+    /// hole, where erasing the same slots one by one would have made a random move each.
+    virtual void compact() {
+        compact_with([](std::uint32_t, std::uint32_t) {});
     }
 
     void reserve(std::size_t n) {
@@ -164,8 +177,14 @@ class sparse_set {
     }
 
     void clear() {
-        for (std::uint32_t slot : dense_) sparse_ref(slot) = null_index;
+        if (dense_.size() * 8 >= sparse_.size() * page_size) {
+            sparse_.clear();  // a well-filled set: dropping its pages costs less than emptying them
+        } else {
+            for (std::uint32_t slot : dense_)
+                if (slot != null_index) sparse_ref(slot) = null_index;
+        }
         dense_.clear();
+        first_hole_ = null_index;
         on_clear();
     }
 
@@ -173,9 +192,40 @@ class sparse_set {
     /// @brief Appends the slot; the derived class appends its data right after.
     std::uint32_t push_slot(std::uint32_t slot) {
         const auto pos = static_cast<std::uint32_t>(dense_.size());
-        ensure_page(slot / page_size)[slot % page_size] = pos;
+        const std::size_t page = slot / page_size;
+        std::uint32_t* p = page < sparse_.size() && sparse_[page] ? sparse_[page].get() : ensure_page(page);
+        p[slot % page_size] = pos;
         dense_.push_back(slot);
         return pos;
+    }
+    /// @brief The slot half of erase(): moves the last slot into the erased one's place and
+    /// returns that position, for the derived class to move its data in step.
+    std::uint32_t erase_slot(std::uint32_t slot) noexcept {
+        const std::uint32_t pos = index(slot);
+        const std::uint32_t last = dense_.back();
+        dense_[pos] = last;
+        sparse_ref(last) = pos;
+        sparse_ref(slot) = null_index;
+        dense_.pop_back();
+        return pos;
+    }
+    /// @brief compact()'s walk: move(from, to) moves the derived class's data down; returns the
+    /// new size, for it to drop its tail.
+    template <typename Move>
+    std::uint32_t compact_with(Move&& move) {
+        const auto n = static_cast<std::uint32_t>(dense_.size());
+        std::uint32_t out = first_hole_ < n ? first_hole_ : n;
+        for (std::uint32_t in = out; in < n; ++in) {
+            const std::uint32_t slot = dense_[in];
+            if (slot == null_index) continue;
+            dense_[out] = slot;
+            sparse_ref(slot) = out;
+            move(in, out);
+            ++out;
+        }
+        dense_.resize(out);
+        first_hole_ = null_index;
+        return out;
     }
     virtual void on_swap_and_pop(std::uint32_t /*pos*/) {}
     virtual void on_swap(std::uint32_t /*a*/, std::uint32_t /*b*/) {}
@@ -187,7 +237,7 @@ class sparse_set {
         return sparse_[slot / page_size][slot % page_size];
     }
 
-    std::uint32_t* ensure_page(std::size_t page) {
+    [[gnu::noinline]] std::uint32_t* ensure_page(std::size_t page) {
         if (page >= sparse_.size()) sparse_.resize(page + 1);
         if (!sparse_[page]) {
             sparse_[page] = std::make_unique_for_overwrite<std::uint32_t[]>(page_size);
@@ -198,6 +248,7 @@ class sparse_set {
 
     std::vector<std::unique_ptr<std::uint32_t[]>> sparse_;
     std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> dense_;
+    std::uint32_t first_hole_ = null_index;  // lowest position punch() emptied, until compact()
 };
 
 /// @brief A plain set of slots, e.g. the entities a system watches.

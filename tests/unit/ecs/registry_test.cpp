@@ -369,3 +369,110 @@ TEST_F(RegistryTest, ANestedGroupKeepsItsPrefixAlignedThroughChurn) {
         check(step);
     }
 }
+
+// A batch large enough for registry::destroy_bulk (holes, then one ordered pass per pool, and pools
+// that lose everything emptied whole) leaves what destroying the same ids one call each leaves: the
+// same entities with the same values, the same group and nested prefixes, aligned, the same watched
+// members and the same change records in the same order. Only the packed order may differ.
+TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
+    const auto build = [](registry& r, std::vector<entity_id>& ids) {
+        r.register_component<Position>();
+        r.register_component<Velocity>();
+        r.register_component<test::Health>();
+        r.register_component<test::Player>();
+        r.register_component<test::Named>();
+        r.own_group<Position, Velocity>();
+        r.nest_in_group<Position, Velocity, test::Health>();
+        const int watched = r.watch(r.resolve(parse_query("Position, !Player")));
+        std::mt19937 rng(11);
+        for (int i = 0; i < 6000; ++i) {
+            const auto e = r.create();
+            ids.push_back(e);
+            r.emplace<Position>(e, {static_cast<float>(i), 0});
+            if (rng() % 4 != 0) r.emplace<Velocity>(e, {static_cast<float>(i), 0});
+            if (rng() % 2 == 0) r.emplace<test::Health>(e, {i, i});
+            if (i % 3 == 0) r.emplace<test::Player>(e);  // every Player dies below: emptied whole
+            if (i % 7 == 0) r.emplace<test::Named>(e, {"n" + std::to_string(i), {1.0 * i}, {}, true});
+        }
+        r.end_tick();
+        return watched;
+    };
+    registry bulk, each;
+    std::vector<entity_id> ids, same;
+    const int w_bulk = build(bulk, ids);
+    const int w_each = build(each, same);
+    ASSERT_EQ(ids, same);
+
+    std::vector<entity_id> doomed;
+    std::mt19937 rng(3);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (i % 3 == 0 || rng() % 3 == 0) doomed.push_back(ids[i]);
+    std::shuffle(doomed.begin(), doomed.end(), rng);
+    doomed.push_back(doomed[10]);  // named twice: dies once
+    ASSERT_GE(doomed.size(), registry::bulk_destroy_min);
+    bulk.destroy(doomed);
+    for (auto e : doomed)
+        if (each.alive(e)) each.destroy(e);
+
+    EXPECT_EQ(bulk.size(), each.size());
+    EXPECT_EQ(bulk.died(), each.died());
+    for (component_id c = 0; c < bulk.component_count(); ++c) {
+        const auto& a = bulk.storage(c);
+        const auto& b = each.storage(c);
+        ASSERT_EQ(a.size(), b.size()) << a.name();
+        EXPECT_EQ(std::vector<entity_id>(a.removed[1].begin(), a.removed[1].end()),
+                  std::vector<entity_id>(b.removed[1].begin(), b.removed[1].end()))
+            << a.name();
+    }
+    EXPECT_EQ(bulk.storage<test::Player>().size(), 0u);
+    for (auto e : ids) {
+        ASSERT_EQ(bulk.alive(e), each.alive(e));
+        if (!bulk.alive(e)) {
+            EXPECT_FALSE(bulk.has<Position>(e));
+            continue;
+        }
+        EXPECT_EQ(bulk.get<Position>(e).x, each.get<Position>(e).x);
+        ASSERT_EQ(bulk.has<Velocity>(e), each.has<Velocity>(e));
+        if (bulk.has<Velocity>(e)) {
+            EXPECT_EQ(bulk.get<Velocity>(e).x, each.get<Velocity>(e).x);
+        }
+        ASSERT_EQ(bulk.has<test::Health>(e), each.has<test::Health>(e));
+        if (bulk.has<test::Health>(e)) {
+            EXPECT_EQ(bulk.get<test::Health>(e).hp, each.get<test::Health>(e).hp);
+        }
+        ASSERT_EQ(bulk.has<test::Named>(e), each.has<test::Named>(e));
+        if (bulk.has<test::Named>(e)) {
+            EXPECT_EQ(bulk.get<test::Named>(e).name, each.get<test::Named>(e).name);
+        }
+        EXPECT_EQ(bulk.members(w_bulk).contains(index_of(e)), each.members(w_each).contains(index_of(e)));
+    }
+    EXPECT_EQ(bulk.members(w_bulk).size(), each.members(w_each).size());
+    const auto pid = bulk.id_of<Position>();
+    EXPECT_EQ(bulk.group_size_of(pid), each.group_size_of(pid));
+    EXPECT_EQ(bulk.nested_size_of(pid), each.nested_size_of(pid));
+    std::size_t with = 0, without = 0;
+    bulk.each_split_nested<Position, Velocity, const test::Health>(
+        [&](Position& p, Velocity& v, const test::Health& h) {
+            EXPECT_EQ(p.x, v.x);
+            EXPECT_EQ(static_cast<int>(p.x), h.hp);
+            ++with;
+        },
+        [&](Position& p, const Velocity& v) {
+            EXPECT_EQ(p.x, v.x);
+            ++without;
+        },
+        [](std::uint32_t n, auto&& range) { range(0U, n); });
+    EXPECT_EQ(static_cast<long>(with), bulk.nested_size_of(pid));
+    EXPECT_EQ(static_cast<long>(with + without), bulk.group_size_of(pid));
+
+    // The pools work on: new entities take the freed slots, and the emptied pool fills again.
+    for (int i = 0; i < 100; ++i) {
+        const auto e = bulk.create();
+        bulk.emplace<Position>(e, {-1, 0});
+        bulk.emplace<Velocity>(e, {-1, 0});
+        bulk.emplace<test::Player>(e);
+        EXPECT_TRUE(bulk.has<test::Player>(e));
+    }
+    EXPECT_EQ(bulk.storage<test::Player>().size(), 100u);
+    EXPECT_EQ(bulk.group_size_of(pid), each.group_size_of(pid) + 100);
+}
