@@ -11,7 +11,8 @@ using nlohmann::json;
 // buffers at the size of the largest document it read, per thread, for good.
 constexpr std::size_t largest = std::size_t{1} << 20U;
 
-/// @brief `out` as nlohmann's parser builds it from the text simdjson read as `e`.
+}  // namespace
+
 void build(simdjson::dom::element e, json& out) {
     switch (e.type()) {
         case simdjson::dom::element_type::OBJECT: {
@@ -61,6 +62,7 @@ void build(simdjson::dom::element e, json& out) {
     }
 }
 
+namespace {
 /// @brief False where simdjson, if it accepts `text`, might read a value otherwise than nlohmann.
 bool simdjson_reads_as_nlohmann(std::string_view text) noexcept {
     // \u escapes: the libraries' handling of lone surrogates differs between versions.

@@ -1,5 +1,6 @@
 #include "ecsd/protocol/jsonrpc.hpp"
 
+#include <optional>
 #include <utility>
 
 #include "ecsd/protocol/json_parse.hpp"
@@ -53,6 +54,52 @@ message to_message(json&& value) {
     return out;
 }
 
+namespace {
+// to_message() over simdjson's DOM: the same checks in the same order with the same answers, but
+// only the id and the params become nlohmann values; the envelope around them is never built.
+message dom_to_message(simdjson::dom::element e) {
+    if (!e.is_object()) return bad(nullptr, reason::invalid_request, "a request must be a JSON object");
+    simdjson::dom::element id_e, version_e, method_e, params_e;
+    bool has_id = false, has_version = false, has_method = false, has_params = false;
+    for (const auto field : simdjson::dom::object(e)) {  // a repeated key: its last value, as in a tree
+        if (field.key == "id") {
+            id_e = field.value;
+            has_id = true;
+        } else if (field.key == "jsonrpc") {
+            version_e = field.value;
+            has_version = true;
+        } else if (field.key == "method") {
+            method_e = field.value;
+            has_method = true;
+        } else if (field.key == "params") {
+            params_e = field.value;
+            has_params = true;
+        }
+    }
+    json id = nullptr;
+    if (has_id) {
+        build(id_e, id);
+        if (!valid_id(id))
+            return bad(nullptr, reason::invalid_request,
+                       "id must be a string, an integer (64 bits at most) or null");
+    }
+    if (!has_version || !version_e.is_string() || std::string_view(version_e) != "2.0")
+        return bad(std::move(id), reason::invalid_request, R"(jsonrpc must be "2.0")");
+    if (!has_method || !method_e.is_string())
+        return bad(std::move(id), reason::invalid_request, "method must be a string");
+    request out;
+    if (has_params) {
+        if (!params_e.is_object() && !params_e.is_array())
+            return bad(std::move(id), reason::invalid_request, "params must be an object or an array");
+        build(params_e, out.params);
+    }
+    out.method = std::string(std::string_view(method_e));
+    out.id = std::move(id);
+    out.notification = !has_id;
+    return out;
+}
+}  // namespace
+
 std::string invalid_json_text(std::string_view line) {
     // Parsed again with exceptions only to learn where it failed (bad input is rare). The answer
     // is our own words: a byte offset and what was there, never the library's message.
@@ -76,37 +123,56 @@ std::string invalid_json_text(std::string_view line) {
     return "invalid JSON";
 }
 
-parsed_line parse_line(std::string_view line, const parse_limits& limits) {
-    parsed_line out;
-    if (exceeds_depth(line, limits.max_depth)) {
-        out.messages.emplace_back(bad(nullptr, reason::invalid_request, "nesting deeper than the limit",
-                                      json{{"limit", limits.max_depth}}));
-        return out;
-    }
+namespace {
+// The checks made before any parser reads the line; a refusal is the line's one message.
+std::optional<bad_message> refuse_before_parsing(std::string_view line, const parse_limits& limits) {
+    if (exceeds_depth(line, limits.max_depth))
+        return bad(nullptr, reason::invalid_request, "nesting deeper than the limit",
+                   json{{"limit", limits.max_depth}});
     // The parser would stop at a NUL and run what came before it: a line with one is not JSON.
-    if (const auto nul = line.find('\0'); nul != std::string_view::npos) {
-        out.messages.emplace_back(bad(nullptr, reason::parse_error,
-                                      "invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte"));
-        return out;
-    }
-    json value = parse_json(line);
-    if (value.is_discarded()) {
-        out.messages.emplace_back(bad(nullptr, reason::parse_error, invalid_json_text(line)));
-        return out;
-    }
-    if (!value.is_array()) {
-        out.messages.emplace_back(to_message(std::move(value)));
-        return out;
-    }
-    if (value.empty()) {
-        out.messages.emplace_back(bad(nullptr, reason::invalid_request, "empty batch"));
-        return out;
-    }
-    if (value.size() > limits.max_batch) {
-        out.messages.emplace_back(bad(nullptr, reason::limit_reached, "batch has too many elements",
-                                      json{{"limit", limits.max_batch}}));
-        return out;
-    }
+    if (const auto nul = line.find('\0'); nul != std::string_view::npos)
+        return bad(nullptr, reason::parse_error,
+                   "invalid JSON at byte " + std::to_string(nul + 1) + ": a NUL byte");
+    return std::nullopt;
+}
+
+std::optional<bad_message> refuse_batch(std::size_t size, const parse_limits& limits) {
+    if (size == 0) return bad(nullptr, reason::invalid_request, "empty batch");
+    if (size > limits.max_batch)
+        return bad(nullptr, reason::limit_reached, "batch has too many elements",
+                   json{{"limit", limits.max_batch}});
+    return std::nullopt;
+}
+
+parsed_line one(message m) {
+    parsed_line out;
+    out.messages.emplace_back(std::move(m));
+    return out;
+}
+}  // namespace
+
+parsed_line parse_line(std::string_view line, const parse_limits& limits) {
+    if (auto refused = refuse_before_parsing(line, limits)) return one(std::move(*refused));
+    simdjson::dom::element root;
+    if (!read_dom(line, root)) return parse_line_tree(line, limits);
+    // The common case: read from simdjson's DOM, with no tree built for the envelope.
+    if (!root.is_array()) return one(dom_to_message(root));
+    const auto items = simdjson::dom::array(root);
+    if (auto refused = refuse_batch(items.size(), limits)) return one(std::move(*refused));
+    parsed_line out;
+    out.batch = true;
+    out.messages.reserve(items.size());
+    for (const auto item : items) out.messages.emplace_back(dom_to_message(item));
+    return out;
+}
+
+parsed_line parse_line_tree(std::string_view line, const parse_limits& limits) {
+    if (auto refused = refuse_before_parsing(line, limits)) return one(std::move(*refused));
+    json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (value.is_discarded()) return one(bad(nullptr, reason::parse_error, invalid_json_text(line)));
+    if (!value.is_array()) return one(to_message(std::move(value)));
+    if (auto refused = refuse_batch(value.size(), limits)) return one(std::move(*refused));
+    parsed_line out;
     out.batch = true;
     out.messages.reserve(value.size());
     for (auto& element : value) out.messages.emplace_back(to_message(std::move(element)));

@@ -1,7 +1,8 @@
 // Fuzz target for the framer and the JSON-RPC parser: arbitrary bytes, fed in arbitrary chunks,
 // must never crash, hang, leak or trip a sanitizer, and every answer must be well formed. Every
 // line is also read twice, by protocol::parse_json (simdjson) and by json::parse: the two must
-// agree on whether it is JSON and on every value and type.
+// agree on whether it is JSON and on every value and type, and parse_line, which reads requests
+// from simdjson's DOM, must answer what parse_line_tree (nlohmann alone) answers.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -49,6 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                             nlohmann::json::parse(fr.line, nullptr, false)));
             const auto parsed = p::parse_line(fr.line);
             check(!parsed.messages.empty());
+            check(ecsd::test::same_parsed_line(parsed, p::parse_line_tree(fr.line)));
             for (const auto& m : parsed.messages) {
                 if (const auto* r = std::get_if<p::request>(&m)) {
                     (void)schema.validate(r->params);

@@ -2,8 +2,11 @@
 // Header-only, so the fuzz targets (built in a tree of their own) include it by path too.
 
 #include <cstddef>
+#include <variant>
 
 #include <nlohmann/json.hpp>
+
+#include "ecsd/protocol/jsonrpc.hpp"
 
 namespace ecsd::test {
 
@@ -24,6 +27,30 @@ inline bool same_json(const nlohmann::json& a, const nlohmann::json& b) {
         return true;
     }
     return a.is_discarded() || a == b;
+}
+
+/// @brief Two readings of one line (protocol::parse_line and parse_line_tree) give the same
+/// messages: the same requests (id, method, params, notification) and the same refusals.
+inline bool same_parsed_line(const protocol::parsed_line& a, const protocol::parsed_line& b) {
+    if (a.batch != b.batch || a.messages.size() != b.messages.size()) return false;
+    for (std::size_t i = 0; i < a.messages.size(); ++i) {
+        const auto& x = a.messages[i];
+        const auto& y = b.messages[i];
+        if (x.index() != y.index()) return false;
+        if (const auto* r = std::get_if<protocol::request>(&x)) {
+            const auto& s = std::get<protocol::request>(y);
+            if (!same_json(r->id, s.id) || r->notification != s.notification || r->method != s.method ||
+                !same_json(r->params, s.params))
+                return false;
+        } else {
+            const auto& m = std::get<protocol::bad_message>(x);
+            const auto& n = std::get<protocol::bad_message>(y);
+            if (!same_json(m.id, n.id) || m.why != n.why || m.detail != n.detail ||
+                !same_json(m.data, n.data))
+                return false;
+        }
+    }
+    return true;
 }
 
 }  // namespace ecsd::test

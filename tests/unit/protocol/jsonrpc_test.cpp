@@ -1,8 +1,11 @@
 #include "ecsd/protocol/jsonrpc.hpp"
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "../../support/same_json.hpp"
 
 namespace p = ecsd::protocol;
 using nlohmann::json;
@@ -205,4 +208,62 @@ TEST(ErrorText, IsTheTextOfTheErrorObject) {
     EXPECT_EQ(parsed["id"], 7);
     EXPECT_EQ(parsed["error"]["data"]["reason"], "no_such_entity");
     EXPECT_EQ(parsed["error"]["message"], "gone");
+}
+
+// parse_line reads a request from simdjson's DOM without building its envelope; parse_line_tree
+// reads the whole line into one nlohmann tree. Every line answers the same either way.
+TEST(ParseLine, TheDomReadingAnswersWhatTheTreeReadingAnswers) {
+    const std::vector<std::string> lines = {
+        R"({"jsonrpc":"2.0","id":1,"method":"world.get_components","params":{"world":"default","entity":4294967296}})",
+        R"({"jsonrpc":"2.0","method":"server.ping"})",
+        R"({"jsonrpc":"2.0","id":"abc","method":"m","params":[1,-2,3.5,"x",null,true,{"a":[]}]})",
+        R"({"jsonrpc":"2.0","id":null,"method":"m","params":{}})",
+        R"({"jsonrpc":"2.0","id":-7,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":1.5,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":true,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":[1],"method":"m"})",
+        R"({"jsonrpc":"1.0","id":1,"method":"m"})",
+        R"({"jsonrpc":2.0,"id":1,"method":"m"})",
+        R"({"id":1,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":1})",
+        R"({"jsonrpc":"2.0","id":1,"method":7})",
+        R"({"jsonrpc":"2.0","id":1,"method":"m","params":5})",
+        R"({"jsonrpc":"2.0","id":1,"method":"m","params":"x"})",
+        R"({"jsonrpc":"2.0","id":1,"id":2,"method":"a","method":"b","params":{"k":1},"params":{"k":2}})",
+        R"({"jsonrpc":"2.0","id":"x","id":1.5,"method":"m"})",
+        R"({"jsonrpc":"2.0","id":1,"method":"m","extra":{"deep":[[[]]]}})",
+        R"({"jsonrpc":"2.0","id":""q"	","method":"m\n","params":{"a\"b":"\/"}})",
+        R"({"jsonrpc":"2.0","id":1,"method":"world"})",
+        R"({"jsonrpc":"2.0","id":-0,"method":"m"})",
+        R"([{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"},5,"x",[],{"id":3}])",
+        R"([])",
+        R"([1])",
+        R"(5)",
+        R"("text")",
+        R"(null)",
+        R"({"jsonrpc":"2.0","id":1,"method":"m",})",
+        R"({"jsonrpc":"2.0","id":1,"method":"m"} trailing)",
+        R"({"jsonrpc":"2.0","id":1e400,"method":"m"})",
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\xff\"}",
+        R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":{"b":{"c":{"d":{"e":1}}}}}})",
+    };
+    for (const auto& line : lines) {
+        EXPECT_TRUE(ecsd::test::same_parsed_line(p::parse_line(line), p::parse_line_tree(line))) << line;
+    }
+    // And a batch past the limit, and nesting past it, both ways.
+    std::string batch = "[";
+    for (int i = 0; i < 5; ++i) batch += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"m"})";
+    batch += "]";
+    const p::parse_limits small{.max_depth = 3, .max_batch = 4};
+    EXPECT_TRUE(ecsd::test::same_parsed_line(p::parse_line(batch, small), p::parse_line_tree(batch, small)));
+    const auto nested = std::string(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[[1]]}})");
+    EXPECT_TRUE(
+        ecsd::test::same_parsed_line(p::parse_line(nested, small), p::parse_line_tree(nested, small)));
+    const auto too_many = p::parse_line(batch, small);
+    ASSERT_EQ(too_many.messages.size(), 1u);
+    EXPECT_EQ(std::get<p::bad_message>(too_many.messages[0]).why, p::reason::limit_reached);
+    // The comparison can fail: two different requests are told apart.
+    EXPECT_FALSE(ecsd::test::same_parsed_line(p::parse_line(lines[3]), p::parse_line_tree(lines[4])));
 }

@@ -23,4 +23,8 @@ namespace ecsd::protocol {
 /// then the caller asks nlohmann. parse_json and the journal's record check both read through it.
 [[nodiscard]] bool read_dom(std::string_view text, simdjson::dom::element& root);
 
+/// @brief `out` as nlohmann's parser builds it from the text that read_dom() read as `e` (one
+/// element of the DOM: a request's params without the envelope around them).
+void build(simdjson::dom::element e, nlohmann::json& out);
+
 }  // namespace ecsd::protocol

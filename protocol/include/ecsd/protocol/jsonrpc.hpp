@@ -49,6 +49,10 @@ struct parse_limits {
 /// @brief Parses and validates one line. Never throws for bad input: every failure becomes a
 /// bad_message that the caller answers (parse_error and empty batches answer with id null).
 [[nodiscard]] parsed_line parse_line(std::string_view line, const parse_limits& limits = {});
+/// @brief What parse_line answers, read by nlohmann's parser alone into a tree for the whole line:
+/// parse_line's way when simdjson cannot read the line, and the reference the tests and the
+/// framer_parser fuzz target hold parse_line to.
+[[nodiscard]] parsed_line parse_line_tree(std::string_view line, const parse_limits& limits = {});
 
 /// @brief Why `line` is not JSON, in plain words for an error message: "invalid JSON at byte 17:
 /// unexpected '}'" (or "...: unexpected end of input"); never the JSON library's own text.
