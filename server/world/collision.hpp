@@ -34,8 +34,8 @@ struct collision_state {
     std::vector<std::uint32_t> bucket_start;
     std::vector<std::uint32_t> bucket_of;
     std::vector<std::uint32_t> offsets;
-    std::vector<ecs::entity_id> adjacency;
-    std::vector<std::uint32_t> fill;  // write cursors for the counting sorts
+    std::vector<entity_ref> adjacency;  // Contacts lists end to end (CSR, by offsets)
+    std::vector<std::uint32_t> fill;    // write cursors for the counting sorts
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_pairs;  // one per thread
 };
 

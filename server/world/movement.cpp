@@ -7,25 +7,6 @@
 
 namespace ecsd::world {
 
-namespace {
-// Whatever the simulation reaches must load again: positions and velocities stay within the
-// ±1e15 every number field accepts (a body flung at 1e15 m/s would pass it in one tick).
-constexpr double limit = ecs::internal::max_number;
-inline double bounded(double v) noexcept {
-    return std::clamp(v, -limit, limit);
-}
-}  // namespace
-
-void keep_in_range(Position& p) noexcept {
-    p.x = bounded(p.x);
-    p.y = bounded(p.y);
-}
-
-void keep_in_range(Velocity& v) noexcept {
-    v.x = bounded(v.x);
-    v.y = bounded(v.y);
-}
-
 // Each mover writes only its own Position and Velocity, so the walk is cut into pieces run side by
 // side on the world's threads (world::walk_split_nested): the result is the same for any thread
 // count. RigidBody is nested in the Position+Velocity group, so movers with one walk three packed

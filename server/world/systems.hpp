@@ -10,9 +10,11 @@
 //          systems read it by naming the system that owns it
 //   run    the work, a plain function over the world
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
+#include "ecs/value_codec.hpp"
 #include "world/components.hpp"
 
 namespace ecsd::world {
@@ -29,9 +31,18 @@ enum class system_phase : std::uint8_t { input, simulation, collision, post, cle
 struct every_entity {};
 
 /// @brief Clamps to the ±1e15 every number field accepts, so what the systems produce always
-/// saves and loads again.
-void keep_in_range(Position& p) noexcept;
-void keep_in_range(Velocity& v) noexcept;
+/// saves and loads again. (Inline: collision response calls it four times a contact pair.)
+inline double bounded(double v) noexcept {
+    return std::clamp(v, -ecs::internal::max_number, ecs::internal::max_number);
+}
+inline void keep_in_range(Position& p) noexcept {
+    p.x = bounded(p.x);
+    p.y = bounded(p.y);
+}
+inline void keep_in_range(Velocity& v) noexcept {
+    v.x = bounded(v.x);
+    v.y = bounded(v.y);
+}
 
 /// @brief Reads MagicInput, casts the spell from the table, removes the MagicInput.
 struct spells_system {
