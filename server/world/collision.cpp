@@ -82,6 +82,8 @@ void collision_detection_system::run(world& w) {
         // memory neighbours; a sparse one hashes cells into 2n buckets.
         const double span = static_cast<double>(max_x - min_x + 1) * static_cast<double>(max_y - min_y + 1);
         const bool dense = span <= 4.0 * n + 1024;
+        st.banded = dense;
+        st.min_cy = min_y;
         const std::int64_t width = max_x - min_x + 1;
         std::uint32_t buckets = 16;
         if (dense) {
@@ -164,23 +166,23 @@ void collision_detection_system::run(world& w) {
         st.adjacency[st.fill[j]++].id = st.bodies[i].id;
     }
     auto& contacts = reg.storage<Contacts>();
-    for (std::uint32_t i = 0; i < n; ++i) {
-        const auto begin = st.offsets[i], end = st.offsets[i + 1];
-        const entity_id e = st.bodies[i].id;
-        const auto slot = ecs::index_of(e);
-        auto pos = contacts.find(slot);  // one sparse lookup for has, get and touch
-        if (pos == ecs::null_index) {
-            if (begin == end) continue;
-            reg.emplace<Contacts>(e);
-            pos = contacts.index(slot);
-        } else if (begin == end && contacts.at(pos).entities.empty()) {
-            continue;  // nothing touched it and nothing does: not a write
+    // Bodies touching something for the first time get their Contacts first (adding one may move
+    // the pool's values); then each body writes only its own list and stamp, side by side.
+    for (std::uint32_t i = 0; i < n; ++i)
+        if (st.offsets[i + 1] > st.offsets[i] && !contacts.contains(ecs::index_of(st.bodies[i].id)))
+            reg.emplace<Contacts>(st.bodies[i].id);
+    w.pool().parallel_for(n, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
+        for (std::uint32_t i = from; i < to; ++i) {
+            const auto begin = st.offsets[i], end = st.offsets[i + 1];
+            const auto pos = contacts.find(ecs::index_of(st.bodies[i].id));  // one lookup: has, get, touch
+            if (pos == ecs::null_index) continue;                            // touches nothing and never did
+            auto& list = contacts.at(pos).entities;
+            if (begin == end && list.empty()) continue;  // nothing touched it and nothing does: not a write
+            list.resize(end - begin);
+            std::copy(st.adjacency.begin() + begin, st.adjacency.begin() + end, list.begin());
+            contacts.mark_written(pos);
         }
-        auto& list = contacts.at(pos).entities;
-        list.resize(end - begin);
-        std::copy(st.adjacency.begin() + begin, st.adjacency.begin() + end, list.begin());
-        contacts.mark_written(pos);
-    }
+    });
     // Recorded after the Contacts writes: response trusts the body pointers only at this version.
     st.version = reg.structure_version();
 }
@@ -196,15 +198,15 @@ void collision_response_system::run(world& w) {
         st.dropped = std::move(dropped);
     }
     std::sort(st.dropped.begin(), st.dropped.end());
-    for (auto [i, j] : st.pairs) {
+    const auto respond = [&](std::uint32_t i, std::uint32_t j) {
         auto& a = st.bodies[i];
         auto& b = st.bodies[j];
         const double ia = a.inv_mass, ib = b.inv_mass;
-        if (ia + ib == 0) continue;
+        if (ia + ib == 0) return;
         if (!st.dropped.empty() &&
             std::binary_search(st.dropped.begin(), st.dropped.end(),
                                std::pair<entity_id, entity_id>(std::min(a.id, b.id), std::max(a.id, b.id))))
-            continue;  // a ghost passes through this one
+            return;  // a ghost passes through this one
         Position& pa = *a.pos;
         Position& pb = *b.pos;
         double nx = pb.x - pa.x, ny = pb.y - pa.y;
@@ -231,7 +233,7 @@ void collision_response_system::run(world& w) {
         const double vax = a.vel ? a.vel->x : 0, vay = a.vel ? a.vel->y : 0;
         const double vbx = b.vel ? b.vel->x : 0, vby = b.vel ? b.vel->y : 0;
         const double rel = (vbx - vax) * nx + (vby - vay) * ny;
-        if (rel >= 0) continue;  // already separating
+        if (rel >= 0) return;  // already separating
         const double e = std::min(a.restitution, b.restitution);
         const double impulse = -(1 + e) * rel * inv_sum;
         if (ia > 0) {
@@ -244,7 +246,32 @@ void collision_response_system::run(world& w) {
             b.vel->y += impulse * ib * ny;
             keep_in_range(*b.vel);
         }
+    };
+    const auto& pairs = st.pairs;
+    if (!st.banded) {  // hashed cells: one thread, in pair order
+        for (const auto& [i, j] : pairs) respond(i, j);
+        return;
     }
+    // Dense grid: rows of cells make bands of band_rows rows. A pair inside one band touches only
+    // that band's bodies, and the pairs follow their first body, which follows the rows: so the
+    // pairs inside each band lie together, pieces cut at band edges share no body, and they run
+    // side by side. The pairs across two bands follow, in pair order, on one thread. The order is
+    // the same for every thread count, so is the result.
+    const auto band = [&](std::uint32_t body) {
+        return (st.bodies[body].cy - st.min_cy) / collision_state::band_rows;
+    };
+    const auto np = static_cast<std::uint32_t>(pairs.size());
+    const auto band_edge = [&](std::uint32_t k) {  // k, moved on to where a band's pairs begin
+        if (k == 0) return k;
+        while (k < np && band(pairs[k].first) == band(pairs[k - 1].first)) ++k;
+        return k;
+    };
+    w.pool().parallel_for(np, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
+        for (std::uint32_t k = band_edge(from), end = band_edge(to); k < end; ++k)
+            if (band(pairs[k].first) == band(pairs[k].second)) respond(pairs[k].first, pairs[k].second);
+    });
+    for (const auto& [i, j] : pairs)
+        if (band(i) != band(j)) respond(i, j);
 }
 
 }  // namespace ecsd::world

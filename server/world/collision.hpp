@@ -29,6 +29,9 @@ struct collision_state {
         dropped;                             // removed by the ghost filter (lower id first)
     std::uint64_t tick = ~std::uint64_t{0};  // the tick the pairs belong to
     std::uint64_t version = 0;               // registry structure version the body pointers belong to
+    bool banded = false;      // a dense grid: bodies in row order, so response runs by bands of rows
+    std::int64_t min_cy = 0;  // the grid's first row
+    static constexpr std::int64_t band_rows = 32;
     // scratch, reused across ticks
     std::vector<collision_body> unsorted;
     std::vector<std::uint32_t> bucket_start;
