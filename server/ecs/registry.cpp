@@ -110,8 +110,39 @@ void registry::destroy(std::span<const entity_id> ids) {
 // Closing up keeps the order of the rest, so an owning group's members stay aligned and its
 // prefixes only shrink by the members that died. The change records are the ones destroy_now()
 // would write, in the same order.
+namespace {
+/// @brief Collects ids for an id_list and appends each run of consecutive ids at once: a bulk
+/// destroy's records would otherwise read and write the list's last word once per id and pool.
+class run_writer {
+  public:
+    explicit run_writer(id_list& list) : list_(&list) {}
+    void push(entity_id e) {
+        if (count_ > 0 && first_ + count_ == e) {
+            ++count_;
+            return;
+        }
+        flush();
+        first_ = e;
+        count_ = 1;
+    }
+    void flush() {
+        list_->append_run(first_, count_);
+        count_ = 0;
+    }
+
+  private:
+    id_list* list_;
+    entity_id first_ = 0;
+    std::uint64_t count_ = 0;
+};
+}  // namespace
+
 void registry::destroy_bulk(std::span<const entity_id> ids) {
     ++structure_version_;
+    std::vector<run_writer> removed;
+    removed.reserve(pools_.size());
+    for (auto& p : pools_) removed.emplace_back(p->removed[1]);
+    run_writer died(died_[1]);
     std::vector<std::uint32_t> members_gone(groups_.size(), 0), inner_gone(groups_.size(), 0);
     std::vector<std::size_t> dying(pools_.size(), 0);  // per pool: how many of its entities die
     std::vector<std::uint32_t> slots;
@@ -127,14 +158,16 @@ void registry::destroy_bulk(std::span<const entity_id> ids) {
         }
         entities_.for_each_component(slot, [&](component_id c) {
             ++dying[c];
-            pools_[c]->removed[1].push_back(e);
+            removed[c].push(e);
         });
         for (auto& w : watches_)
             if (w->members.contains(slot)) w->members.erase(slot);
         entities_.destroy(slot);
-        died_[1].push_back(e);
+        died.push(e);
         slots.push_back(slot);
     }
+    for (auto& r : removed) r.flush();
+    died.flush();
     for (std::size_t c = 0; c < pools_.size(); ++c) {
         pool& p = *pools_[c];
         if (dying[c] == 0) continue;

@@ -80,6 +80,19 @@ class id_list {
         }
         push_word(e);
     }
+    /// @brief push_back() of first, first + 1, ..., first + count - 1, with the same words as a
+    /// result, in one step instead of one read-modify-write of the last word per id.
+    void append_run(entity_id first, std::uint64_t count) {
+        if (count == 0) return;
+        push_back(first);
+        if (count == 1) return;
+        size_ += count - 1;
+        if ((w_.back() & run_bit) != 0) {
+            w_.back() += count - 1;  // first joined a run (or started one with the id before it)
+        } else {
+            w_.push_back(run_bit | count);  // first stands alone: it starts a run of count
+        }
+    }
     void clear() noexcept {
         w_.clear();
         size_ = 0;

@@ -108,6 +108,27 @@ TEST(IdList, HoldsWhatWasPushedInOrderAndKeepsRunsOfConsecutiveIdsInTwoWords) {
         EXPECT_EQ(list.empty(), want.empty());
         EXPECT_EQ(static_cast<std::size_t>(std::distance(list.begin(), list.end())), want.size());
     }
+    // append_run(first, n) is n push_backs: mixed with them at random, the ids come out the same.
+    for (int round = 0; round < 200; ++round) {
+        id_list pushed, appended;
+        const int pieces = static_cast<int>(rng() % 20);
+        for (int p = 0; p < pieces; ++p) {
+            const auto e = make_entity(static_cast<std::uint32_t>(rng() % 50),
+                                       1 + static_cast<std::uint32_t>(rng() % 2));
+            const auto n = rng() % 5;
+            for (std::uint64_t k = 0; k < n; ++k) pushed.push_back(e + k);
+            if (rng() % 2 == 0) {
+                appended.append_run(e, n);
+            } else {
+                for (std::uint64_t k = 0; k < n; ++k) appended.push_back(e + k);
+            }
+        }
+        EXPECT_EQ(std::vector<entity_id>(appended.begin(), appended.end()),
+                  std::vector<entity_id>(pushed.begin(), pushed.end()))
+            << "round " << round;
+        EXPECT_EQ(appended.size(), pushed.size());
+        EXPECT_EQ(appended.capacity() > 0, pushed.capacity() > 0);
+    }
     // A bulk spawn's records: a million ids in order, one run.
     id_list bulk;
     for (std::uint32_t i = 0; i < 1'000'000; ++i) bulk.push_back(make_entity(i, 1));
