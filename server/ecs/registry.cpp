@@ -262,12 +262,9 @@ void registry::remove(entity_id e, component_id c) {
         });
         return;
     }
-    ++structure_version_;
-    before_removed(slot, c);
+    if (!plain(c)) before_removed(slot, c);
     pools_[c]->erase(slot);
-    entities_.clear_bit(slot, c);
-    pools_[c]->removed[1].push_back(e);
-    update_watches(slot, c);
+    on_removed(e, slot, c);
 }
 
 std::vector<component_id> registry::components_of(entity_id e) const {
@@ -279,10 +276,8 @@ std::vector<component_id> registry::components_of(entity_id e) const {
 
 // --- signature changes: groups, watches, change records ----------------------------
 
-void registry::on_added(std::uint32_t slot, component_id c) {
-    ++structure_version_;
-    entities_.set_bit(slot, c);
-    pools_[c]->added[1].push_back(entities_.id_of(slot));
+// Groups and watches after component c was added (on_added, for a component that is not plain).
+void registry::join(std::uint32_t slot, component_id c) {
     if (const int g = pools_[c]->owner_group; g >= 0) {
         auto& grp = groups_[static_cast<std::size_t>(g)];
         if (grp.complete(entities_, slot) && !grp.holds(pools_, slot)) grp.enter(pools_, slot);

@@ -145,13 +145,7 @@ class registry {
         } else {
             s.emplace(slot, std::move(value));
         }
-        if (plain(c)) {  // no group, no watch: only the signature and the change record
-            ++structure_version_;
-            entities_.set_bit(slot, c);
-            s.added[1].push_back(e);
-        } else {
-            on_added(slot, c);
-        }
+        on_added(slot, c);
     }
     template <typename T>
     [[nodiscard]] bool has(entity_id e) const noexcept {
@@ -181,14 +175,13 @@ class registry {
         check(e);
         const auto slot = index_of(e);
         auto& s = storage<T>();
-        if (iterating_ > 0 || !plain(c) || !s.contains(slot)) {  // deferral, groups, watches, errors
+        if (iterating_ > 0 || !s.contains(slot)) {  // deferred during a walk, or the error
             remove(e, c);
             return;
         }
-        ++structure_version_;
-        s.erase_here(slot);
-        entities_.clear_bit(slot, c);
-        s.removed[1].push_back(e);
+        if (!plain(c)) before_removed(slot, c);
+        s.erase_here(slot);  // remove(e, c) erases through the virtual hook; here the type is known
+        on_removed(e, slot, c);
     }
 
     // --- components by id (the JSON face used by the server) ------------------------
@@ -320,15 +313,30 @@ class registry {
 
     component_id next_id(const std::string& name) const;
     void install(std::unique_ptr<pool> p);
-    void on_added(std::uint32_t slot, component_id c);
-    void before_removed(std::uint32_t slot, component_id c);
-    void update_watches(std::uint32_t slot, component_id c);
-    /// @brief A component in no owning group and no watched query: adding or removing it changes
-    /// only the signature, the storage and the change record.
+    // Signature changes. Adding or removing a component in no owning group and no watched query
+    // (plain) changes only the signature, the storage and the change record, inline; groups and
+    // watches are kept out of line.
     [[nodiscard]] bool plain(component_id c) const noexcept {
         const pool& p = *pools_[c];
         return p.owner_group < 0 && p.nested_group < 0 && watches_by_component_[c].empty();
     }
+    /// @brief After component c was stored for the slot.
+    void on_added(std::uint32_t slot, component_id c) {
+        ++structure_version_;
+        entities_.set_bit(slot, c);
+        pools_[c]->added[1].push_back(entities_.id_of(slot));
+        if (!plain(c)) join(slot, c);
+    }
+    /// @brief After component c of entity e (at slot) was erased; before_removed() ran before it.
+    void on_removed(entity_id e, std::uint32_t slot, component_id c) {
+        ++structure_version_;
+        entities_.clear_bit(slot, c);
+        pools_[c]->removed[1].push_back(e);
+        if (!plain(c)) update_watches(slot, c);
+    }
+    void join(std::uint32_t slot, component_id c);
+    void before_removed(std::uint32_t slot, component_id c);
+    void update_watches(std::uint32_t slot, component_id c);
     [[noreturn]] void throw_not_alive(entity_id e) const;
     void rebuild_members(watch_entry& w) const;
     [[noreturn]] void throw_exists(entity_id e, component_id c) const;
