@@ -22,83 +22,97 @@ bad_message bad(json id, reason why, std::string detail, json data = nullptr) {
 
 }  // namespace
 
-message to_message(json&& value) {
-    if (!value.is_object()) return bad(nullptr, reason::invalid_request, "a request must be a JSON object");
-    json id = nullptr;
-    bool has_id = false;
-    if (auto it = value.find("id"); it != value.end()) {
-        if (!valid_id(*it))
+namespace {
+// A request's members, read by either parser: nlohmann's tree (the values are moved out) or
+// simdjson's DOM (the values are built as nlohmann's parser would build them).
+json take(json& v) {
+    return std::move(v);
+}
+json take(simdjson::dom::element v) {
+    json out;
+    build(v, out);
+    return out;
+}
+bool is_string(const json& v) {
+    return v.is_string();
+}
+bool is_string(simdjson::dom::element v) {
+    return v.is_string();
+}
+std::string_view text(const json& v) {
+    return v.get_ref<const std::string&>();
+}
+std::string_view text(simdjson::dom::element v) {
+    return std::string_view(v);
+}
+bool is_container(const json& v) {
+    return v.is_object() || v.is_array();
+}
+bool is_container(simdjson::dom::element v) {
+    return v.is_object() || v.is_array();
+}
+
+// The envelope's checks, in one order with one set of answers for both readings; a member is
+// null when the request does not have it.
+template <typename V>
+message checked_request(V* id, V* version, V* method, V* params) {
+    json id_value = nullptr;
+    if (id != nullptr) {
+        id_value = take(*id);
+        if (!valid_id(id_value))
             return bad(nullptr, reason::invalid_request,
                        "id must be a string, an integer (64 bits at most) or null");
-        id = std::move(*it);
-        has_id = true;
     }
-    auto version = value.find("jsonrpc");
-    if (version == value.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
-        return bad(std::move(id), reason::invalid_request, R"(jsonrpc must be "2.0")");
-    }
-    auto method = value.find("method");
-    if (method == value.end() || !method->is_string()) {
-        return bad(std::move(id), reason::invalid_request, "method must be a string");
-    }
+    if (version == nullptr || !is_string(*version) || text(*version) != "2.0")
+        return bad(std::move(id_value), reason::invalid_request, R"(jsonrpc must be "2.0")");
+    if (method == nullptr || !is_string(*method))
+        return bad(std::move(id_value), reason::invalid_request, "method must be a string");
     request out;
-    if (auto params = value.find("params"); params != value.end()) {
-        if (!params->is_object() && !params->is_array()) {
-            return bad(std::move(id), reason::invalid_request, "params must be an object or an array");
-        }
-        out.params = std::move(*params);
+    if (params != nullptr) {
+        if (!is_container(*params))
+            return bad(std::move(id_value), reason::invalid_request, "params must be an object or an array");
+        out.params = take(*params);
     }
-    out.method = std::move(method->get_ref<std::string&>());
-    out.id = std::move(id);
-    out.notification = !has_id;
+    out.method = std::string(text(*method));
+    out.id = std::move(id_value);
+    out.notification = id == nullptr;
     return out;
 }
 
-namespace {
-// to_message() over simdjson's DOM: the same checks in the same order with the same answers, but
-// only the id and the params become nlohmann values; the envelope around them is never built.
+// to_message() over simdjson's DOM: only the id and the params become nlohmann values; the
+// envelope around them is never built.
 message dom_to_message(simdjson::dom::element e) {
     if (!e.is_object()) return bad(nullptr, reason::invalid_request, "a request must be a JSON object");
-    simdjson::dom::element id_e, version_e, method_e, params_e;
-    bool has_id = false, has_version = false, has_method = false, has_params = false;
+    simdjson::dom::element id, version, method, params;
+    simdjson::dom::element *has_id = nullptr, *has_version = nullptr, *has_method = nullptr,
+                           *has_params = nullptr;
     for (const auto field : simdjson::dom::object(e)) {  // a repeated key: its last value, as in a tree
         if (field.key == "id") {
-            id_e = field.value;
-            has_id = true;
+            id = field.value;
+            has_id = &id;
         } else if (field.key == "jsonrpc") {
-            version_e = field.value;
-            has_version = true;
+            version = field.value;
+            has_version = &version;
         } else if (field.key == "method") {
-            method_e = field.value;
-            has_method = true;
+            method = field.value;
+            has_method = &method;
         } else if (field.key == "params") {
-            params_e = field.value;
-            has_params = true;
+            params = field.value;
+            has_params = &params;
         }
     }
-    json id = nullptr;
-    if (has_id) {
-        build(id_e, id);
-        if (!valid_id(id))
-            return bad(nullptr, reason::invalid_request,
-                       "id must be a string, an integer (64 bits at most) or null");
-    }
-    if (!has_version || !version_e.is_string() || std::string_view(version_e) != "2.0")
-        return bad(std::move(id), reason::invalid_request, R"(jsonrpc must be "2.0")");
-    if (!has_method || !method_e.is_string())
-        return bad(std::move(id), reason::invalid_request, "method must be a string");
-    request out;
-    if (has_params) {
-        if (!params_e.is_object() && !params_e.is_array())
-            return bad(std::move(id), reason::invalid_request, "params must be an object or an array");
-        build(params_e, out.params);
-    }
-    out.method = std::string(std::string_view(method_e));
-    out.id = std::move(id);
-    out.notification = !has_id;
-    return out;
+    return checked_request(has_id, has_version, has_method, has_params);
 }
 }  // namespace
+
+message to_message(json&& value) {
+    if (!value.is_object()) return bad(nullptr, reason::invalid_request, "a request must be a JSON object");
+    const auto member = [&](const char* key) {
+        const auto it = value.find(key);
+        return it == value.end() ? nullptr : &*it;
+    };
+    return checked_request(member("id"), member("jsonrpc"), member("method"), member("params"));
+}
 
 std::string invalid_json_text(std::string_view line) {
     // Parsed again with exceptions only to learn where it failed (bad input is rare). The answer
