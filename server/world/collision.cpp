@@ -255,8 +255,9 @@ void collision_response_system::run(world& w) {
     // Dense grid: rows of cells make bands of band_rows rows. A pair inside one band touches only
     // that band's bodies, and the pairs follow their first body, which follows the rows: so the
     // pairs inside each band lie together, pieces cut at band edges share no body, and they run
-    // side by side. The pairs across two bands follow, in pair order, on one thread. The order is
-    // the same for every thread count, so is the result.
+    // side by side. Each piece notes the pairs across two bands it passes over; they follow, in
+    // pair order (piece by piece), on one thread. The order is the same for every thread count,
+    // so is the result.
     const auto band = [&](std::uint32_t body) {
         return (st.bodies[body].cy - st.min_cy) / collision_state::band_rows;
     };
@@ -266,12 +267,21 @@ void collision_response_system::run(world& w) {
         while (k < np && band(pairs[k].first) == band(pairs[k - 1].first)) ++k;
         return k;
     };
-    w.pool().parallel_for(np, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
-        for (std::uint32_t k = band_edge(from), end = band_edge(to); k < end; ++k)
-            if (band(pairs[k].first) == band(pairs[k].second)) respond(pairs[k].first, pairs[k].second);
+    auto& pool = w.pool();
+    st.piece_cross.resize(pool.pieces(np, world::min_piece / 4));
+    pool.parallel_for(np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+        auto& cross = st.piece_cross[piece];
+        cross.clear();
+        for (std::uint32_t k = band_edge(from), end = band_edge(to); k < end; ++k) {
+            if (band(pairs[k].first) == band(pairs[k].second)) {
+                respond(pairs[k].first, pairs[k].second);
+            } else {
+                cross.push_back(k);
+            }
+        }
     });
-    for (const auto& [i, j] : pairs)
-        if (band(i) != band(j)) respond(i, j);
+    for (const auto& cross : st.piece_cross)
+        for (const auto k : cross) respond(pairs[k].first, pairs[k].second);
 }
 
 }  // namespace ecsd::world

@@ -40,6 +40,7 @@ struct collision_state {
     std::vector<entity_ref> adjacency;  // Contacts lists end to end (CSR, by offsets)
     std::vector<std::uint32_t> fill;    // write cursors for the counting sorts
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_pairs;  // one per thread
+    std::vector<std::vector<std::uint32_t>> piece_cross;  // response: pairs across bands, per piece
 };
 
 }  // namespace ecsd::world
