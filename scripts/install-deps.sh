@@ -16,6 +16,7 @@ if [ "${1:-}" != --build-only ]; then
     chromium  # the viewer's browser tests (tests/browser, driven by Node with puppeteer-core)
     python3 python3-pytest python3-venv  # the Python client's tests (clients/python), its pytest plugin and README install
     python3-kubernetes python3-jsonschema python3-yaml  # tests/deploy: the manifests against the Kubernetes models and the Agones schema
+    gdb  # a test server that outlives SIGTERM has its threads' stacks printed before it is killed
     jq curl  # the docs' examples pipe ecsctl into jq and talk HTTP with curl (tests/docs)
     clang libclang-rt-14-dev  # scripts/fuzz.sh: clang with its libFuzzer runtime
   )

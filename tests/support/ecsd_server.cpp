@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -24,6 +26,24 @@ using clock_type = std::chrono::steady_clock;
 
 std::chrono::milliseconds since(clock_type::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t);
+}
+
+// A sanitized ecsd starts and stops slower, more so with two tests per core.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int slow_build_factor = 3;
+#else
+constexpr int slow_build_factor = 1;
+#endif
+
+// A server that outlives its limit is killed; before that, gdb (when the machine has it) prints
+// every thread's stack to the test's stderr, so a rare hang at shutdown says where it stood.
+void print_stacks(pid_t pid) {
+    if (::access("/usr/bin/gdb", X_OK) != 0) return;
+    std::fprintf(stderr, "ecsd (pid %d) outlived its limit; its threads:\n", static_cast<int>(pid));
+    std::fflush(stderr);
+    const std::string cmd = "timeout 30 /usr/bin/gdb -p " + std::to_string(pid) +
+                            " -batch -nx -ex 'thread apply all bt' 1>&2 2>/dev/null </dev/null";
+    [[maybe_unused]] const int rc = std::system(cmd.c_str());
 }
 
 }  // namespace
@@ -133,6 +153,7 @@ exit_status ecsd_server::stop(int sig, std::chrono::milliseconds limit) {
         const pid_t r = ::waitpid(pid_, &status, WNOHANG);
         if (r == pid_) break;
         if (since(started) > limit) {
+            print_stacks(pid_);
             ::kill(pid_, SIGKILL);
             ::waitpid(pid_, &status, 0);
             break;
@@ -155,7 +176,7 @@ ecsd_server::~ecsd_server() {
     // ecsd must leave cleanly on SIGTERM: exit 0 within the limit. A sanitizer report at shutdown
     // (a leak, a data race under ThreadSanitizer) changes the exit code, so it fails the test here.
     if (!reaped_) {
-        const auto st = stop(SIGTERM, std::chrono::milliseconds(3000));
+        const auto st = stop(SIGTERM, std::chrono::milliseconds(3000) * slow_build_factor);
         if (!st.exited || st.code != 0)
             ADD_FAILURE() << "ecsd did not exit 0 on SIGTERM (exit code " << st.code << ", signal "
                           << st.signal << "); a sanitizer report, if any, is on the test's stderr";
