@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libasio-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libreadline-dev libhttp-parser-dev libzstd-dev libsimdjson-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libreadline-dev libhttp-parser-dev libzstd-dev libsimdjson-dev libjemalloc-dev
 )
 if [ "${1:-}" != --build-only ]; then
   packages+=(
