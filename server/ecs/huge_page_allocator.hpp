@@ -6,7 +6,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <new>
 
 namespace ecsd::ecs {
@@ -14,12 +18,66 @@ namespace ecsd::ecs {
 namespace internal {
 inline constexpr std::size_t huge_page = std::size_t{2} << 20;
 
+/// The blocks allocate_block() mapped, so that a forked child (a background save) can take a copy
+/// of its own of each and stop sharing them with the parent (persist/background_save.cpp). Lock-free,
+/// because the child may be forked while another thread is in the middle of an update; it then
+/// misses at most the block being added (still shared, so copied on write as before) and never
+/// sees a block that is unmapped, since a block leaves the list before it is unmapped.
+struct mapped_block {
+    std::atomic<void*> addr{nullptr};  // nullptr: free; claimed(): being filled in
+    std::atomic<std::size_t> bytes{0};
+};
+inline void* claimed() noexcept {
+    static char mark;
+    return &mark;
+}
+inline constexpr std::size_t max_mapped_blocks = 4096;  // beyond that, blocks go untracked
+inline std::array<mapped_block, max_mapped_blocks>& mapped_blocks() noexcept {
+    static std::array<mapped_block, max_mapped_blocks> blocks;
+    return blocks;
+}
+inline void note_mapped(void* p, std::size_t bytes) noexcept {
+    for (auto& b : mapped_blocks()) {
+        void* expected = nullptr;
+        if (b.addr.compare_exchange_strong(expected, claimed(), std::memory_order_acq_rel)) {
+            b.bytes.store(bytes, std::memory_order_relaxed);
+            b.addr.store(p, std::memory_order_release);
+            return;
+        }
+    }
+}
+inline void note_unmapped(void* p) noexcept {
+    for (auto& b : mapped_blocks()) {
+        if (b.addr.load(std::memory_order_relaxed) == p) {
+            b.addr.store(nullptr, std::memory_order_release);
+            return;
+        }
+    }
+}
+
+/// @brief `rounded` bytes (a multiple of 2 MiB) of fresh memory aligned to 2 MiB, so huge pages back
+/// all of it (mmap only promises 4 KiB: the part before the first 2 MiB boundary would be small
+/// pages, a fault each on first touch and after a fork), or nullptr. One huge page more is mapped
+/// and the ends beyond the aligned block unmapped.
+[[nodiscard]] inline void* map_aligned(std::size_t rounded) noexcept {
+    void* got =
+        ::mmap(nullptr, rounded + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (got == MAP_FAILED) return nullptr;
+    auto* raw = static_cast<char*>(got);
+    const std::size_t head = (huge_page - reinterpret_cast<std::uintptr_t>(raw) % huge_page) % huge_page;
+    char* p = raw + head;
+    if (head > 0) ::munmap(raw, head);
+    if (head < huge_page) ::munmap(p + rounded, huge_page - head);
+    ::madvise(p, rounded, MADV_HUGEPAGE);
+    return p;
+}
+
 [[nodiscard]] inline void* allocate_block(std::size_t bytes) {
     if (bytes < huge_page) return ::operator new(bytes);
     const std::size_t rounded = (bytes + huge_page - 1) & ~(huge_page - 1);
-    void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    ::madvise(p, rounded, MADV_HUGEPAGE);
+    void* p = map_aligned(rounded);
+    if (p == nullptr) throw std::bad_alloc();
+    note_mapped(p, rounded);
     return p;
 }
 
@@ -28,9 +86,21 @@ inline void free_block(void* p, std::size_t bytes) noexcept {
         ::operator delete(p);
         return;
     }
+    note_unmapped(p);
     ::munmap(p, (bytes + huge_page - 1) & ~(huge_page - 1));
 }
 }  // namespace internal
+
+/// @brief Calls f(address, bytes) for each big block mapped now. For a forked child
+/// (persist::background_save), which replaces each with a private copy so that the parent's
+/// writes stop costing a page copy each.
+template <typename F>
+void for_each_mapped_block(F&& f) {
+    for (auto& b : internal::mapped_blocks()) {
+        void* a = b.addr.load(std::memory_order_acquire);
+        if (a != nullptr && a != internal::claimed()) f(a, b.bytes.load(std::memory_order_relaxed));
+    }
+}
 
 /// @brief Makes room for `more` elements, growing at least geometrically so that repeated small
 /// batches stay amortized O(1) while one big batch grows the vector once.

@@ -1,15 +1,20 @@
 #include "persist/background_save.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <vector>
 
+#include "ecs/huge_page_allocator.hpp"
 #include "persist/atomic_file.hpp"
 
 namespace ecsd::persist {
@@ -26,11 +31,52 @@ void close_inherited(int keep) noexcept {
     }
 }
 
+/// @brief In the child, first thing: replaces each big block of the world (ecs::huge_page_allocator's)
+/// with a private copy at the same address, so the parent, writing its world on, no longer shares
+/// those pages. A page the parent writes while the child still maps it is copied by the kernel, in
+/// the parent, at about 4 us a 4 KiB page (the tick after a fork of a 1M-entity world took 17 ms
+/// more); once the child holds its own copy the parent's pages are its own again, and a write
+/// costs one fault per 2 MiB. The fork comes right after a tick, so the copy has a period to end
+/// before the next one (about 10 ms for the 60 MB of a 1M-entity world here): the largest blocks (a
+/// component's values) first. One thread: ThreadSanitizer refuses threads started in the child of
+/// a threaded process, and the parent's next tick wants the other core. A block that cannot be
+/// copied (no memory) stays shared, as before. Returns the bytes copied.
+std::size_t take_private_copies() noexcept {
+    struct block {
+        void* at;
+        std::size_t bytes;
+    };
+    std::vector<block> blocks;
+    try {
+        ecs::for_each_mapped_block([&](void* at, std::size_t bytes) { blocks.push_back({at, bytes}); });
+    } catch (...) {
+        return 0;
+    }
+    std::sort(blocks.begin(), blocks.end(), [](const block& a, const block& b) { return a.bytes > b.bytes; });
+    std::size_t copied = 0;
+    for (const auto& [at, n] : blocks) {
+        void* fresh = ecs::internal::map_aligned(n);
+        if (fresh == nullptr) continue;
+        std::memcpy(fresh, at, n);
+        if (::mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
+            ::munmap(fresh, n);
+            continue;
+        }
+        copied += n;
+    }
+    return copied;
+}
+
 [[noreturn]] void run_child(const background_save::job& write, pid_t parent, int report) noexcept {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(3);  // the parent died before PDEATHSIG was set
     for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
     close_inherited(report);
+    // First, before the parent's next tick writes them: the world's big arrays become this
+    // process's own, so the parent's writes stop costing it a page copy each.
+    (void)take_private_copies();
+    // Then the save itself yields the cores to the world's ticks (and its disk writes to theirs).
+    (void)::setpriority(PRIO_PROCESS, 0, 19);
     int code = 0;
     std::string said;
     try {

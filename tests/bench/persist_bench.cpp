@@ -95,6 +95,9 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
             run.save_max_ms = std::max(run.save_max_ms, ms_since(bg_started));
             bg.reset();
         }
+        w.run_tick();
+        // A save starts right after a tick, as ecsd's autosave does: the child then has a whole
+        // period to take its copy of the world before the next tick writes it.
         if (mode != save_mode::none && t0 >= next_save && !bg) {
             starts_save = true;
             ++run.saves;
@@ -108,7 +111,6 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
                 run.fork_max_ms = std::max(run.fork_max_ms, bg->fork_ms());
             }
         }
-        w.run_tick();
         const double ms = ms_since(t0);
         run.ticks_ms.push_back(ms);
         if (starts_save) run.start_max_ms = std::max(run.start_max_ms, ms);

@@ -57,16 +57,28 @@ void hosted_world::arm_autosave() {
         std::chrono::duration<double>(autosave_seconds_)));
     autosave_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (ec || self->stopped_ || !self->log_) return;
-        // A save still being written when the next is due: that one is skipped, not queued.
-        if (!self->log_->background_save_running()) {
-            try {
-                if (self->log_->start_background_save(*self->world_)) self->poll_save();
-            } catch (const std::exception& e) {
-                spdlog::error("world '{}': autosave failed: {}", self->name_, e.what());
-            }
+        // A ticking world forks right after its next tick, which leaves the child a whole period
+        // to take its copy of the world's arrays before the tick after that writes them (see
+        // ecs::take_private_copies); a world that does not tick forks now.
+        if (self->world_->paused() || self->sealed_) {
+            self->start_autosave();
+        } else {
+            self->autosave_due_ = true;
         }
         self->arm_autosave();
     });
+}
+
+void hosted_world::start_autosave() {
+    autosave_due_ = false;
+    if (!log_ || stopped_) return;
+    // A save still being written when the next is due: that one is skipped, not queued.
+    if (log_->background_save_running()) return;
+    try {
+        if (log_->start_background_save(*world_)) poll_save();
+    } catch (const std::exception& e) {
+        spdlog::error("world '{}': autosave failed: {}", name_, e.what());
+    }
 }
 
 void hosted_world::poll_save() {
@@ -146,6 +158,7 @@ void hosted_world::arm(std::chrono::steady_clock::time_point now) {
             // not advance. A missed mark loses no request: each record carries its own tick.
         }
     }
+    if (autosave_due_ && world_->tick() != before) start_autosave();
     timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) { self->on_timer(ec); });
 }
 

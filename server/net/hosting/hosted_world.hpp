@@ -106,6 +106,8 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     void arm(std::chrono::steady_clock::time_point now);
     void on_timer(const asio::error_code& ec);
     void arm_autosave();
+    /// @brief Forks the background save now (a due autosave, run right after a tick).
+    void start_autosave();
     /// @brief Checks every 10 ms whether the background save ended (never blocks the strand).
     void poll_save();
     void stamp_beat(std::chrono::steady_clock::time_point now) noexcept {
@@ -122,6 +124,7 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     asio::steady_timer autosave_timer_;
     asio::steady_timer save_poll_timer_;
     double autosave_seconds_ = 0;
+    bool autosave_due_ = false;  ///< the autosave timer fired: fork right after the next tick
     watch_hub watches_;
     figures figures_;
     std::atomic<std::chrono::steady_clock::rep> last_beat_{

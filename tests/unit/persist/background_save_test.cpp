@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ecs/huge_page_allocator.hpp"
 #include "persist/atomic_file.hpp"
 
 using namespace ecsd::persist;
@@ -49,6 +50,49 @@ TEST(BackgroundSave, TheChildWritesTheMemoryAsItWasAtTheFork) {
     ASSERT_TRUE(read_file_from(path, 0, written));
     EXPECT_EQ(written, std::string(100000, '7'));
     EXPECT_LT(bg->fork_ms(), 1000.0);
+    fs::remove(path);
+}
+
+TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
+    using big = std::vector<double, ecsd::ecs::huge_page_allocator<double>>;
+    const auto listed = [](const void* p) {
+        bool found = false;
+        ecsd::ecs::for_each_mapped_block([&](void* at, std::size_t bytes) {
+            found = found || (at == p && bytes % (std::size_t{2} << 20) == 0);
+        });
+        return found;
+    };
+    const void* freed = nullptr;
+    {
+        big gone(600000, 1.0);
+        freed = gone.data();
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(gone.data()) % (std::uintptr_t{2} << 20), 0u)
+            << "a big block starts on a 2 MiB boundary, so huge pages back all of it";
+        EXPECT_TRUE(listed(gone.data()));
+    }
+    EXPECT_FALSE(listed(freed)) << "a freed block leaves the list before it is unmapped";
+
+    // The child replaces the block with a copy of its own at the same address (first thing, before
+    // the save runs); the parent writes at once. Whichever comes first, the child reads the values
+    // of the fork and the parent its own.
+    const auto path = fs::temp_directory_path() / ("ecsd_bgsave_big_" + std::to_string(::getpid()));
+    big values(1 << 20, 7.0);
+    ASSERT_TRUE(listed(values.data()));
+    auto bg = background_save::start([&values, &path] {
+        std::this_thread::sleep_for(100ms);
+        double sum = 0;
+        for (const double v : values) sum += v;
+        const std::string text = std::to_string(static_cast<long long>(sum));
+        write_file_atomically(path, text);
+        return static_cast<std::uint64_t>(text.size());
+    });
+    std::fill(values.begin(), values.end(), 3.0);
+    ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
+    std::string written;
+    ASSERT_TRUE(read_file_from(path, 0, written));
+    EXPECT_EQ(written, std::to_string(7LL << 20));
+    EXPECT_EQ(values.front(), 3.0);
+    EXPECT_EQ(values.back(), 3.0);
     fs::remove(path);
 }
 
