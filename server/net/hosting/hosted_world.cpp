@@ -59,7 +59,7 @@ void hosted_world::arm_autosave() {
         if (ec || self->stopped_ || !self->log_) return;
         // A ticking world forks right after its next tick, which leaves the child a whole period
         // to take its copy of the world's arrays before the tick after that writes them (see
-        // ecs::take_private_copies); a world that does not tick forks now.
+        // take_private_copies in persist/background_save.cpp); a world that does not tick forks now.
         if (self->world_->paused() || self->sealed_) {
             self->start_autosave();
         } else {
