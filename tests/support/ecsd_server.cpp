@@ -28,13 +28,6 @@ std::chrono::milliseconds since(clock_type::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t);
 }
 
-// A sanitized ecsd starts and stops slower, more so with two tests per core.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int slow_build_factor = 3;
-#else
-constexpr int slow_build_factor = 1;
-#endif
-
 // A server that outlives its limit is killed; before that, gdb (when the machine has it) prints
 // every thread's stack to the test's stderr, so a rare hang at shutdown says where it stood.
 void print_stacks(pid_t pid) {
@@ -176,7 +169,7 @@ ecsd_server::~ecsd_server() {
     // ecsd must leave cleanly on SIGTERM: exit 0 within the limit. A sanitizer report at shutdown
     // (a leak, a data race under ThreadSanitizer) changes the exit code, so it fails the test here.
     if (!reaped_) {
-        const auto st = stop(SIGTERM, std::chrono::milliseconds(3000) * slow_build_factor);
+        const auto st = stop(SIGTERM, std::chrono::milliseconds(3000) * sanitizer_time_factor);
         if (!st.exited || st.code != 0)
             ADD_FAILURE() << "ecsd did not exit 0 on SIGTERM (exit code " << st.code << ", signal "
                           << st.signal << "); a sanitizer report, if any, is on the test's stderr";
