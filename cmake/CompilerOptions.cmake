@@ -16,10 +16,16 @@ endif()
 if(ECSD_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+  # -O1 with line tables only (after the build type's -O2 -g, so these win): half the compile time
+  # of -O2 -g under both sanitizers, and the reports still name every frame's file and line.
+  add_compile_options(-O1 -g1)
 endif()
 if(ECSD_TSAN)
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
+  # Line tables only: TSan's reports name file and line, and the build is a quarter shorter. It stays
+  # at -O2, because the threaded tests need ecsd at speed to make their races likely.
+  add_compile_options(-g1)
   # TSan cannot model the fences Asio puts around handlers (gcc: -Wtsan); the scheduler's mutexes
   # already order handlers across threads, and those TSan sees.
   add_compile_definitions(ASIO_DISABLE_FENCED_BLOCK)

@@ -20,8 +20,12 @@ for arg in "$@"; do
 done
 
 scripts/install-deps.sh
+# The benchmark programs are built in the plain run only: no test runs them, so the sanitizers
+# would only make their build slower.
+benchmarks=ON
+[[ "$sanitize" == ON || "$tsan" == ON ]] && benchmarks=OFF
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DECSD_WERROR=ON -DECSD_SANITIZE="$sanitize" -DECSD_TSAN="$tsan"
+  -DECSD_WERROR=ON -DECSD_SANITIZE="$sanitize" -DECSD_TSAN="$tsan" -DECSD_BUILD_BENCHMARKS="$benchmarks"
 # A smaller quarantine (default 256 MB) keeps freed memory from reading as growth in the tests that
 # bound the server's RSS; 32 MB still catches use-after-free of recent frees.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=32
