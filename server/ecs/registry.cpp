@@ -160,7 +160,7 @@ void registry::destroy_bulk(std::span<const entity_id> ids) {
             ++dying[c];
             removed[c].push(e);
         });
-        for (auto& w : watches_)
+        for (auto& w : watches_)  // group-held sets have an empty `members`
             if (w->members.contains(slot)) w->members.erase(slot);
         entities_.destroy(slot);
         died.push(e);
@@ -310,6 +310,7 @@ void registry::update_watches(std::uint32_t slot, component_id c) {
 
 void registry::rebuild_members(watch_entry& w) const {
     w.members.clear();
+    if (w.group >= 0) return;  // the group is rebuilt on its own
     for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
         if (entities_.slot_alive(slot) && matches(slot, w.q)) w.members.insert(slot);
 }
@@ -326,6 +327,41 @@ void registry::own_group_ids(std::vector<component_id> owned) {
     for (auto c : owned) pools_[c]->owner_group = g;
     groups_.emplace_back(std::move(owned));
     groups_.back().rebuild(pools_);  // align the entities that already have every owned component
+    for (std::size_t i = 0; i < watches_.size(); ++i)
+        if (watches_[i]->group < 0 && group_over(watches_[i]->q) == g) hand_to_group(static_cast<int>(i), g);
+}
+
+// The owning group whose components are exactly q's `all`, with no other term, or -1. Its aligned
+// prefix holds exactly q's matches, so a watch of q needs no set of its own (8 B a member).
+int registry::group_over(const query& q) const {
+    if (!q.none.empty() || !q.any.empty()) return -1;
+    for (std::size_t g = 0; g < groups_.size(); ++g) {
+        component_mask owned;
+        for (auto c : groups_[g].owned()) owned.set(c);
+        if (owned == q.all) return static_cast<int>(g);
+    }
+    return -1;
+}
+
+void registry::hand_to_group(int watch_id, int g) {
+    auto& w = watches_[static_cast<std::size_t>(watch_id)];
+    auto held = std::make_unique<watch_entry>();  // a fresh entry gives the set's memory back
+    held->q = std::move(w->q);
+    held->group = g;
+    w = std::move(held);
+    for (auto& ids : watches_by_component_) std::erase(ids, watch_id);
+}
+
+std::size_t registry::member_count(int watch_id) const noexcept {
+    const auto& w = *watches_[static_cast<std::size_t>(watch_id)];
+    return w.group >= 0 ? groups_[static_cast<std::size_t>(w.group)].size() : w.members.size();
+}
+
+bool registry::is_member(int watch_id, std::uint32_t slot) const noexcept {
+    const auto& w = *watches_[static_cast<std::size_t>(watch_id)];
+    if (w.group < 0) return w.members.contains(slot);
+    const auto& grp = groups_[static_cast<std::size_t>(w.group)];
+    return grp.complete(entities_, slot);
 }
 
 void registry::nest_in_group_ids(component_id owned, component_id nested) {
@@ -369,9 +405,13 @@ int registry::watch(const query& q) {
     q.all.for_each([&](component_id c) { mentioned.insert(c); });
     q.none.for_each([&](component_id c) { mentioned.insert(c); });
     for (const auto& g : q.any) g.for_each([&](component_id c) { mentioned.insert(c); });
-    for (auto c : mentioned) watches_by_component_[c].push_back(id);
-    rebuild_members(*entry);
     watches_.push_back(std::move(entry));
+    if (const int g = group_over(q); g >= 0) {
+        watches_.back()->group = g;
+        return id;
+    }
+    for (auto c : mentioned) watches_by_component_[c].push_back(id);
+    rebuild_members(*watches_.back());
     return id;
 }
 

@@ -220,10 +220,24 @@ class registry {
 
     // --- member sets (systems) ------------------------------------------------------------
     /// @brief Starts keeping the set of entities matching q (all / any / none) current; a query
-    /// already watched gets the id of that set (the sets are shared, never removed).
+    /// already watched gets the id of that set (the sets are shared, never removed). A query whose
+    /// terms are exactly an owning group's components keeps no set: the group is its member set.
     int watch(const query& q);
-    [[nodiscard]] const entity_set& members(int watch_id) const {
-        return watches_[static_cast<std::size_t>(watch_id)]->members;
+    /// @brief How many entities match the watched query.
+    [[nodiscard]] std::size_t member_count(int watch_id) const noexcept;
+    /// @brief True when the live slot matches the watched query.
+    [[nodiscard]] bool is_member(int watch_id, std::uint32_t slot) const noexcept;
+    /// @brief Calls f(slot) for every member, in no particular order.
+    template <typename F>
+    void for_each_member(int watch_id, F&& f) const {
+        const auto& w = *watches_[static_cast<std::size_t>(watch_id)];
+        if (w.group >= 0) {
+            const auto& grp = groups_[static_cast<std::size_t>(w.group)];
+            const pool& lead = *pools_[grp.owned()[0]];
+            for (std::uint32_t i = 0; i < grp.size(); ++i) f(lead.slot_at(i));
+            return;
+        }
+        for (std::size_t i = 0; i < w.members.size(); ++i) f(w.members.slot_at(i));
     }
 
     // --- walks -------------------------------------------------------------------
@@ -308,7 +322,8 @@ class registry {
   private:
     struct watch_entry {
         query q;
-        entity_set members;
+        entity_set members;  // empty when a group holds them
+        int group = -1;      // the owning group whose components are exactly q's terms, or -1
     };
 
     component_id next_id(const std::string& name) const;
@@ -339,6 +354,8 @@ class registry {
     void update_watches(std::uint32_t slot, component_id c);
     [[noreturn]] void throw_not_alive(entity_id e) const;
     void rebuild_members(watch_entry& w) const;
+    [[nodiscard]] int group_over(const query& q) const;
+    void hand_to_group(int watch_id, int g);
     [[noreturn]] void throw_exists(entity_id e, component_id c) const;
     [[noreturn]] static void throw_unregistered(const char* type_name);
     void destroy_now(entity_id e);

@@ -258,7 +258,7 @@ json world::list_systems() const {
                        {"order", order++},
                        {"enabled", s.enabled},
                        {"signature", s.signature},
-                       {"members", s.watch >= 0 ? reg_.members(s.watch).size() : reg_.size()},
+                       {"members", s.watch >= 0 ? reg_.member_count(s.watch) : reg_.size()},
                        {"runs", s.stats.runs()},
                        {"last_ms", s.stats.last_ms()},
                        {"p50_ms", s.stats.quantile(0.5)},
@@ -286,8 +286,8 @@ json world::system_entities(const std::string& name, std::size_t limit, std::siz
         if (s.name != name) continue;
         std::vector<entity_id> ids;
         if (s.watch >= 0) {
-            const auto& m = reg_.members(s.watch);
-            for (std::size_t i = 0; i < m.size(); ++i) ids.push_back(reg_.entities().id_of(m.slot_at(i)));
+            reg_.for_each_member(s.watch,
+                                 [&](std::uint32_t slot) { ids.push_back(reg_.entities().id_of(slot)); });
         } else {
             reg_.for_each_match(ecs::query{}, [&](entity_id e) { ids.push_back(e); });
         }

@@ -157,9 +157,8 @@ void BM_update_members(benchmark::State& state) {
     auto& pos = reg->storage<Position>();
     auto& vel = reg->storage<Velocity>();
     for (auto _ : state) {
-        const auto& set = reg->members(members);
-        const std::uint32_t* slots = set.slots();
-        for (std::size_t i = 0; i < set.size(); ++i) physics_step(pos.get(slots[i]), vel.get(slots[i]));
+        reg->for_each_member(members,
+                             [&](std::uint32_t slot) { physics_step(pos.get(slot), vel.get(slot)); });
         benchmark::ClobberMemory();
     }
 }

@@ -444,9 +444,9 @@ TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
         if (bulk.has<test::Named>(e)) {
             EXPECT_EQ(bulk.get<test::Named>(e).name, each.get<test::Named>(e).name);
         }
-        EXPECT_EQ(bulk.members(w_bulk).contains(index_of(e)), each.members(w_each).contains(index_of(e)));
+        EXPECT_EQ(bulk.is_member(w_bulk, index_of(e)), each.is_member(w_each, index_of(e)));
     }
-    EXPECT_EQ(bulk.members(w_bulk).size(), each.members(w_each).size());
+    EXPECT_EQ(bulk.member_count(w_bulk), each.member_count(w_each));
     const auto pid = bulk.id_of<Position>();
     EXPECT_EQ(bulk.group_size_of(pid), each.group_size_of(pid));
     EXPECT_EQ(bulk.nested_size_of(pid), each.nested_size_of(pid));
