@@ -6,6 +6,7 @@
 //   tag_pool       no data at all: membership is the value (a tag such as Player)
 //   dynamic_pool   a run-time component: validated JSON objects
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -59,30 +60,58 @@ class pool : public sparse_set {
     virtual void emplace_raw(std::uint32_t slot, const std::byte* value);
 
     // --- change tracking -------------------------------------------------
-    /// @brief Epoch of the last write for each dense position (data pools only).
-    [[nodiscard]] std::uint32_t stamp_at(std::uint32_t pos) const noexcept {
-        return pos < stamps_.size() ? stamps_[pos] : 0;
+    // A write stamp is the low byte of the epoch (the tick count) the value was last written in: one
+    // byte a value, not four. Its age is (epoch - stamp) mod 256, true while the value is younger
+    // than stamp_horizon ticks. So that the age never wraps, every stamp is looked at least every 64
+    // ticks and, when older than the horizon, pinned to an age of exactly stamp_horizon: age_stamps()
+    // looks at one block in 64 each tick (by position, so a block comes round every 64 ticks), and a
+    // stamp that moves to another position is looked at as it moves. A pinned stamp is at most 191
+    // ticks old when it is looked at again. A question about writes since a floor older than the
+    // horizon answers "maybe" (true): watches then compare values instead.
+    /// @brief Ticks back that a stamp tells apart exactly.
+    static constexpr std::uint32_t stamp_horizon = 128;
+    using stamp = std::uint8_t;
+    /// @brief True when the value at a dense position was written at an epoch >= floor, or when
+    /// floor lies past the horizon (data pools with tracking only).
+    [[nodiscard]] bool written_since(std::uint32_t pos, std::uint32_t floor) const noexcept {
+        const std::uint32_t span = *epoch_ - floor;
+        if (span >= stamp_horizon) return true;
+        if (pos >= stamps_.size()) return false;
+        return static_cast<stamp>(static_cast<stamp>(*epoch_) - stamps_[pos]) <= span;
     }
     /// @brief Marks the value at a dense position as written this tick.
     void mark_written(std::uint32_t pos) noexcept {
-        if (pos < stamps_.size()) stamps_[pos] = *epoch_;
+        if (pos < stamps_.size()) stamps_[pos] = static_cast<stamp>(*epoch_);
     }
-    [[nodiscard]] std::uint32_t* stamps() noexcept { return stamps_.data(); }
+    [[nodiscard]] stamp* stamps() noexcept { return stamps_.data(); }
     [[nodiscard]] bool tracks_writes() const noexcept { return tracking_; }
     void bind_epoch(const std::uint32_t* epoch) noexcept { epoch_ = epoch; }
     void track_writes(bool on) {
         tracking_ = on && kind_ != storage_kind::tag;
-        stamps_.assign(tracking_ ? size() : 0, 0);
+        stamps_.assign(tracking_ ? size() : 0, old_stamp());
+    }
+    /// @brief Positions per block of age_stamps(), and the ticks a round of blocks takes.
+    static constexpr std::size_t stamp_block = 4096;
+    static constexpr std::uint32_t stamp_rounds = 64;
+    /// @brief Pins the stamps older than the horizon in this tick's blocks (registry::end_tick).
+    void age_stamps() noexcept {
+        const std::size_t n = stamps_.size();
+        const auto now = static_cast<stamp>(*epoch_);
+        const auto pinned = old_stamp();
+        for (std::size_t start = (*epoch_ % stamp_rounds) * stamp_block; start < n;
+             start += stamp_rounds * stamp_block) {
+            const std::size_t end = std::min(n, start + stamp_block);
+            for (std::size_t i = start; i < end; ++i) stamps_[i] = aged(stamps_[i], now, pinned);
+        }
     }
     /// @brief Everything it holds: the set, the write stamps and the change records.
     [[nodiscard]] std::size_t memory_bytes() const noexcept override {
         std::size_t records = 0;
         for (const auto& l : added) records += l.capacity();
         for (const auto& l : removed) records += l.capacity();
-        return sparse_set::memory_bytes() + stamps_.capacity() * sizeof(std::uint32_t) +
-               records * sizeof(entity_id);
+        return sparse_set::memory_bytes() + stamps_.capacity() * sizeof(stamp) + records * sizeof(entity_id);
     }
-    void reset_stamps() { std::fill(stamps_.begin(), stamps_.end(), 0); }
+    void reset_stamps() { std::fill(stamps_.begin(), stamps_.end(), old_stamp()); }
     void compact() override {
         compact_values([](std::uint32_t, std::uint32_t) {});
     }
@@ -101,25 +130,41 @@ class pool : public sparse_set {
     template <typename Move>
     std::uint32_t compact_values(Move&& move) {
         const bool stamped = tracking_;
+        const auto now = static_cast<stamp>(epoch_ == nullptr ? 0 : *epoch_);
+        const auto pinned = old_stamp();
         const std::uint32_t n = compact_with([&](std::uint32_t from, std::uint32_t to) {
             move(from, to);
-            if (stamped) stamps_[to] = stamps_[from];
+            if (stamped) stamps_[to] = aged(stamps_[from], now, pinned);
         });
         if (stamped) stamps_.resize(n);
         return n;
     }
     void push_stamp() {
-        if (tracking_) stamps_.push_back(*epoch_);
+        if (tracking_) stamps_.push_back(static_cast<stamp>(*epoch_));
+    }
+    /// @brief A stamp that reads as written stamp_horizon ticks ago: not within any exact span.
+    [[nodiscard]] stamp old_stamp() const noexcept {
+        return epoch_ == nullptr ? 0 : static_cast<stamp>(*epoch_ - stamp_horizon);
+    }
+    /// @brief The stamp, or old_stamp() when it is past the horizon (a stamp looked at, see above).
+    static stamp aged(stamp s, stamp now, stamp pinned) noexcept {
+        return static_cast<stamp>(now - s) >= stamp_horizon ? pinned : s;
+    }
+    [[nodiscard]] stamp aged(stamp s) const noexcept {
+        return aged(s, static_cast<stamp>(*epoch_), old_stamp());
     }
     void on_swap_and_pop(std::uint32_t pos) override { drop_stamp(pos); }
     void drop_stamp(std::uint32_t pos) noexcept {
         if (tracking_) {
-            stamps_[pos] = stamps_.back();
+            stamps_[pos] = aged(stamps_.back());
             stamps_.pop_back();
         }
     }
     void on_swap(std::uint32_t a, std::uint32_t b) override {
-        if (tracking_) std::swap(stamps_[a], stamps_[b]);
+        if (!tracking_) return;
+        const stamp at_a = stamps_[a];
+        stamps_[a] = aged(stamps_[b]);
+        stamps_[b] = aged(at_a);
     }
     void on_reserve(std::size_t n) override {
         if (tracking_) stamps_.reserve(n);
@@ -132,7 +177,7 @@ class pool : public sparse_set {
     storage_kind kind_;
     bool tracking_ = false;
     const std::uint32_t* epoch_ = nullptr;
-    std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> stamps_;
+    std::vector<stamp, huge_page_allocator<stamp>> stamps_;
 };
 
 /// @brief A pool with a packed array of values moved in step with the slots.

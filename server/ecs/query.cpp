@@ -285,8 +285,8 @@ class change_filter {
         for (auto c : q_.changed) {
             const pool& p = r_.storage(c);
             if (!p.contains(slot)) return false;
-            const bool changed =
-                p.tracks_writes() ? p.stamp_at(p.index(slot)) >= r_.change_floor() : added_[k++].count(e) > 0;
+            const bool changed = p.tracks_writes() ? p.written_since(p.index(slot), r_.change_floor())
+                                                   : added_[k++].count(e) > 0;
             if (!changed) return false;
         }
         return true;
@@ -367,7 +367,8 @@ registry::entity_changes registry::changes_of(entity_id e) const {
         if (!live || !p.contains(slot)) continue;
         const bool added = listed(p.added);
         if (added) out.added.push_back(c);
-        if (p.tracks_writes() ? p.stamp_at(p.index(slot)) >= change_floor() : added) out.changed.push_back(c);
+        if (p.tracks_writes() ? p.written_since(p.index(slot), change_floor()) : added)
+            out.changed.push_back(c);
     }
     return out;
 }

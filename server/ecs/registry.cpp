@@ -493,9 +493,10 @@ void registry::end_tick() {
     std::swap(died_[0], died_[1]);
     died_[1].clear();
     if (++epoch_ == 0) {  // after 2^32 ticks: restart stamps rather than alias old ones
-        for (auto& p : pools_) p->reset_stamps();
         epoch_ = 2;
+        for (auto& p : pools_) p->reset_stamps();
     }
+    for (auto& p : pools_) p->age_stamps();  // a stamp is a byte: keep its age from wrapping (pool.hpp)
 }
 
 std::vector<entity_id> registry::died() const {

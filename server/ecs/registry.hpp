@@ -283,7 +283,7 @@ class registry {
     void flush();
 
     // --- ticks and change tracking -------------------------------------------------
-    /// @brief Current write epoch; values stamped >= change_floor() count as changed.
+    /// @brief Current write epoch; values written since change_floor() count as changed.
     [[nodiscard]] std::uint32_t epoch() const noexcept { return epoch_; }
     [[nodiscard]] std::uint32_t change_floor() const noexcept { return epoch_ - 1; }
     /// @brief Flushes deferred changes, then rotates the change records: what happened in the
@@ -404,10 +404,10 @@ void registry::each_split(F&& f, Split&& split) {
             const std::uint32_t n = groups_[static_cast<std::size_t>(g0)].size();
             auto ptrs = std::make_tuple(storage<T>().data()...);
             const std::uint32_t* slots = pools_[ids[0]]->slots();
-            auto stamp_ptrs = std::array<std::uint32_t*, 2>{
+            auto stamp_ptrs = std::array<pool::stamp*, 2>{
                 (!std::is_const_v<T> && pools_[id_of<T>()]->tracks_writes()) ? pools_[id_of<T>()]->stamps()
                                                                              : nullptr...};
-            const std::uint32_t ep = epoch_;
+            const auto ep = static_cast<pool::stamp>(epoch_);
             const entity_table& table = entities_;
             split(n, [&](std::uint32_t begin, std::uint32_t end) {
                 if constexpr (std::is_invocable_v<F&, T&...>) {
@@ -462,9 +462,9 @@ void registry::each_split_nested(With&& with, Without&& without, Split&& split) 
     A* pa = storage<A>().data();
     B* pb = storage<B>().data();
     C* pc = storage<C>().data();
-    std::uint32_t* sa = (!std::is_const_v<A> && pools_[a]->tracks_writes()) ? pools_[a]->stamps() : nullptr;
-    std::uint32_t* sb = (!std::is_const_v<B> && pools_[b]->tracks_writes()) ? pools_[b]->stamps() : nullptr;
-    const std::uint32_t ep = epoch_;
+    pool::stamp* sa = (!std::is_const_v<A> && pools_[a]->tracks_writes()) ? pools_[a]->stamps() : nullptr;
+    pool::stamp* sb = (!std::is_const_v<B> && pools_[b]->tracks_writes()) ? pools_[b]->stamps() : nullptr;
+    const auto ep = static_cast<pool::stamp>(epoch_);
     split(inner, [&](std::uint32_t begin, std::uint32_t end) {
         for (std::uint32_t i = begin; i < end; ++i) with(pa[i], pb[i], pc[i]);
         if (sa) std::fill(sa + begin, sa + end, ep);
@@ -490,9 +490,9 @@ void registry::each_from_pool(component_id driver, F& f, std::index_sequence<I..
     constexpr std::size_t k = sizeof...(T);
     const std::array<component_id, k> ids{id_of<T>()...};
     const auto stores = std::make_tuple(&storage<T>()...);
-    const std::array<std::uint32_t*, k> stamps{
+    const std::array<pool::stamp*, k> stamps{
         (!std::is_const_v<T> && pools_[ids[I]]->tracks_writes()) ? pools_[ids[I]]->stamps() : nullptr...};
-    const std::uint32_t ep = epoch_;
+    const auto ep = static_cast<pool::stamp>(epoch_);
     const std::uint32_t* slots = pools_[driver]->slots();
     const auto n = static_cast<std::uint32_t>(pools_[driver]->size());
     for (std::uint32_t i = 0; i < n; ++i) {

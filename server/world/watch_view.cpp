@@ -291,7 +291,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
                                           [&](const field_hash& f) { return f.c == c; });
             const ecs::pool& p = reg.storage(c);
             // Not written since the last diff: the subscribers already have this value.
-            if (old != st.fields.end() && p.tracks_writes() && p.stamp_at(p.index(slot)) < floor_) {
+            if (old != st.fields.end() && p.tracks_writes() && !p.written_since(p.index(slot), floor_)) {
                 next.push_back(*old);
                 continue;
             }

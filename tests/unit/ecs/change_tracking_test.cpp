@@ -102,3 +102,56 @@ TEST_F(ChangeTracking, EntitiesDestroyedInOrderAreRecordedAsRuns) {
     const auto died = reg.died();
     EXPECT_EQ(died, ids) << "each id is still there, in order";
 }
+
+// A write stamp is one byte (the low byte of the tick count), so after 256 ticks an old stamp
+// would read as written now; every 64 ticks old stamps are pinned past the horizon. Over 1000
+// ticks, a value written once is "changed" only in its tick and the next, whatever the tick
+// count's low byte, and a question about writes since a floor past the horizon answers "maybe".
+TEST_F(ChangeTracking, OneByteStampsNeverWrapIntoChanged) {
+    const auto a = reg.create();
+    const auto b = reg.create();
+    reg.emplace<Position>(a);
+    reg.emplace<Position>(b);
+    const auto& pool = reg.storage<Position>();
+    for (std::uint32_t tick = 0; tick < 1000; ++tick) {
+        if (tick == 300) reg.touch<Position>(b);
+        const auto changed = run("changed(Position)");
+        if (tick <= 1) {
+            EXPECT_EQ(changed, (std::vector<entity_id>{a, b})) << "tick " << tick;  // the additions
+        } else if (tick == 300 || tick == 301) {
+            EXPECT_EQ(changed, (std::vector<entity_id>{b})) << "tick " << tick;
+        } else {
+            EXPECT_TRUE(changed.empty()) << "tick " << tick << ": " << changed.size() << " read as changed";
+        }
+        const auto pos = pool.index(index_of(a));
+        if (tick >= pool::stamp_horizon) {  // written at tick 0: not within the last 127 ticks
+            EXPECT_FALSE(pool.written_since(pos, reg.epoch() - (pool::stamp_horizon - 1))) << "tick " << tick;
+        }
+        EXPECT_TRUE(pool.written_since(pos, reg.epoch() - pool::stamp_horizon));  // past the horizon: maybe
+        reg.end_tick();
+    }
+}
+
+// age_stamps() looks at one block of positions in 64 each tick; a stamp that moves is looked at as
+// it moves. Here one stamp is moved, every tick, into the block that tick's sweep has just passed,
+// so the sweep never sees it: only the look on each move keeps it from wrapping into "changed".
+TEST_F(ChangeTracking, AStampThatDodgesEverySweepStillNeverWrapsIntoChanged) {
+    constexpr std::uint32_t n = pool::stamp_rounds * pool::stamp_block + 1;
+    std::vector<entity_id> ids;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        ids.push_back(reg.create());
+        reg.emplace<Position>(ids.back());
+    }
+    auto& pool = reg.storage<Position>();
+    const auto s = ids.back();
+    for (std::uint32_t tick = 0; tick < 600; ++tick) {
+        reg.end_tick();
+        // The block this end_tick swept; move s to its first position (swap with whoever is there).
+        const std::uint32_t swept = (reg.epoch() % pool::stamp_rounds) * pool::stamp_block;
+        pool.swap_positions(pool.index(index_of(s)), swept);
+        ASSERT_EQ(pool.index(index_of(s)), swept);
+        if (tick >= 2) {
+            ASSERT_FALSE(pool.written_since(swept, reg.change_floor())) << "tick " << tick;
+        }
+    }
+}
