@@ -399,19 +399,16 @@ int registry::watch(const query& q) {
         if (w.all == q.all && w.none == q.none && w.any == q.any) return static_cast<int>(i);
     }
     const int id = static_cast<int>(watches_.size());
-    auto entry = std::make_unique<watch_entry>();
-    entry->q = q;
+    auto& entry = *watches_.emplace_back(std::make_unique<watch_entry>());
+    entry.q = q;
+    entry.group = group_over(q);
+    if (entry.group >= 0) return id;  // the group keeps the members
     std::unordered_set<component_id> mentioned;
     q.all.for_each([&](component_id c) { mentioned.insert(c); });
     q.none.for_each([&](component_id c) { mentioned.insert(c); });
     for (const auto& g : q.any) g.for_each([&](component_id c) { mentioned.insert(c); });
-    watches_.push_back(std::move(entry));
-    if (const int g = group_over(q); g >= 0) {
-        watches_.back()->group = g;
-        return id;
-    }
     for (auto c : mentioned) watches_by_component_[c].push_back(id);
-    rebuild_members(*watches_.back());
+    rebuild_members(entry);
     return id;
 }
 

@@ -104,7 +104,7 @@ TEST_F(ChangeTracking, EntitiesDestroyedInOrderAreRecordedAsRuns) {
 }
 
 // A write stamp is one byte (the low byte of the tick count), so after 256 ticks an old stamp
-// would read as written now; every 64 ticks old stamps are pinned past the horizon. Over 1000
+// would read as written now; age_stamps() pins old stamps past the horizon before that. Over 1000
 // ticks, a value written once is "changed" only in its tick and the next, whatever the tick
 // count's low byte, and a question about writes since a floor past the horizon answers "maybe".
 TEST_F(ChangeTracking, OneByteStampsNeverWrapIntoChanged) {

@@ -64,19 +64,20 @@ TEST(Seed003Pools, ASystemOverAnOwningGroupUsesTheGroupAsItsMemberSet) {
             if (!group_first) reg->own_group<test::Position, test::Velocity>();
             return std::pair{std::move(reg), sys};
         };
-        auto [reg, sys] = make(true);
-        auto [twin, none] = make(false);
-        const int with_player = reg->watch(reg->resolve(parse_query("Position, Velocity, Player")));
-        std::vector<entity_id> ids;
-        for (auto* r : {reg.get(), twin.get()}) {
-            ids.clear();
+        auto populate = [](registry& r) {
+            std::vector<entity_id> out;
             for (int i = 0; i < 1000; ++i) {
-                const auto e = r->create();
-                r->emplace<test::Position>(e);
-                if (i % 4 != 0) r->emplace<test::Velocity>(e);
-                ids.push_back(e);
+                out.push_back(r.create());
+                r.emplace<test::Position>(out.back());
+                if (i % 4 != 0) r.emplace<test::Velocity>(out.back());
             }
-        }
+            return out;
+        };
+        auto [reg, sys] = make(true);
+        const auto twin = make(false).first;
+        const int with_player = reg->watch(reg->resolve(parse_query("Position, Velocity, Player")));
+        const auto ids = populate(*reg);
+        populate(*twin);
         EXPECT_EQ(reg->member_count(sys), 750u);
         EXPECT_FALSE(reg->is_member(sys, index_of(ids[0])));
         EXPECT_TRUE(reg->is_member(sys, index_of(ids[1])));
