@@ -30,24 +30,40 @@ bool overlap(const collision_body& a, const collision_body& b) {
     return dx * dx + dy * dy < rr * rr;
 }
 
+// Collects every collider's search fields, id and Position; Velocity and RigidBody are looked up
+// later, once the bodies are sorted (see link_bodies).
 void gather(world& w, collision_state& st, double& max_r) {
-    auto& reg = w.registry();
-    auto& pos = reg.storage<Position>();
-    auto& vel = reg.storage<Velocity>();
-    auto& rbs = reg.storage<RigidBody>();
     st.unsorted.clear();
     w.walk<collision_detection_system, const Position, const Collider>(
         [&](entity_id e, const Position& p, const Collider& c) {
-            const auto slot = ecs::index_of(e);
             const double r = std::max(0.0, c.radius);
-            Velocity* v = vel.contains(slot) ? &vel.get(slot) : nullptr;
-            const RigidBody* rb = rbs.contains(slot) ? &rbs.get(slot) : nullptr;
-            // A mass too small to invert safely counts as immovable rather than as infinitely light.
-            const double inv = (v && rb && rb->mass > 1e-9) ? 1.0 / rb->mass : 0.0;
-            st.unsorted.push_back(
-                {e, p.x, p.y, r, c.layer, c.mask, 0, 0, &pos.get(slot), v, inv, rb ? rb->restitution : 1.0});
+            // The walk reads Position; response writes it through this pointer (the value itself
+            // is not const: it lives in the Position pool).
+            st.unsorted.push_back({{p.x, p.y, r, c.layer, c.mask, 0, 0}, e, const_cast<Position*>(&p)});
             max_r = std::max(max_r, r);
         });
+}
+
+// Fills each sorted body's Velocity, inverse mass and restitution: lookups only, so the bodies
+// are cut into pieces run side by side.
+void link_bodies(world& w, collision_state& st) {
+    auto& reg = w.registry();
+    auto& vel = reg.storage<Velocity>();
+    auto& rbs = reg.storage<RigidBody>();
+    const auto n = static_cast<std::uint32_t>(st.links.size());
+    w.pool().parallel_for(n, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
+        for (std::uint32_t k = from; k < to; ++k) {
+            auto& l = st.links[k];
+            const auto slot = ecs::index_of(l.id);
+            const auto vp = vel.find(slot);
+            const auto rp = rbs.find(slot);
+            l.vel = vp != ecs::null_index ? &vel.at(vp) : nullptr;
+            const RigidBody* rb = rp != ecs::null_index ? &rbs.at(rp) : nullptr;
+            // A mass too small to invert safely counts as immovable rather than as infinitely light.
+            l.inv_mass = (l.vel && rb && rb->mass > 1e-9) ? 1.0 / rb->mass : 0.0;
+            l.restitution = rb ? rb->restitution : 1.0;
+        }
+    });
 }
 }  // namespace
 
@@ -61,6 +77,7 @@ void collision_detection_system::run(world& w) {
     st.dropped.clear();
     st.tick = w.tick();
     st.bodies.resize(n);
+    st.links.resize(n);
     if (n > 0) {
         const double cell = max_r > 0 ? 2 * max_r : 1.0;
         std::int64_t min_x = INT64_MAX, min_y = INT64_MAX, max_x = INT64_MIN, max_y = INT64_MIN;
@@ -70,7 +87,8 @@ void collision_detection_system::run(world& w) {
         const auto cell_of = [&](double v) {
             return static_cast<std::int64_t>(std::clamp(std::floor(v / cell), -cell_limit, cell_limit));
         };
-        for (auto& b : st.unsorted) {
+        for (auto& g : st.unsorted) {
+            auto& b = g.body;
             b.cx = cell_of(b.x);
             b.cy = cell_of(b.y);
             min_x = std::min(min_x, b.cx);
@@ -100,12 +118,19 @@ void collision_detection_system::run(world& w) {
         st.bucket_start.assign(static_cast<std::size_t>(buckets) + 2, 0);  // [buckets] is an empty sentinel
         st.bucket_of.resize(n);
         for (std::uint32_t i = 0; i < n; ++i) {
-            st.bucket_of[i] = bucket_of_cell(st.unsorted[i].cx, st.unsorted[i].cy);
+            st.bucket_of[i] = bucket_of_cell(st.unsorted[i].body.cx, st.unsorted[i].body.cy);
             ++st.bucket_start[st.bucket_of[i] + 1];
         }
         for (std::uint32_t k = 0; k <= buckets; ++k) st.bucket_start[k + 1] += st.bucket_start[k];
         st.fill.assign(st.bucket_start.begin(), st.bucket_start.end() - 1);
-        for (std::uint32_t i = 0; i < n; ++i) st.bodies[st.fill[st.bucket_of[i]]++] = st.unsorted[i];
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const auto k = st.fill[st.bucket_of[i]]++;
+            const auto& g = st.unsorted[i];
+            st.bodies[k] = g.body;
+            st.links[k].id = g.id;
+            st.links[k].pos = g.pos;
+        }
+        link_bodies(w, st);
         // Narrowphase over the own cell (later bodies only) and four forward cells: each pair once.
         // In the hashed layout a bucket can hold other cells too, hence the cell check. Bodies are
         // cut into pieces searched side by side on the world's threads, each into its own list;
@@ -162,24 +187,26 @@ void collision_detection_system::run(world& w) {
     // Ids go in here, while bodies i and j (neighbours in space and in memory) are in cache.
     st.fill.assign(st.offsets.begin(), st.offsets.end() - 1);
     for (auto [i, j] : st.pairs) {
-        st.adjacency[st.fill[i]++].id = st.bodies[j].id;
-        st.adjacency[st.fill[j]++].id = st.bodies[i].id;
+        st.adjacency[st.fill[i]++].id = st.links[j].id;
+        st.adjacency[st.fill[j]++].id = st.links[i].id;
     }
     auto& contacts = reg.storage<Contacts>();
     // Bodies touching something for the first time get their Contacts first (adding one may move
     // the pool's values); then each body writes only its own list and stamp, side by side.
     for (std::uint32_t i = 0; i < n; ++i)
-        if (st.offsets[i + 1] > st.offsets[i] && !contacts.contains(ecs::index_of(st.bodies[i].id)))
-            reg.emplace<Contacts>(st.bodies[i].id);
+        if (st.offsets[i + 1] > st.offsets[i] && !contacts.contains(ecs::index_of(st.links[i].id)))
+            reg.emplace<Contacts>(st.links[i].id);
     w.pool().parallel_for(n, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
         for (std::uint32_t i = from; i < to; ++i) {
             const auto begin = st.offsets[i], end = st.offsets[i + 1];
-            const auto pos = contacts.find(ecs::index_of(st.bodies[i].id));  // one lookup: has, get, touch
-            if (pos == ecs::null_index) continue;                            // touches nothing and never did
+            const auto pos = contacts.find(ecs::index_of(st.links[i].id));  // one lookup: has, get, touch
+            if (pos == ecs::null_index) continue;                           // touches nothing and never did
             auto& list = contacts.at(pos).entities;
-            if (begin == end && list.empty()) continue;  // nothing touched it and nothing does: not a write
-            list.resize(end - begin);
-            std::copy(st.adjacency.begin() + begin, st.adjacency.begin() + end, list.begin());
+            const auto first = st.adjacency.begin() + begin, last = st.adjacency.begin() + end;
+            // The same contacts as last tick (or none, as before) are not a write: a resting pile
+            // costs a compare, and changed(Contacts) names only the bodies whose contacts changed.
+            if (std::equal(first, last, list.begin(), list.end())) continue;
+            list.assign(first, last);
             contacts.mark_written(pos);
         }
     });
@@ -199,8 +226,8 @@ void collision_response_system::run(world& w) {
     }
     std::sort(st.dropped.begin(), st.dropped.end());
     const auto respond = [&](std::uint32_t i, std::uint32_t j) {
-        auto& a = st.bodies[i];
-        auto& b = st.bodies[j];
+        const auto& a = st.links[i];
+        const auto& b = st.links[j];
         const double ia = a.inv_mass, ib = b.inv_mass;
         if (ia + ib == 0) return;
         if (!st.dropped.empty() &&
@@ -220,7 +247,7 @@ void collision_response_system::run(world& w) {
             ny = 0;
         }
         const double inv_sum = 1 / (ia + ib);
-        const double depth = a.r + b.r - d;
+        const double depth = st.bodies[i].r + st.bodies[j].r - d;
         if (depth > 0) {
             const double push_a = depth * ia * inv_sum, push_b = depth * ib * inv_sum;
             pa.x -= nx * push_a;

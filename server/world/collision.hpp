@@ -11,19 +11,26 @@
 
 namespace ecsd::world {
 
+// A body is kept in two arrays in the same order (sorted by grid bucket): what the pair search
+// reads, and what response and the Contacts writes read. Split, the search walks 48 B a body
+// instead of 88, and the counting sort moves less.
 struct collision_body {
-    ecs::entity_id id;
     double x, y, r;
     std::uint32_t layer, mask;
     std::int64_t cx, cy;  // grid cell
-    Position* pos;        // valid until the next structural change (see version)
-    Velocity* vel;        // null: immovable (no Velocity, e.g. Frozen)
-    double inv_mass;      // 0: immovable
+};
+
+struct collision_link {
+    ecs::entity_id id;
+    Position* pos;    // valid until the next structural change (see version)
+    Velocity* vel;    // null: immovable (no Velocity, e.g. Frozen)
+    double inv_mass;  // 0: immovable
     double restitution;
 };
 
 struct collision_state {
     std::vector<collision_body> bodies;                          // sorted by grid bucket
+    std::vector<collision_link> links;                           // bodies' ids and pointers, same order
     std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;  // indices into bodies
     std::vector<std::pair<ecs::entity_id, ecs::entity_id>>
         dropped;                             // removed by the ghost filter (lower id first)
@@ -33,7 +40,12 @@ struct collision_state {
     std::int64_t min_cy = 0;  // the grid's first row
     static constexpr std::int64_t band_rows = 32;
     // scratch, reused across ticks
-    std::vector<collision_body> unsorted;
+    struct gathered {
+        collision_body body;
+        ecs::entity_id id;
+        Position* pos;
+    };
+    std::vector<gathered> unsorted;
     std::vector<std::uint32_t> bucket_start;
     std::vector<std::uint32_t> bucket_of;
     std::vector<std::uint32_t> offsets;

@@ -173,6 +173,31 @@ TEST(Collision, OverlappingCirclesGetContactsAndAreSeparated) {
     EXPECT_NEAR(reg.get<Position>(b).x - reg.get<Position>(a).x, 2.0, 1e-9);
 }
 
+TEST(Collision, ContactsThatDidNotChangeAreNotAWrite) {
+    // Detection keeps Contacts current every tick, but writes (stamps) a list only when it
+    // changed: changed(Contacts) names the bodies whose contacts changed in the last tick.
+    world w(paused_world());
+    const auto a = w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Collider", {{"radius", 1}}}});
+    const auto b = w.spawn({{"Position", {{"x", 1.5}, {"y", 0}}}, {"Collider", {{"radius", 1}}}});
+    const auto changed = [&] {
+        std::vector<json> ids;
+        const json found = w.query("changed(Contacts)", std::nullopt, 10, 0);
+        for (const auto& e : found["entities"]) ids.push_back(e["entity"]);
+        return ids;
+    };
+    w.step(1);
+    EXPECT_EQ(changed(), (std::vector<json>{a, b}));  // added
+    w.step(1);
+    EXPECT_EQ(changed(), std::vector<json>{});  // the same two lists: no write
+    EXPECT_EQ(w.registry().get<Contacts>(a).entities, (std::vector<ecsd::ecs::entity_ref>{{b}}));
+    w.registry().get<Position>(b).x = 5;  // apart: both lists empty out
+    w.step(1);
+    EXPECT_EQ(changed(), (std::vector<json>{a, b}));
+    EXPECT_TRUE(w.registry().get<Contacts>(a).entities.empty());
+    w.step(1);
+    EXPECT_EQ(changed(), std::vector<json>{});
+}
+
 TEST(Collision, LayerAndMaskMustMatchBothWays) {
     world w(paused_world());
     const auto a =
