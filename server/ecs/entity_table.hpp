@@ -1,13 +1,16 @@
 #pragma once
-// Entity slots. Each slot is a record of 32-bit words: the first holds the
-// generation (21 bits), the alive bit and the signature bits of the first 10
-// component types; a world with more types adds one overflow word per 32 more,
-// kept beside the first so one cache line answers a signature test. Freed slots
-// wait in a FIFO queue, which spreads generations evenly; a slot whose
-// generation would wrap is retired so its ids are never handed out again.
+// Entity slots. Each slot has one 32-bit word: the generation (21 bits), the
+// alive bit and the signature bits of the first 10 component types. A world with
+// more types keeps their bits in overflow words (one per 32 more types), in pages
+// of page_slots slots made the first time a slot of the page gets such a bit: an
+// entity with only the first 10 types costs 4 bytes here (issue 16), and one with
+// a later type pays one more cache line to test it. Freed slots wait in a FIFO
+// queue, which spreads generations evenly; a slot whose generation would wrap is
+// retired so its ids are never handed out again.
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -42,7 +45,6 @@ class entity_table {
             if (slots_ == null_index) throw std::length_error("entity slots exhausted");
             slot = static_cast<std::uint32_t>(slots_++);
             words_.push_back((std::uint32_t{1} << generation_shift) | alive_bit);
-            for (std::size_t w = 1; w < stride_; ++w) words_.push_back(0);
         }
         ++alive_;
         return make_entity(slot, generation(slot));
@@ -58,7 +60,7 @@ class entity_table {
             head(slot) = (gen + 1) << generation_shift;
             free_.push_back(slot);
         }
-        for (std::size_t w = 1; w < stride_; ++w) words_[slot * stride_ + w] = 0;
+        if (std::uint32_t* o = overflow(slot)) std::fill_n(o, extra_, 0U);
         --alive_;
     }
 
@@ -87,26 +89,30 @@ class entity_table {
     }
 
     // --- signatures ----------------------------------------------------------
-    void set_bit(std::uint32_t slot, component_id c) noexcept {
+    /// @brief Sets a signature bit; a type past the first 10 may make its page's overflow words
+    /// (bad_alloc then, with nothing changed).
+    void set_bit(std::uint32_t slot, component_id c) {
         if (c < inline_bits) {
             head(slot) |= std::uint32_t{1} << c;
         } else {
             const auto b = c - inline_bits;
-            overflow(slot)[b / overflow_word_bits] |= std::uint32_t{1} << (b % overflow_word_bits);
+            overflow_made(slot)[b / overflow_word_bits] |= std::uint32_t{1} << (b % overflow_word_bits);
         }
     }
     void clear_bit(std::uint32_t slot, component_id c) noexcept {
         if (c < inline_bits) {
             head(slot) &= ~(std::uint32_t{1} << c);
-        } else {
+        } else if (std::uint32_t* o = overflow(slot)) {
             const auto b = c - inline_bits;
-            overflow(slot)[b / overflow_word_bits] &= ~(std::uint32_t{1} << (b % overflow_word_bits));
+            o[b / overflow_word_bits] &= ~(std::uint32_t{1} << (b % overflow_word_bits));
         }
     }
     [[nodiscard]] bool has(std::uint32_t slot, component_id c) const noexcept {
         if (c < inline_bits) return (head(slot) >> c) & 1;
+        const std::uint32_t* o = overflow(slot);
+        if (o == nullptr) return false;
         const auto b = c - inline_bits;
-        return (overflow(slot)[b / overflow_word_bits] >> (b % overflow_word_bits)) & 1;
+        return (o[b / overflow_word_bits] >> (b % overflow_word_bits)) & 1;
     }
     /// @brief Every component bit of a slot, calling f(component_id) in id order.
     template <typename F>
@@ -117,7 +123,8 @@ class entity_table {
             w &= w - 1;
         }
         const std::uint32_t* o = overflow(slot);
-        for (std::size_t i = 0; i + 1 < stride_; ++i) {
+        if (o == nullptr) return;
+        for (std::size_t i = 0; i < extra_; ++i) {
             std::uint32_t bits = o[i];
             while (bits) {
                 f(static_cast<component_id>(inline_bits + i * overflow_word_bits + __builtin_ctz(bits)));
@@ -133,7 +140,7 @@ class entity_table {
         if (w & none.inline_word()) return false;
         bool any_hit = any.empty() || (w & any.inline_word());
         const std::uint32_t* o = overflow(slot);
-        const std::size_t words = stride_ - 1;
+        const std::size_t words = o != nullptr ? extra_ : 0;
         for (std::size_t i = 0; i < all.overflow().size(); ++i) {
             const std::uint32_t have = i < words ? o[i] : 0;
             if ((have & all.overflow()[i]) != all.overflow()[i]) return false;
@@ -145,23 +152,23 @@ class entity_table {
         return any_hit;
     }
 
-    /// @brief Widens every record to cover `types` component ids (one more word per 32 types).
+    /// @brief Widens the overflow words to cover `types` component ids (one more word per 32
+    /// types); only the pages already made are copied.
     void ensure_types(std::size_t types) {
         const std::size_t extra =
             types > inline_bits ? (types - inline_bits + overflow_word_bits - 1) / overflow_word_bits : 0;
-        if (extra + 1 <= stride_) return;
-        const std::size_t wider = extra + 1;
-        decltype(words_) grown;
-        grown.reserve(std::max(words_.capacity() / stride_, slots_) * wider);
-        for (std::size_t s = 0; s < slots_; ++s) {
-            for (std::size_t w = 0; w < stride_; ++w) grown.push_back(words_[s * stride_ + w]);
-            for (std::size_t w = stride_; w < wider; ++w) grown.push_back(0);
+        if (extra <= extra_) return;
+        for (auto& page : pages_) {
+            if (!page) continue;
+            auto wider = std::make_unique<std::uint32_t[]>(page_slots * extra);  // zeroed
+            for (std::size_t s = 0; s < page_slots; ++s)
+                std::copy_n(page.get() + s * extra_, extra_, wider.get() + s * extra);
+            page = std::move(wider);
         }
-        words_ = std::move(grown);
-        stride_ = wider;
+        extra_ = extra;
     }
 
-    void reserve(std::size_t n) { words_.reserve(n * stride_); }
+    void reserve(std::size_t n) { words_.reserve(n); }
 
     [[nodiscard]] std::size_t alive_count() const noexcept { return alive_; }
     [[nodiscard]] std::size_t slot_count() const noexcept { return slots_; }
@@ -170,8 +177,13 @@ class entity_table {
     /// @brief Room in the free queue for n more slots (a bulk destroy).
     void reserve_free(std::size_t n) { reserve_more(free_, n); }
     [[nodiscard]] std::size_t bytes() const noexcept {
-        return words_.capacity() * sizeof(std::uint32_t) + free_.capacity() * sizeof(std::uint32_t);
+        std::size_t made = 0;
+        for (const auto& page : pages_) made += page ? 1 : 0;
+        return words_.capacity() * sizeof(std::uint32_t) + free_.capacity() * sizeof(std::uint32_t) +
+               pages_.capacity() * sizeof(pages_[0]) + made * page_slots * extra_ * sizeof(std::uint32_t);
     }
+    /// @brief Slots per page of overflow words.
+    static constexpr std::size_t page_slots = 4096;
 
     // --- persistence: the allocator state, so ids stay unique across restarts
     /// @brief Free slots in queue order.
@@ -183,11 +195,9 @@ class entity_table {
     void restore(const std::vector<std::uint32_t>& generations, const std::vector<std::uint32_t>& free_queue,
                  std::size_t retired) {
         words_.clear();
-        words_.reserve(generations.size() * stride_);
-        for (auto g : generations) {
-            words_.push_back(g << generation_shift);
-            for (std::size_t w = 1; w < stride_; ++w) words_.push_back(0);
-        }
+        words_.reserve(generations.size());
+        for (auto g : generations) words_.push_back(g << generation_shift);
+        pages_.clear();
         slots_ = generations.size();
         free_.assign(free_queue.begin(), free_queue.end());
         free_head_ = 0;
@@ -201,18 +211,26 @@ class entity_table {
     }
 
   private:
-    [[nodiscard]] std::uint32_t& head(std::uint32_t slot) noexcept { return words_[slot * stride_]; }
-    [[nodiscard]] std::uint32_t head(std::uint32_t slot) const noexcept { return words_[slot * stride_]; }
-    // One past the head word; only read when stride_ > 1 (ensure_types covers every registered id).
-    [[nodiscard]] std::uint32_t* overflow(std::uint32_t slot) noexcept {
-        return words_.data() + slot * stride_ + 1;
+    [[nodiscard]] std::uint32_t& head(std::uint32_t slot) noexcept { return words_[slot]; }
+    [[nodiscard]] std::uint32_t head(std::uint32_t slot) const noexcept { return words_[slot]; }
+    // The slot's overflow words, or null while its page has none (every bit there is 0).
+    [[nodiscard]] std::uint32_t* overflow(std::uint32_t slot) const noexcept {
+        const std::size_t page = slot / page_slots;
+        if (page >= pages_.size() || !pages_[page]) return nullptr;
+        return pages_[page].get() + (slot % page_slots) * extra_;
     }
-    [[nodiscard]] const std::uint32_t* overflow(std::uint32_t slot) const noexcept {
-        return words_.data() + slot * stride_ + 1;
+    // The slot's overflow words, its page made (zeroed) if need be; only for a type id past the
+    // first 10, which ensure_types has covered, so extra_ > 0.
+    [[nodiscard]] std::uint32_t* overflow_made(std::uint32_t slot) {
+        const std::size_t page = slot / page_slots;
+        if (page >= pages_.size()) pages_.resize(page + 1);
+        if (!pages_[page]) pages_[page] = std::make_unique<std::uint32_t[]>(page_slots * extra_);
+        return pages_[page].get() + (slot % page_slots) * extra_;
     }
 
-    std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> words_;  // slots_ records of stride_ words
-    std::size_t stride_ = 1;
+    std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> words_;  // one per slot
+    std::vector<std::unique_ptr<std::uint32_t[]>> pages_;  // overflow words, page_slots slots a page
+    std::size_t extra_ = 0;                                // overflow words per slot
     std::size_t slots_ = 0;
     std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> free_;
     std::size_t free_head_ = 0;

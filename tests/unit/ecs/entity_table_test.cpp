@@ -1,6 +1,7 @@
 #include "ecs/entity_table.hpp"
 
 #include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -87,18 +88,52 @@ TEST(EntityTable, SignatureBitsBeyondTheInlineWord) {
     EXPECT_FALSE(t.matches(index_of(e), all, any, none));
 }
 
-TEST(EntityTable, RecordsGrowFourBytesPerThirtyTwoMoreTypes) {
+TEST(EntityTable, OverflowWordsArePaidOnlyByPagesThatUseThem) {
+    // Generation, alive bit and the first 10 signature bits share one word a slot, however many
+    // types there are: an entity with only those types costs 4 bytes (issue 16).
     const auto bytes_per_slot = [](std::size_t types) {
         entity_table t;
         t.ensure_types(types);
         t.reserve(1000);
+        for (int i = 0; i < 1000; ++i) t.set_bit(index_of(t.create()), 9);
         return t.bytes() / 1000;
     };
-    EXPECT_EQ(bytes_per_slot(3), 4u);  // generation, alive bit and 10 signature bits share one word
+    EXPECT_EQ(bytes_per_slot(3), 4u);
     EXPECT_EQ(bytes_per_slot(10), 4u);
-    EXPECT_EQ(bytes_per_slot(11), 8u);
-    EXPECT_EQ(bytes_per_slot(42), 8u);
-    EXPECT_EQ(bytes_per_slot(43), 12u);
+    EXPECT_EQ(bytes_per_slot(43), 4u);
+
+    // A later type's bit makes the overflow words of its page only: a page of page_slots slots,
+    // one word a slot per 32 types past the first 10.
+    entity_table t;
+    t.ensure_types(43);  // 33 overflow types: two words
+    std::vector<entity_id> ids;
+    for (std::size_t i = 0; i < 3 * entity_table::page_slots; ++i) ids.push_back(t.create());
+    const auto before = t.bytes();
+    const auto far = index_of(ids[entity_table::page_slots + 7]);  // in the second page
+    t.set_bit(far, 42);
+    const auto page_bytes = entity_table::page_slots * 2 * sizeof(std::uint32_t);
+    EXPECT_GE(t.bytes() - before, page_bytes);
+    EXPECT_LT(t.bytes() - before, page_bytes + 64);  // and the page table's few pointers
+    EXPECT_TRUE(t.has(far, 42));
+    EXPECT_FALSE(t.has(far + 1, 42));  // the rest of the page reads as 0
+    EXPECT_FALSE(t.has(index_of(ids[0]), 42));
+    EXPECT_FALSE(t.has(index_of(ids.back()), 42));  // a page never made reads as 0
+    t.set_bit(far + 1, 41);
+    EXPECT_LT(t.bytes() - before, page_bytes + 64);  // the same page: nothing more
+    component_mask all, none, any;
+    all.set(42);
+    EXPECT_TRUE(t.matches(far, all, any, none));
+    EXPECT_FALSE(t.matches(far + 1, all, any, none));
+    EXPECT_FALSE(t.matches(index_of(ids.back()), all, any, none));
+    // Destroying the slot clears its later bits, so a new id on it starts with none.
+    t.destroy(far);
+    t.clear_bit(index_of(ids.back()), 42);  // clearing in a page never made changes nothing
+    const entity_id again = t.create();     // the only free slot
+    ASSERT_EQ(index_of(again), far);
+    EXPECT_FALSE(t.has(far, 42));
+    std::vector<component_id> seen;
+    t.for_each_component(far + 1, [&](component_id c) { seen.push_back(c); });
+    EXPECT_EQ(seen, std::vector<component_id>{41});
 }
 
 TEST(EntityTable, WideningKeepsIdsAndSignatures) {
