@@ -132,6 +132,11 @@ class json_text {
         string(k);
         put(':');
     }
+    /// @brief Appends an unsigned integer (an entity id), as json::dump() writes it.
+    void unsigned_integer(std::uint64_t v) {
+        char buf[24];
+        put(buf, static_cast<std::size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+    }
     /// @brief Appends a JSON string.
     void string(std::string_view s) {
         if (plain(s)) {

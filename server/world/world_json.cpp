@@ -384,11 +384,11 @@ void world::write_query(const json& q, const std::optional<std::vector<std::stri
             w.raw(R"({"alive":false)");
         }
         w.raw(R"(,"entity":)");
-        w.value(e);
+        w.unsigned_integer(e);
         w.raw("}");
     });
     w.raw(R"(],"total":)");
-    w.value(total);
+    w.unsigned_integer(total);
     w.raw("}");
 }
 

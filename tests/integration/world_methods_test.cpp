@@ -150,6 +150,51 @@ TEST_F(WorldMethods, ValueFiltersWorkInTextAndObjectFormInQueryAndWatch) {
     EXPECT_EQ(note["params"]["left"][0]["reason"], "unmatched");
 }
 
+TEST_F(WorldMethods, AMutateAnswersWithTheComponentAsGetReadsIt) {
+    // mutate's answer is written as text: it must be the JSON the tree gave, for typed components
+    // (doubles, strings, nested fields) and run-time ones (numbers, strings, booleans).
+    (void)c_.result("world.create", {{"world", "mt"}, {"paused", true}});
+    (void)c_.result("world.register_component",
+                    {{"world", "mt"},
+                     {"name", "Loot"},
+                     {"fields", {{"gold", 0}, {"label", "none"}, {"cursed", false}, {"weight", 0.5}}}});
+    const auto e = c_.result("world.spawn_entity", {{"world", "mt"},
+                                                    {"components",
+                                                     {{"Position", {{"x", 1.25}, {"y", -3}}},
+                                                      {"Name", {{"name", "q\"uote"}}},
+                                                      {"Health", json::object()},
+                                                      {"Loot", json::object()}}}})["entity"];
+    const json edits =
+        json::array({json{"Position", "x", 0.1}, json{"Position", "/y", 123456.789e-3},
+                     json{"Health", "hp", 7}, json{"Name", "name", "tab\there"},
+                     json{"Loot", "gold", 123456789012}, json{"Loot", "label", "\u00e9t\u00e9"},
+                     json{"Loot", "cursed", true}, json{"Loot", "weight", -2.5e-7}});
+    for (const auto& edit : edits) {
+        c_.send_json({{"jsonrpc", "2.0"},
+                      {"id", 7},
+                      {"method", "world.mutate_components"},
+                      {"params",
+                       {{"world", "mt"},
+                        {"entity", e},
+                        {"component", edit[0]},
+                        {"path", edit[1]},
+                        {"value", edit[2]}}}});
+        const auto line = c_.read_line();
+        ASSERT_TRUE(line.has_value()) << edit;
+        const auto answer = json::parse(*line);
+        ASSERT_TRUE(answer.contains("result")) << *line;
+        const auto got =
+            c_.result("world.get_components", {{"world", "mt"}, {"entity", e}, {"components", {edit[0]}}});
+        EXPECT_EQ(answer["result"],
+                  (json{{"component", edit[0]}, {"entity", e}, {"value", got["components"][edit[0]]}}))
+            << *line;
+        const auto at = line->find(R"("result":)");
+        ASSERT_NE(at, std::string::npos);
+        const auto text = line->substr(at + 9, line->size() - at - 10);  // up to the envelope's }
+        EXPECT_EQ(text, answer["result"].dump()) << "keys in json::dump() order, nothing else in the text";
+    }
+}
+
 TEST_F(WorldMethods, ANameIsUniqueAndStandsWhereverAnIdIsTaken) {
     (void)c_.result("world.create", {{"world", "n"}, {"paused", true}});
     const json hero_components{{"Name", {{"name", "hero"}}},
