@@ -1,5 +1,7 @@
 #include "ecsd/protocol/jsonrpc.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <optional>
 #include <utility>
 
@@ -214,12 +216,42 @@ void append_json(std::string& out, const json& value) {
     s.dump(value, false, false, 0);
 }
 
+namespace {
+/// @brief append_json() of a request id, with the common ids (integers, plain strings) written
+/// directly: the serializer it would make for each answer looks up the locale and zeroes a buffer.
+void append_id(std::string& out, const json& id) {
+    char buf[24];
+    if (id.is_number_unsigned()) {
+        out.append(buf, std::to_chars(buf, buf + sizeof buf, id.get<std::uint64_t>()).ptr);
+        return;
+    }
+    if (id.is_number_integer()) {
+        out.append(buf, std::to_chars(buf, buf + sizeof buf, id.get<std::int64_t>()).ptr);
+        return;
+    }
+    if (id.is_string()) {
+        const auto& s = id.get_ref<const std::string&>();
+        const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+            const auto u = static_cast<unsigned char>(c);
+            return u >= 0x20 && u < 0x7f && c != '"' && c != '\\';
+        });
+        if (plain) {
+            out += '"';
+            out += s;
+            out += '"';
+            return;
+        }
+    }
+    append_json(out, id);
+}
+}  // namespace
+
 std::string make_response(const json& id, const json& result_or_error, bool is_error) {
     // Assembled as text: cheaper than building a json object around the result just to dump it.
     std::string out;
     out.reserve(128);
     out += R"({"jsonrpc":"2.0","id":)";
-    append_json(out, id);
+    append_id(out, id);
     out += is_error ? R"(,"error":)" : R"(,"result":)";
     append_json(out, result_or_error);
     out += '}';
@@ -236,7 +268,7 @@ std::string envelope_text(const json& id, std::string_view member, std::string_v
     std::string out;
     out.reserve(64 + text.size());
     out += R"({"jsonrpc":"2.0","id":)";
-    append_json(out, id);
+    append_id(out, id);
     out += member;
     out += text;
     out += '}';

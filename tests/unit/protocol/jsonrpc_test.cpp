@@ -1,5 +1,6 @@
 #include "ecsd/protocol/jsonrpc.hpp"
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,29 @@ TEST(Responses, ResultLine) {
 TEST(Responses, ResultTextIsTheSameLineAsAResultTree) {
     const json result{{"entity", 7}, {"components", {{"Position", {{"x", 0.5}}}}}};
     EXPECT_EQ(p::make_result_text("a", result.dump()), p::make_result("a", result));
+}
+
+TEST(Responses, EveryKindOfIdIsEchoedAsTheSerializerWritesIt) {
+    // Integers and plain strings are written without the serializer; the text must not differ.
+    const std::vector<json> ids{json(0U),
+                                json(42U),
+                                json(std::numeric_limits<std::uint64_t>::max()),
+                                json(-5),
+                                json(std::numeric_limits<std::int64_t>::min()),
+                                json("abc"),
+                                json(""),
+                                json("a\"b"),
+                                json("back\\slash"),
+                                json("tab\there"),
+                                json("\u00e9t\u00e9"),
+                                json("\x7f"),
+                                json(nullptr)};
+    for (const auto& id : ids) {
+        const std::string envelope = R"({"jsonrpc":"2.0","id":)" + id.dump();
+        EXPECT_EQ(p::make_result_text(id, "1"), envelope + R"(,"result":1})") << id;
+        EXPECT_EQ(p::make_error_text(id, "2"), envelope + R"(,"error":2})") << id;
+        EXPECT_EQ(p::make_response(id, json(3), false), envelope + R"(,"result":3})") << id;
+    }
 }
 
 TEST(Responses, ErrorLineCarriesReasonAndData) {
