@@ -1,7 +1,9 @@
 #pragma once
 // Allocator for the big packed arrays. On these VMs the first touch of a fresh
 // 4 KiB page costs ~10 us, so large blocks come straight from mmap with
-// MADV_HUGEPAGE (2 MiB pages: 512x fewer faults); small ones use operator new.
+// MADV_HUGEPAGE (2 MiB pages: 512x fewer faults). Middle-sized ones (from 256 KiB, such as a
+// 1M-entity pool's one-byte write stamps) are mapped on their own too, in 4 KiB pages, so that a
+// forked save can take its copy of them (see mapped_blocks); small ones use operator new.
 
 #include <sys/mman.h>
 
@@ -71,22 +73,40 @@ inline void note_unmapped(void* p) noexcept {
     return p;
 }
 
+inline constexpr std::size_t small_page = 4096;
+/// Blocks from this size up are mapped (and listed) on their own; below it, operator new.
+inline constexpr std::size_t mapped_from = std::size_t{256} << 10;
+
+/// @brief The bytes mapped for a block of `bytes`: whole huge pages for a big block, whole small
+/// pages for a middle-sized one (a huge page there would be resident in full, up to twice the block).
+[[nodiscard]] constexpr std::size_t mapped_size(std::size_t bytes) noexcept {
+    const std::size_t page = bytes >= huge_page ? huge_page : small_page;
+    return (bytes + page - 1) & ~(page - 1);
+}
+
 [[nodiscard]] inline void* allocate_block(std::size_t bytes) {
-    if (bytes < huge_page) return ::operator new(bytes);
-    const std::size_t rounded = (bytes + huge_page - 1) & ~(huge_page - 1);
-    void* p = map_aligned(rounded);
+    if (bytes < mapped_from) return ::operator new(bytes);
+    const std::size_t rounded = mapped_size(bytes);
+    void* p = nullptr;
+    if (bytes >= huge_page) {
+        p = map_aligned(rounded);
+    } else if (void* got =
+                   ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+               got != MAP_FAILED) {
+        p = got;
+    }
     if (p == nullptr) throw std::bad_alloc();
     note_mapped(p, rounded);
     return p;
 }
 
 inline void free_block(void* p, std::size_t bytes) noexcept {
-    if (bytes < huge_page) {
+    if (bytes < mapped_from) {
         ::operator delete(p);
         return;
     }
     note_unmapped(p);
-    ::munmap(p, (bytes + huge_page - 1) & ~(huge_page - 1));
+    ::munmap(p, mapped_size(bytes));
 }
 }  // namespace internal
 

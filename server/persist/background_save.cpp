@@ -31,15 +31,16 @@ void close_inherited(int keep) noexcept {
     }
 }
 
-/// @brief In the child, first thing: replaces each big block of the world (ecs::huge_page_allocator's)
+/// @brief In the child, first thing: replaces each block of the world that ecs::huge_page_allocator
+/// mapped (the big ones in huge pages, the middle-sized ones such as write stamps in small pages)
 /// with a private copy at the same address, so the parent, writing its world on, no longer shares
 /// those pages. A page the parent writes while the child still maps it is copied by the kernel, in
 /// the parent, at about 4 us a 4 KiB page (the tick after a fork of a 1M-entity world took 17 ms
 /// more); once the child holds its own copy the parent's pages are its own again, and a write
-/// costs one fault per 2 MiB. The fork comes right after a tick, so the copy has a period to end
-/// before the next one (about 10 ms for the 60 MB of a 1M-entity world here): the largest blocks (a
-/// component's values) first. One thread: ThreadSanitizer refuses threads started in the child of
-/// a threaded process, and the parent's next tick wants the other core. A block that cannot be
+/// costs one fault per page (2 MiB for a big block) and no copy. The fork comes right after a tick, so the
+/// copy has a period to end before the next one (about 10 ms for the 60 MB of a 1M-entity world here): the
+/// largest blocks (a component's values) first. One thread: ThreadSanitizer refuses threads started in the
+/// child of a threaded process, and the parent's next tick wants the other core. A block that cannot be
 /// copied (no memory) stays shared, as before. Returns the bytes copied.
 std::size_t take_private_copies() noexcept {
     struct block {
@@ -55,7 +56,15 @@ std::size_t take_private_copies() noexcept {
     std::sort(blocks.begin(), blocks.end(), [](const block& a, const block& b) { return a.bytes > b.bytes; });
     std::size_t copied = 0;
     for (const auto& [at, n] : blocks) {
-        void* fresh = ecs::internal::map_aligned(n);
+        // A big block's copy is backed by huge pages as the original was; a middle-sized one's
+        // by small pages (its length is not a multiple of 2 MiB).
+        void* fresh = nullptr;
+        if (n % ecs::internal::huge_page == 0) {
+            fresh = ecs::internal::map_aligned(n);
+        } else if (void* got = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                   got != MAP_FAILED) {
+            fresh = got;
+        }
         if (fresh == nullptr) continue;
         std::memcpy(fresh, at, n);
         if (::mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {

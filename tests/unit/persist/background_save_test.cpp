@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
@@ -72,27 +73,46 @@ TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
     }
     EXPECT_FALSE(listed(freed)) << "a freed block leaves the list before it is unmapped";
 
-    // The child replaces the block with a copy of its own at the same address (first thing, before
-    // the save runs); the parent writes at once. Whichever comes first, the child reads the values
-    // of the fork and the parent its own.
+    // A middle-sized block (a 1M-entity pool's one-byte stamps) is mapped and listed on its own,
+    // in whole small pages; a small one comes from operator new and is not listed.
+    using bytes = std::vector<std::uint8_t, ecsd::ecs::huge_page_allocator<std::uint8_t>>;
+    const auto listed_in_small_pages = [](const void* p) {
+        bool found = false;
+        ecsd::ecs::for_each_mapped_block([&](void* at, std::size_t n) {
+            found = found || (at == p && n % 4096 == 0 && n < (std::size_t{2} << 20));
+        });
+        return found;
+    };
+    bytes stamps(1 << 20, 5);
+    EXPECT_TRUE(listed_in_small_pages(stamps.data()));
+    const bytes small(1000, 1);
+    EXPECT_FALSE(listed_in_small_pages(small.data()));
+
+    // The child replaces each block with a copy of its own at the same address (first thing,
+    // before the save runs); the parent writes at once. Whichever comes first, the child reads the
+    // values of the fork and the parent its own.
     const auto path = fs::temp_directory_path() / ("ecsd_bgsave_big_" + std::to_string(::getpid()));
     big values(1 << 20, 7.0);
     ASSERT_TRUE(listed(values.data()));
-    auto bg = background_save::start([&values, &path] {
+    auto bg = background_save::start([&values, &stamps, &path] {
         std::this_thread::sleep_for(100ms);
         double sum = 0;
         for (const double v : values) sum += v;
+        for (const auto b : stamps) sum += b;
         const std::string text = std::to_string(static_cast<long long>(sum));
         write_file_atomically(path, text);
         return static_cast<std::uint64_t>(text.size());
     });
     std::fill(values.begin(), values.end(), 3.0);
+    std::fill(stamps.begin(), stamps.end(), 9);
     ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
     std::string written;
     ASSERT_TRUE(read_file_from(path, 0, written));
-    EXPECT_EQ(written, std::to_string(7LL << 20));
+    EXPECT_EQ(written, std::to_string((7LL << 20) + (5LL << 20)));
     EXPECT_EQ(values.front(), 3.0);
     EXPECT_EQ(values.back(), 3.0);
+    EXPECT_EQ(stamps.front(), 9);
+    EXPECT_EQ(stamps.back(), 9);
     fs::remove(path);
 }
 
