@@ -40,9 +40,9 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 faults() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $8}'; }
 field() { jq -r ".$1"; }
 
-printf '| %-40s | %6s | %5s | %7s | %8s | %5s | %9s | %8s | %8s | %7s | %12s |\n' ecsd ticks want skipped overruns saves "fork max" \
-  "tick p50" "tick p99" "faults" "RSS/entity"
-printf '|%s|\n' "------------------------------------------|--------|-------|---------|----------|-------|-----------|----------|----------|---------|--------------"
+printf '| %-40s | %6s | %5s | %7s | %8s | %5s | %9s | %9s | %8s | %8s | %7s | %12s |\n' ecsd ticks want skipped overruns saves "fork max" \
+  "copy max" "tick p50" "tick p99" "faults" "RSS/entity"
+printf '|%s|\n' "------------------------------------------|--------|-------|---------|----------|-------|-----------|-----------|----------|----------|---------|--------------"
 port=7871
 for bin in "${binaries[@]}"; do
   data="$work/data$port"
@@ -71,8 +71,12 @@ for bin in "${binaries[@]}"; do
   p99=$(echo "$after" | field tick_p99_ms | awk '{ printf "%.2f ms", $1 }')
   per=$(awk -v a="$rss0" -v b="$rss1" -v n="$entities" 'BEGIN { printf "%.0f B", (b - a) * 1024 / n }')
   if [[ -n "$fork" ]]; then fork="$fork ms"; else fork="none"; fi  # an ecsd from before saved in the tick
-  printf '| %-40s | %6d | %5d | %7d | %8d | %5d | %9s | %8s | %8s | %7d | %12s |\n' "$bin" "$ticks" \
-    "$((seconds * 60))" "$skipped" "$overruns" "$((saves1 - saves0))" "$fork" "$p50" "$p99" "$((faults1 - faults0))" "$per"
+  # How long after the fork the saving process had its own copy of the world's arrays (ticks
+  # before then pay copy-on-write faults); an ecsd from before did not say.
+  copy=$( (grep -o "arrays [0-9.]* ms after it" "$work/log$port" || true) | awk '{print $2}' | sort -g | tail -1)
+  if [[ -n "$copy" ]]; then copy="$copy ms"; else copy="n/a"; fi
+  printf '| %-40s | %6d | %5d | %7d | %8d | %5d | %9s | %9s | %8s | %8s | %7d | %12s |\n' "$bin" "$ticks" \
+    "$((seconds * 60))" "$skipped" "$overruns" "$((saves1 - saves0))" "$fork" "$copy" "$p50" "$p99" "$((faults1 - faults0))" "$per"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pid=""

@@ -59,6 +59,9 @@ class pool : public sparse_set {
     /// @brief Adds the slot with a value copied from raw_size() bytes (raw_size() > 0 only).
     virtual void emplace_raw(std::uint32_t slot, const std::byte* value);
 
+    /// @brief The start of the packed value array, or null (tags, or no values yet).
+    [[nodiscard]] virtual const void* value_array() const noexcept { return nullptr; }
+
     // --- change tracking -------------------------------------------------
     // A write stamp is the low byte of the epoch (the tick count) the value was last written in: one
     // byte a value, not four. Its age is (epoch - stamp) mod 256, true while the value is younger
@@ -84,6 +87,9 @@ class pool : public sparse_set {
         if (pos < stamps_.size()) stamps_[pos] = static_cast<stamp>(*epoch_);
     }
     [[nodiscard]] stamp* stamps() noexcept { return stamps_.data(); }
+    [[nodiscard]] const stamp* stamps() const noexcept { return stamps_.data(); }
+    /// @brief Write stamps held (0 when the pool does not track writes).
+    [[nodiscard]] std::size_t stamp_count() const noexcept { return stamps_.size(); }
     [[nodiscard]] bool tracks_writes() const noexcept { return tracking_; }
     void bind_epoch(const std::uint32_t* epoch) noexcept { epoch_ = epoch; }
     void track_writes(bool on) {
@@ -189,6 +195,7 @@ class packed_pool : public pool {
     [[nodiscard]] std::size_t memory_bytes() const noexcept override {
         return pool::memory_bytes() + data_.capacity() * sizeof(V);
     }
+    [[nodiscard]] const void* value_array() const noexcept override { return data_.data(); }
 
   protected:
     /// @brief Appends the slot and its value, stamped as written now.

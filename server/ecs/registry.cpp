@@ -510,4 +510,21 @@ std::size_t registry::memory_bytes() const {
     return total;
 }
 
+std::vector<const void*> registry::arrays_written_lately() const {
+    std::vector<const void*> out;
+    const std::uint32_t floor = change_floor();
+    for (const auto& p : pools_) {
+        const std::size_t n = p->stamp_count();
+        if (n == 0 || p->value_array() == nullptr) continue;
+        constexpr std::size_t samples = 16;  // evenly spread, and the last position
+        bool written = p->written_since(static_cast<std::uint32_t>(n - 1), floor);
+        for (std::size_t i = 0; i < samples && !written; ++i)
+            written = p->written_since(static_cast<std::uint32_t>(i * n / samples), floor);
+        if (!written) continue;
+        out.push_back(p->value_array());
+        out.push_back(p->stamps());
+    }
+    return out;
+}
+
 }  // namespace ecsd::ecs

@@ -319,6 +319,11 @@ class registry {
     /// sets (capacity, not size): what the registry holds, not what it uses.
     [[nodiscard]] std::size_t memory_bytes() const;
 
+    /// @brief The value and stamp arrays of the pools whose values were written since
+    /// change_floor(), judged from a few stamps each: the arrays the next tick most likely writes
+    /// again. A forked save copies these first (persist::background_save).
+    [[nodiscard]] std::vector<const void*> arrays_written_lately() const;
+
   private:
     struct watch_entry {
         query q;

@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <sstream>
 #include <vector>
 
 #include "ecs/huge_page_allocator.hpp"
@@ -42,7 +44,7 @@ void close_inherited(int keep) noexcept {
 /// largest blocks (a component's values) first. One thread: ThreadSanitizer refuses threads started in the
 /// child of a threaded process, and the parent's next tick wants the other core. A block that cannot be
 /// copied (no memory) stays shared, as before. Returns the bytes copied.
-std::size_t take_private_copies() noexcept {
+std::size_t take_private_copies(std::span<const void* const> hot) noexcept {
     struct block {
         void* at;
         std::size_t bytes;
@@ -53,7 +55,20 @@ std::size_t take_private_copies() noexcept {
     } catch (...) {
         return 0;
     }
-    std::sort(blocks.begin(), blocks.end(), [](const block& a, const block& b) { return a.bytes > b.bytes; });
+    // The blocks the parent is about to write first (its next tick copies whatever the child has
+    // not taken yet, a page fault and a 4 KiB copy each), then the largest.
+    const auto is_hot = [&hot](const block& b) {
+        const auto* begin = static_cast<const char*>(b.at);
+        return std::any_of(hot.begin(), hot.end(), [&](const void* p) {
+            const auto* at = static_cast<const char*>(p);
+            return at >= begin && at < begin + b.bytes;
+        });
+    };
+    std::sort(blocks.begin(), blocks.end(), [&is_hot](const block& a, const block& b) {
+        const bool ha = is_hot(a);
+        const bool hb = is_hot(b);
+        return ha != hb ? ha : a.bytes > b.bytes;
+    });
     std::size_t copied = 0;
     for (const auto& [at, n] : blocks) {
         // A big block's copy is backed by huge pages as the original was; a middle-sized one's
@@ -76,20 +91,26 @@ std::size_t take_private_copies() noexcept {
     return copied;
 }
 
-[[noreturn]] void run_child(const background_save::job& write, pid_t parent, int report) noexcept {
+[[noreturn]] void run_child(const background_save::job& write, std::span<const void* const> hot, pid_t parent,
+                            int report, std::chrono::steady_clock::time_point forked) noexcept {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(3);  // the parent died before PDEATHSIG was set
     for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
     close_inherited(report);
     // First, before the parent's next tick writes them: the world's big arrays become this
     // process's own, so the parent's writes stop costing it a page copy each.
-    (void)take_private_copies();
+    const std::size_t copied = take_private_copies(hot);
+    const double copy_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - forked).count();
     // Then the save itself yields the cores to the world's ticks (and its disk writes to theirs).
     (void)::setpriority(PRIO_PROCESS, 0, 19);
     int code = 0;
     std::string said;
     try {
-        said = "ok " + std::to_string(write());
+        const auto bytes = write();
+        char copy[64];
+        (void)std::snprintf(copy, sizeof copy, " %zu %.3f", copied, copy_ms);
+        said = "ok " + std::to_string(bytes) + copy;
     } catch (const std::exception& e) {
         said = e.what();
         code = 1;
@@ -103,7 +124,7 @@ std::size_t take_private_copies() noexcept {
 
 }  // namespace
 
-std::unique_ptr<background_save> background_save::start(const job& write) {
+std::unique_ptr<background_save> background_save::start(const job& write, std::span<const void* const> hot) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw storage_error(errno, "pipe for a background save");
     const pid_t parent = ::getpid();
@@ -111,7 +132,7 @@ std::unique_ptr<background_save> background_save::start(const job& write) {
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(pipe_fds[0]);
-        run_child(write, parent, pipe_fds[1]);
+        run_child(write, hot, parent, pipe_fds[1], t0);
     }
     const double fork_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -141,7 +162,9 @@ void background_save::finish(int status) {
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && said.starts_with("ok ")) {
         state_ = state::done;
-        bytes_ = std::stoull(said.substr(3));
+        // "ok BYTES COPIED COPY_MS"
+        std::istringstream in(said.substr(3));
+        in >> bytes_ >> copied_bytes_ >> copy_ms_;
         return;
     }
     state_ = state::failed;

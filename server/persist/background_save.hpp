@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace ecsd::persist {
@@ -23,8 +24,11 @@ class background_save {
     using job = std::function<std::uint64_t()>;
 
     /// @brief Forks a child that runs `write`. Throws storage_error when the fork fails (the
-    /// caller may then save in-process instead).
-    [[nodiscard]] static std::unique_ptr<background_save> start(const job& write);
+    /// caller may then save in-process instead). The child first takes its own copy of every
+    /// mapped block of the world, those holding an address of `hot` first (the arrays the parent
+    /// is about to write: see take_private_copies in background_save.cpp).
+    [[nodiscard]] static std::unique_ptr<background_save> start(const job& write,
+                                                                std::span<const void* const> hot = {});
 
     background_save(const background_save&) = delete;
     background_save& operator=(const background_save&) = delete;
@@ -43,6 +47,10 @@ class background_save {
     [[nodiscard]] const std::string& error() const noexcept { return error_; }
     /// @brief How long the parent was stopped by fork().
     [[nodiscard]] double fork_ms() const noexcept { return fork_ms_; }
+    /// @brief When done: the bytes of world arrays the child copied before saving, and how long
+    /// after the fork it finished copying them (the parent's writes before then were copied on write).
+    [[nodiscard]] std::uint64_t copied_bytes() const noexcept { return copied_bytes_; }
+    [[nodiscard]] double copy_ms() const noexcept { return copy_ms_; }
     [[nodiscard]] pid_t pid() const noexcept { return pid_; }
 
   private:
@@ -55,6 +63,8 @@ class background_save {
     double fork_ms_;
     state state_ = state::running;
     std::uint64_t bytes_ = 0;
+    std::uint64_t copied_bytes_ = 0;
+    double copy_ms_ = 0;
     std::string error_;
 };
 

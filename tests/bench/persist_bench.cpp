@@ -107,7 +107,7 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
                 run.save_max_ms = std::max(run.save_max_ms, ms_since(t0));
             } else {
                 bg_started = t0;
-                bg = persist::background_save::start(job);
+                bg = persist::background_save::start(job, w.registry().arrays_written_lately());
                 run.fork_max_ms = std::max(run.fork_max_ms, bg->fork_ms());
             }
         }

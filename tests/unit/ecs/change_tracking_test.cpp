@@ -155,3 +155,28 @@ TEST_F(ChangeTracking, AStampThatDodgesEverySweepStillNeverWrapsIntoChanged) {
         }
     }
 }
+
+// A forked save copies first the arrays the next tick is about to write: those written last tick.
+TEST_F(ChangeTracking, TheArraysWrittenLatelyAreTheValuesAndStampsOfPoolsWrittenLastTick) {
+    std::vector<entity_id> ids;
+    for (int i = 0; i < 1000; ++i) {
+        ids.push_back(reg.create());
+        reg.emplace<Position>(ids.back());
+        reg.emplace<test::Velocity>(ids.back());
+    }
+    auto& pos = reg.storage<Position>();
+    auto& vel = reg.storage<test::Velocity>();
+    const auto lately = [&] { return reg.arrays_written_lately(); };
+    using arrays = std::vector<const void*>;
+    EXPECT_EQ(lately(), (arrays{pos.value_array(), pos.stamps(), vel.value_array(), vel.stamps()}))
+        << "both were just added";
+    reg.end_tick();
+    reg.end_tick();
+    EXPECT_TRUE(lately().empty()) << "nothing written for two ticks";
+    for (const auto e : ids) reg.touch<Position>(e);  // a movement system's tick
+    EXPECT_EQ(lately(), (arrays{pos.value_array(), pos.stamps()}));
+    reg.end_tick();
+    EXPECT_EQ(lately(), (arrays{pos.value_array(), pos.stamps()})) << "the tick just ended wrote them";
+    reg.end_tick();
+    EXPECT_TRUE(lately().empty());
+}

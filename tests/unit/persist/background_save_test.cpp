@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -113,6 +113,10 @@ TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
     EXPECT_EQ(values.back(), 3.0);
     EXPECT_EQ(stamps.front(), 9);
     EXPECT_EQ(stamps.back(), 9);
+    EXPECT_GE(bg->copied_bytes(), (std::uint64_t{8} << 20) + (std::uint64_t{1} << 20))
+        << "the child reports the blocks it copied: at least the values' and the stamps'";
+    EXPECT_GT(bg->copy_ms(), 0.0);
+    EXPECT_LT(bg->copy_ms(), 60000.0);
     fs::remove(path);
 }
 
