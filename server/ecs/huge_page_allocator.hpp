@@ -84,17 +84,19 @@ inline constexpr std::size_t mapped_from = std::size_t{256} << 10;
     return (bytes + page - 1) & ~(page - 1);
 }
 
+/// @brief `rounded` bytes (a mapped_size()) of fresh memory laid out as such a block is: on a 2 MiB
+/// boundary and in huge pages when a multiple of 2 MiB, in small pages otherwise; or nullptr. A
+/// forked save maps its copies of the world's blocks with it too.
+[[nodiscard]] inline void* map_block(std::size_t rounded) noexcept {
+    if (rounded % huge_page == 0) return map_aligned(rounded);
+    void* got = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return got == MAP_FAILED ? nullptr : got;
+}
+
 [[nodiscard]] inline void* allocate_block(std::size_t bytes) {
     if (bytes < mapped_from) return ::operator new(bytes);
     const std::size_t rounded = mapped_size(bytes);
-    void* p = nullptr;
-    if (bytes >= huge_page) {
-        p = map_aligned(rounded);
-    } else if (void* got =
-                   ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-               got != MAP_FAILED) {
-        p = got;
-    }
+    void* p = map_block(rounded);
     if (p == nullptr) throw std::bad_alloc();
     note_mapped(p, rounded);
     return p;

@@ -71,15 +71,7 @@ std::size_t take_private_copies(std::span<const void* const> hot) noexcept {
     });
     std::size_t copied = 0;
     for (const auto& [at, n] : blocks) {
-        // A big block's copy is backed by huge pages as the original was; a middle-sized one's
-        // by small pages (its length is not a multiple of 2 MiB).
-        void* fresh = nullptr;
-        if (n % ecs::internal::huge_page == 0) {
-            fresh = ecs::internal::map_aligned(n);
-        } else if (void* got = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                   got != MAP_FAILED) {
-            fresh = got;
-        }
+        void* fresh = ecs::internal::map_block(n);  // in pages of the original's size
         if (fresh == nullptr) continue;
         std::memcpy(fresh, at, n);
         if (::mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
