@@ -1,0 +1,78 @@
+#include "ecs/huge_page_allocator.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ecs/sparse_set.hpp"
+
+using namespace ecsd::ecs;
+
+namespace {
+
+/// One mapping of /proc/self/smaps: its range, resident kB and VmFlags.
+struct mapping {
+    std::uintptr_t begin = 0;
+    std::uintptr_t end = 0;
+    std::size_t rss_kb = 0;
+    std::string flags;
+};
+
+/// The mappings that overlap [p, p + bytes).
+std::vector<mapping> mappings_over(const void* p, std::size_t bytes) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(p);
+    const auto hi = lo + bytes;
+    std::vector<mapping> out;
+    std::ifstream smaps("/proc/self/smaps");
+    bool inside = false;
+    for (std::string line; std::getline(smaps, line);) {
+        unsigned long long b = 0;
+        unsigned long long e = 0;
+        char sep = 0;
+        if (std::sscanf(line.c_str(), "%llx-%llx%c", &b, &e, &sep) == 3 &&
+            sep == ' ') {  // a mapping's first line
+            inside = b < hi && e > lo;
+            if (inside)
+                out.push_back({static_cast<std::uintptr_t>(b), static_cast<std::uintptr_t>(e), 0, ""});
+        } else if (inside && line.starts_with("Rss:")) {
+            out.back().rss_kb = std::stoul(line.substr(4));
+        } else if (inside && line.starts_with("VmFlags:")) {
+            out.back().flags = line.substr(8) + " ";
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(HugePageAllocator, TheLastHugePageOfABlockIsResidentOnlyAsFarAsItIsWritten) {
+    constexpr std::size_t mib = std::size_t{1} << 20;
+    std::vector<double, huge_page_allocator<double>> values;
+    values.reserve(16 * mib / sizeof(double));  // one block of 16 MiB: a pool's capacity
+    values.resize(15 * mib / sizeof(double));   // written up to 1 MiB into its last 2 MiB
+    const auto base = reinterpret_cast<std::uintptr_t>(values.data());
+    const auto maps = mappings_over(values.data(), 16 * mib);
+    ASSERT_FALSE(maps.empty());
+    const auto& tail = maps.back();
+    EXPECT_EQ(tail.begin, base + 14 * mib) << "the last 2 MiB are a mapping of their own";
+    EXPECT_EQ(tail.end, base + 16 * mib);
+    EXPECT_LE(tail.rss_kb, 1024u + 4u) << "the unwritten MiB of the tail is not resident";
+    EXPECT_GE(tail.rss_kb, 1024u) << "the written MiB of the tail is";
+    // Where the kernel has transparent huge pages, the rest asks for them and the tail does not.
+    if (maps.front().flags.find(" hg ") != std::string::npos) {
+        EXPECT_NE(tail.flags.find(" nh "), std::string::npos) << tail.flags;
+    }
+}
+
+TEST(HugePageAllocator, SparsePagesAreASmallSizeClassOfMalloc) {
+    // jemalloc (ecsd's malloc) pads each block of 16 KiB and more with a page of its own (its
+    // cache-oblivious offset): 16 KiB sparse pages took 20 KiB each. Its small classes go up to 14
+    // KiB and carry no padding.
+    EXPECT_LE(sparse_set::page_size * sizeof(std::uint32_t), std::size_t{14} << 10);
+    // Still whole pages of indices, a power of two so that a lookup shifts and masks.
+    EXPECT_EQ(sparse_set::page_size & (sparse_set::page_size - 1), 0u);
+}
