@@ -195,6 +195,28 @@ TEST_F(WorldMethods, AMutateAnswersWithTheComponentAsGetReadsIt) {
     }
 }
 
+TEST_F(WorldMethods, ASpawnAnswersWithTheIdAsText) {
+    // spawn_entity writes its answer as text: exactly the JSON the tree gave, with and without
+    // components (absent components spawn a bare entity), and its id names the entity spawned.
+    (void)c_.result("world.create", {{"world", "sp"}, {"paused", true}});
+    for (const json& params :
+         {json{{"world", "sp"}}, json{{"world", "sp"}, {"components", json::object()}},
+          json{{"world", "sp"}, {"components", {{"Position", {{"x", 2.5}, {"y", -1.0}}}}}}}) {
+        c_.send_json({{"jsonrpc", "2.0"}, {"id", 9}, {"method", "world.spawn_entity"}, {"params", params}});
+        const auto line = c_.read_line();
+        ASSERT_TRUE(line.has_value()) << params;
+        const auto answer = json::parse(*line);
+        ASSERT_TRUE(answer.contains("result")) << *line;
+        const auto e = answer["result"]["entity"];
+        ASSERT_TRUE(e.is_number_unsigned()) << *line;
+        const auto at = line->find(R"("result":)");
+        ASSERT_NE(at, std::string::npos);
+        EXPECT_EQ(line->substr(at + 9, line->size() - at - 10), json({{"entity", e}}).dump());
+        const auto got = c_.result("world.get_components", {{"world", "sp"}, {"entity", e}});
+        EXPECT_EQ(got["components"], params.value("components", json::object())) << *line;
+    }
+}
+
 TEST_F(WorldMethods, ANameIsUniqueAndStandsWhereverAnIdIsTaken) {
     (void)c_.result("world.create", {{"world", "n"}, {"paused", true}});
     const json hero_components{{"Name", {{"name", "hero"}}},
