@@ -125,6 +125,9 @@ class sparse_set {
     /// padding (its cache-oblivious offset, fixed when it is built), so 16 KiB pages took 20 KiB
     /// each; 8 KiB is a small size class, served from slabs with no padding.
     static constexpr std::size_t page_size = 2048;
+    static_assert(page_size * sizeof(std::uint32_t) <= (std::size_t{14} << 10),
+                  "jemalloc's small size classes end at 14 KiB; larger blocks get a page of padding");
+    static_assert((page_size & (page_size - 1)) == 0, "a lookup shifts and masks");
 
     sparse_set() = default;
     sparse_set(const sparse_set&) = delete;

@@ -8,8 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include "ecs/sparse_set.hpp"
-
 using namespace ecsd::ecs;
 
 namespace {
@@ -66,13 +64,4 @@ TEST(HugePageAllocator, TheLastHugePageOfABlockIsResidentOnlyAsFarAsItIsWritten)
     if (maps.front().flags.find(" hg ") != std::string::npos) {
         EXPECT_NE(tail.flags.find(" nh "), std::string::npos) << tail.flags;
     }
-}
-
-TEST(HugePageAllocator, SparsePagesAreASmallSizeClassOfMalloc) {
-    // jemalloc (ecsd's malloc) pads each block of 16 KiB and more with a page of its own (its
-    // cache-oblivious offset): 16 KiB sparse pages took 20 KiB each. Its small classes go up to 14
-    // KiB and carry no padding.
-    EXPECT_LE(sparse_set::page_size * sizeof(std::uint32_t), std::size_t{14} << 10);
-    // Still whole pages of indices, a power of two so that a lookup shifts and masks.
-    EXPECT_EQ(sparse_set::page_size & (sparse_set::page_size - 1), 0u);
 }
