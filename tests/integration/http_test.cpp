@@ -123,15 +123,28 @@ std::string post(const std::string& body, const std::string& extra = {}) {
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// A free port can be taken by another test between free_port() and ecsd's bind (ctest runs tests
+// side by side). ecsd then runs without HTTP and prints no `viewer at` line: start it again on
+// another port, so a test never talks to someone else's server.
 struct http_fixture {
-    int http = free_port();
-    ecsd_server server;
-    explicit http_fixture(std::vector<std::string> more = {})
-        : server([&] {
-              std::vector<std::string> a{"--http-port", std::to_string(http)};
-              a.insert(a.end(), more.begin(), more.end());
-              return a;
-          }()) {}
+    int http = 0;
+    std::unique_ptr<ecsd_server> owned;
+    ecsd_server& server;
+    explicit http_fixture(const std::vector<std::string>& more = {}) : owned(start(more)), server(*owned) {
+        EXPECT_EQ(server.http_port(), http)
+            << "five ports in a row were taken, or ecsd printed no viewer line";
+    }
+
+  private:
+    std::unique_ptr<ecsd_server> start(const std::vector<std::string>& more) {
+        for (int attempt = 0;; ++attempt) {
+            http = free_port();
+            std::vector<std::string> a{"--http-port", std::to_string(http)};
+            a.insert(a.end(), more.begin(), more.end());
+            auto s = std::make_unique<ecsd_server>(a);
+            if (s->http_port() == http || attempt == 4) return s;
+        }
+    }
 };
 
 TEST(Http, PostAnswersJsonRpcExactlyAsTheTcpPortDoes) {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <thread>
 
@@ -63,6 +64,9 @@ void ecsd_server::start(const server_options& options) {
         argv.emplace_back("0");
     }
     argv.insert(argv.end(), options.args.begin(), options.args.end());
+    const auto http_flag = std::find(options.args.begin(), options.args.end(), "--http-port");
+    const bool wants_http = http_flag != options.args.end() && std::next(http_flag) != options.args.end() &&
+                            *std::next(http_flag) != "0";
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
         if (std::strncmp(*e, "ECSD_", 5) != 0) env.emplace_back(*e);  // tests decide every setting
@@ -110,11 +114,36 @@ void ecsd_server::start(const server_options& options) {
         if (eol != std::string::npos) {
             const auto colon = text.rfind(':', eol);
             port_ = std::stoi(text.substr(colon + 1, eol - colon - 1));
+            if (wants_http) read_viewer_line(text);
             return;
         }
     }
     stop(SIGKILL);
     throw std::runtime_error("ecsd did not print its listening line; stdout was: " + text);
+}
+
+// ecsd prints `viewer at http://HOST:PORT/` right after its listening line, in the same flush, or
+// nothing when the HTTP port could not be bound (the log says why). The line has usually come
+// with the first; a second of waiting covers a slow pipe without slowing the common case.
+void ecsd_server::read_viewer_line(std::string& text) {
+    const auto deadline = clock_type::now() + std::chrono::seconds(1);
+    for (;;) {
+        const auto at = text.find("viewer at http://");
+        const auto eol = at == std::string::npos ? std::string::npos : text.find('\n', at);
+        if (eol != std::string::npos) {
+            const auto colon = text.rfind(':', eol);
+            http_port_ = std::stoi(text.substr(colon + 1, eol - colon - 1));
+            return;
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+        if (left.count() <= 0) return;
+        pollfd p{stdout_fd_, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
+        char buf[512];
+        const auto n = ::read(stdout_fd_, buf, sizeof buf);
+        if (n <= 0) return;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
 }
 
 bool ecsd_server::running() {

@@ -11,7 +11,8 @@
 //
 // ecsd_server forks ECSD_BINARY (a compile definition: the ecsd built with the tests) with
 // `--port 0 --log-level warn` (and `--http-port 0` unless you pass one) plus your arguments, reads its stdout
-// until the line `listening on HOST:PORT`, and remembers the port. Its stderr (the log) goes to the test's
+// until the line `listening on HOST:PORT`, and remembers the port (and, given `--http-port N`, the
+// port of its `viewer at` line: http_port()). Its stderr (the log) goes to the test's
 // stderr, or to a file when log_path is given. The destructor sends SIGTERM and, if ecsd has
 // not exited within 3 s, SIGKILL. Link `ecsd_test_support`; it adds the ecsd build dependency.
 
@@ -69,6 +70,9 @@ class ecsd_server {
 
     /// @brief The port it listens on.
     [[nodiscard]] int port() const noexcept { return port_; }
+    /// @brief The HTTP port it printed in its `viewer at` line when a test passed `--http-port N`;
+    /// 0 when that port could not be bound (another process had taken it) or none was asked for.
+    [[nodiscard]] int http_port() const noexcept { return http_port_; }
     /// @brief Its process id.
     [[nodiscard]] pid_t pid() const noexcept { return pid_; }
     /// @brief True while the process has not exited.
@@ -84,10 +88,12 @@ class ecsd_server {
 
   private:
     void start(const server_options& options);
+    void read_viewer_line(std::string& text);
 
     pid_t pid_ = -1;
     int stdout_fd_ = -1;
     int port_ = 0;
+    int http_port_ = 0;
     bool reaped_ = false;
 };
 
