@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -278,11 +279,10 @@ class record_check : public nlohmann::json_sax<json> {
     top_key key_ = top_key::other;
 };
 
-/// @brief The same check, read by simdjson (a few times faster than the SAX lexer). False where it
-/// cannot say how json::parse would read the record (not JSON to simdjson, or read otherwise):
-/// then the SAX check decides.
-bool quick_check(std::string_view text, record_check& check) {
-    simdjson::dom::element root;
+/// @brief The same check, read by simdjson (a few times faster than the SAX lexer), on `root`
+/// (read_dom's DOM of the record). False where it cannot say how json::parse would read the
+/// record (not JSON to simdjson, or read otherwise): then the SAX check decides.
+bool quick_check(std::string_view text, simdjson::dom::element& root, record_check& check) {
     if (!protocol::read_dom(text, root)) return false;
     simdjson::dom::object fields;
     if (root.get(fields) != simdjson::SUCCESS) return true;  // not an object: check.object stays false
@@ -310,53 +310,95 @@ std::string_view journal_contents::text(std::size_t i) const noexcept {
     return std::string_view(data).substr(begin, end - begin);
 }
 
-journal_contents read_journal(const std::filesystem::path& path) {
-    journal_contents out;
-    std::string data;
-    if (!read_file_from(path, 0, data)) return out;
-    const auto lines = static_cast<std::size_t>(std::count(data.begin(), data.end(), '\n'));
-    out.offsets.reserve(lines);
-    out.seqs.reserve(lines);
-    out.ticks.reserve(lines);
-    out.requests.reserve(lines);
-    std::size_t offset = 0;
-    while (offset < data.size()) {
-        const auto nl = data.find('\n', offset);
-        // Only a record without its final newline is torn: the newline is the last byte written.
-        if (nl == std::string::npos) {
-            out.torn_tail = true;
-            break;
-        }
-        const std::string_view line(data.data() + offset, nl - offset);
-        bool good = line.size() > 9 && line[8] == ' ';
-        record_check check;
+journal_reader::journal_reader(std::filesystem::path path) : path_(std::move(path)) {
+    if (!read_file_from(path_, 0, data_)) return;
+    // Only a record without its final newline is torn: the newline is the last byte written.
+    const auto last_newline = data_.rfind('\n');
+    valid_bytes_ = last_newline == std::string::npos ? 0 : last_newline + 1;
+    records_ = static_cast<std::uint64_t>(
+        std::count(data_.begin(), data_.begin() + static_cast<std::ptrdiff_t>(valid_bytes_), '\n'));
+}
+
+bool journal_reader::next(journal_record& out, std::uint64_t parse_after) {
+    if (offset_ >= valid_bytes_) return false;
+    const auto nl = data_.find('\n', offset_);
+    const std::string_view line(data_.data() + offset_, nl - offset_);
+    bool good = line.size() > 9 && line[8] == ' ';
+    record_check check;
+    simdjson::dom::element root;
+    bool dom = false;
+    std::string_view text;
+    if (good) {
+        text = line.substr(9);
+        std::uint32_t want = 0;
+        good = parse_hex8(line.substr(0, 8), want) && crc32(text) == want;
         if (good) {
-            const std::string_view text = line.substr(9);
-            std::uint32_t want = 0;
-            good = parse_hex8(line.substr(0, 8), want) && crc32(text) == want &&
-                   (quick_check(text, check) ||
-                    json::sax_parse(text, &check, json::input_format_t::json, true, false)) &&
+            dom = quick_check(text, root, check);
+            good = (dom || json::sax_parse(text, &check, json::input_format_t::json, true, false)) &&
                    check.good();
         }
-        if (!good)
-            throw journal_damage(path, data, offset, "corrupt journal record (checksum or format mismatch)");
-        if (!out.seqs.empty()) {
-            const auto prev = out.seqs.back();
-            if (check.seq != prev + 1)
-                throw journal_damage(path, data, offset,
-                                     "journal sequence gap: record " + std::to_string(check.seq) +
-                                         " follows record " + std::to_string(prev) + " (expected " +
-                                         std::to_string(prev + 1) + ")");
-        }
-        out.offsets.push_back(offset);
-        out.seqs.push_back(check.seq);
-        out.ticks.push_back(check.tick);
-        out.requests.push_back(check.request);
-        offset = nl + 1;
-        out.valid_bytes = offset;
     }
-    data.resize(out.valid_bytes);
-    out.data = std::move(data);
+    if (!good)
+        throw journal_damage(path_, data_, offset_, "corrupt journal record (checksum or format mismatch)");
+    if (!first_ && check.seq != last_seq_ + 1)
+        throw journal_damage(path_, data_, offset_,
+                             "journal sequence gap: record " + std::to_string(check.seq) +
+                                 " follows record " + std::to_string(last_seq_) + " (expected " +
+                                 std::to_string(last_seq_ + 1) + ")");
+    out.offset = offset_;
+    out.seq = check.seq;
+    out.tick = check.tick;
+    out.request = check.request;
+    out.method.clear();
+    out.params = nullptr;  // a reused record's old tree goes here, on the reading thread
+    if (check.request && check.seq > parse_after) {
+        bool method_is_text = false;
+        if (dom) {  // the DOM the check read: the text is parsed once; the envelope needs no tree
+            for (const auto field : simdjson::dom::object(root)) {  // a repeated key's last value counts
+                if (field.key == "method") {
+                    std::string_view m;
+                    method_is_text = field.value.get_string().get(m) == simdjson::SUCCESS;
+                    out.method.assign(m);
+                } else if (field.key == "params") {
+                    protocol::build(field.value, out.params);
+                }
+            }
+        } else {  // as parse_json would read it
+            json tree = json::parse(text, nullptr, /*allow_exceptions=*/false);
+            const auto& m = tree["method"];
+            method_is_text = m.is_string();
+            if (method_is_text) out.method = m.get<std::string>();
+            if (const auto p = tree.find("params"); p != tree.end()) out.params = std::move(*p);
+        }
+        if (!method_is_text)
+            throw journal_damage(path_, data_, offset_,
+                                 "corrupt journal record (its method is not a string)");
+    }
+    first_ = false;
+    last_seq_ = check.seq;
+    offset_ = nl + 1;
+    return true;
+}
+
+journal_contents read_journal(const std::filesystem::path& path) {
+    journal_contents out;
+    journal_reader reader(path);
+    const auto n = static_cast<std::size_t>(reader.records());
+    out.offsets.reserve(n);
+    out.seqs.reserve(n);
+    out.ticks.reserve(n);
+    out.requests.reserve(n);
+    journal_record record;
+    while (reader.next(record)) {
+        out.offsets.push_back(record.offset);
+        out.seqs.push_back(record.seq);
+        out.ticks.push_back(record.tick);
+        out.requests.push_back(record.request);
+    }
+    out.valid_bytes = reader.valid_bytes();
+    out.torn_tail = reader.torn_tail();
+    out.data = reader.take_data();
+    out.data.resize(out.valid_bytes);
     return out;
 }
 

@@ -115,6 +115,53 @@ class journal_error : public persist_error {
 [[nodiscard]] journal_error journal_damage(const std::filesystem::path& file, std::string_view data,
                                            std::uint64_t offset, const std::string& what);
 
+/// @brief One record as journal_reader::next() reads it.
+struct journal_record {
+    std::uint64_t offset = 0;  ///< byte offset of the record's line
+    std::uint64_t seq = 0;
+    std::uint64_t tick = 0;
+    bool request = false;  ///< has a "method" (else it marks a tick)
+    std::string method;    ///< a request's method, when next() was asked to parse it
+    json params;           ///< and its params (null when it has none)
+};
+
+/// @brief Reads a journal one record at a time, each checked as read_journal checks it, so a
+/// caller can act on record i while the file past it is still unread (start-up parses on one
+/// thread and applies on another). A request asked for is parsed by the same pass that checks
+/// it: the text is read once.
+class journal_reader {
+  public:
+    /// @brief Reads the file (a missing file reads as empty) and finds its torn tail, if any.
+    explicit journal_reader(std::filesystem::path path);
+    /// @brief Passed as next()'s `parse_after`: parse no request.
+    static constexpr std::uint64_t no_requests = UINT64_MAX;
+    /// @brief The next record into `out`; false after the last. A request whose seq is past
+    /// `parse_after` comes parsed, its method and params filled (else the method is empty and the
+    /// params null). Throws journal_error at damage, as read_journal does, and where a parsed
+    /// request's "method" is not a string.
+    bool next(journal_record& out, std::uint64_t parse_after = no_requests);
+    /// @brief Complete records in the file (checked or not yet): the length of the intact prefix in records.
+    [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
+    /// @brief Bytes of complete records: where a torn tail starts.
+    [[nodiscard]] std::uint64_t valid_bytes() const noexcept { return valid_bytes_; }
+    /// @brief The last record was cut short (a crash mid-write); next() never returns it.
+    [[nodiscard]] bool torn_tail() const noexcept { return valid_bytes_ < data_.size(); }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+    /// @brief The file as read (the torn tail too).
+    [[nodiscard]] const std::string& data() const noexcept { return data_; }
+    /// @brief Moves the file's text out (read_journal keeps it); the reader is done after this.
+    [[nodiscard]] std::string take_data() noexcept { return std::move(data_); }
+
+  private:
+    std::filesystem::path path_;
+    std::string data_;
+    std::uint64_t records_ = 0;
+    std::uint64_t valid_bytes_ = 0;
+    std::uint64_t offset_ = 0;    ///< where the next record starts
+    std::uint64_t last_seq_ = 0;  ///< the previous record's, for the gap check
+    bool first_ = true;
+};
+
 /// @brief Reads a journal. A last record without its final newline is torn (a crash mid-write):
 /// it is dropped (torn_tail). Anything else throws journal_error naming the file and the byte
 /// offset: a complete record that fails its checksum or format, anywhere (the last one too), and

@@ -342,6 +342,60 @@ TEST_F(PersistenceDamage, TornLastRecordIsStillDroppedWithoutRepair) {
     EXPECT_EQ(entity_count(c), 2u);
 }
 
+namespace {
+/// @brief CRC-32 (IEEE) as the journal's records carry it, bit by bit: a test's own, not ecsd's.
+std::uint32_t crc32_of(const std::string& text) {
+    std::uint32_t crc = 0xFFFFFFFFu;
+    for (const unsigned char c : text) {
+        crc ^= c;
+        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+std::string journal_line(const json& record) {
+    const auto text = record.dump();
+    char head[10];
+    std::snprintf(head, sizeof head, "%08x ", crc32_of(text));
+    return std::string(head, 9) + text + "\n";
+}
+}  // namespace
+
+// Start-up reads the journal on one thread while it applies on another, a batch of records at a
+// time: damage far into a long journal is still found in its place, and a start-up that refuses
+// writes nothing (the torn tail it would drop on success stays).
+TEST_F(PersistenceDamage, DamageDeepInALongJournalRefusesWithoutTouchingItAndRepairCutsThere) {
+    (void)journaled_world(0);  // record 1: the pause
+    std::string text = read_all(journal());
+    const auto tick = json::parse(text.substr(9))["tick"];
+    constexpr int spawns = 3000;
+    constexpr int damaged = 2500;  // record 2 + 2500: several batches in
+    std::size_t damaged_at = 0;
+    for (int i = 0; i < spawns; ++i) {
+        if (i == damaged) damaged_at = text.size();
+        std::string line = journal_line({{"seq", 2 + i},
+                                         {"tick", tick},
+                                         {"method", "world.spawn_entity"},
+                                         {"params", {{"components", {{"Health", {{"hp", i}}}}}}}});
+        if (i == damaged) line[40] ^= 0x01;
+        text += line;
+    }
+    text += "0123abcd {\"seq\"";  // and a torn tail
+    write_all(journal(), text);
+
+    expect_refused({journal().string(), "corrupt journal record", "byte offset " + std::to_string(damaged_at),
+                    "the " + std::to_string(spawns - damaged + 1) + " records"});  // the torn one counts
+    EXPECT_EQ(read_all(journal()), text) << "a refused start-up changed the journal";
+
+    const auto log = dir_ / "repair.log";
+    ecsd_server server(repair_options(log));
+    line_client c(server.port());
+    EXPECT_EQ(entity_count(c), static_cast<std::size_t>(damaged));
+    EXPECT_EQ(fs::file_size(journal()), damaged_at);
+    const auto q = c.result("world.query", {{"query", "Health.hp >= 2499"}});
+    ASSERT_EQ(q["entities"].size(), 1u) << q.dump();
+    EXPECT_EQ(q["entities"][0]["components"]["Health"]["hp"], 2499);
+}
+
 TEST_F(PersistenceDamage, WorldLoadOfADamagedSnapshotAnswersStorageError) {
     ecsd_server server(args());
     line_client c(server.port());

@@ -1,9 +1,15 @@
 #include "hosting/world_log.hpp"
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <exception>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -368,6 +374,104 @@ std::shared_ptr<world::world> read_snapshot(const fs::path& dir, const std::stri
     return nullptr;
 }
 
+/// @brief Start-up reads the journal (checks each record and parses it) on a thread of its own
+/// while the caller applies what was read before: records still apply one at a time and in order,
+/// so the world that results is the same. Batches of records go back and forth between the two;
+/// the reading thread also destroys the params the caller is done with, when it reuses a batch.
+class journal_prefetch {
+  public:
+    /// @brief Starts reading. Requests with seq past `parse_after` come parsed.
+    journal_prefetch(persist::journal_reader& reader, std::uint64_t parse_after)
+        : reader_(reader), parse_after_(parse_after) {
+        for (auto& b : pool_) {
+            b.records.resize(batch_size);
+            free_.push_back(&b);
+        }
+        worker_ = std::thread([this] { run(); });
+    }
+    journal_prefetch(const journal_prefetch&) = delete;
+    journal_prefetch& operator=(const journal_prefetch&) = delete;
+    ~journal_prefetch() {
+        {
+            const std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_all();
+        worker_.join();
+    }
+
+    /// @brief The next record, or null after the last. Where the reader found damage, rethrows
+    /// its journal_error in that record's place.
+    persist::journal_record* next() {
+        for (;;) {
+            if (current_ != nullptr) {
+                if (at_ < current_->size) return &current_->records[at_++];
+                if (current_->error) std::rethrow_exception(current_->error);
+                if (current_->last) return nullptr;
+                {
+                    const std::lock_guard lock(mutex_);
+                    free_.push_back(current_);
+                }
+                wake_.notify_all();
+            }
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [&] { return !full_.empty(); });
+            current_ = full_.front();
+            full_.pop_front();
+            at_ = 0;
+        }
+    }
+
+  private:
+    static constexpr std::size_t batch_size = 512;
+    struct batch {
+        std::vector<persist::journal_record> records;
+        std::size_t size = 0;
+        std::exception_ptr error;
+        bool last = false;
+    };
+
+    void run() {
+        for (;;) {
+            batch* b = nullptr;
+            {
+                std::unique_lock lock(mutex_);
+                wake_.wait(lock, [&] { return stopping_ || !free_.empty(); });
+                if (stopping_) return;
+                b = free_.front();
+                free_.pop_front();
+            }
+            b->size = 0;
+            b->error = nullptr;
+            try {
+                while (b->size < batch_size && reader_.next(b->records[b->size], parse_after_)) ++b->size;
+                b->last = b->size < batch_size;
+            } catch (...) {
+                b->error = std::current_exception();
+                b->last = true;
+            }
+            {
+                const std::lock_guard lock(mutex_);
+                full_.push_back(b);
+            }
+            wake_.notify_all();
+            if (b->last) return;
+        }
+    }
+
+    persist::journal_reader& reader_;
+    const std::uint64_t parse_after_;
+    std::array<batch, 4> pool_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<batch*> free_;  ///< for the reader to fill
+    std::deque<batch*> full_;  ///< for the caller to apply, in order
+    bool stopping_ = false;
+    batch* current_ = nullptr;  ///< the caller's
+    std::size_t at_ = 0;
+    std::thread worker_;
+};
+
 loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_context& io,
                        server_services& services, bool repair, std::vector<std::string>& repairs) {
     loaded_world out;
@@ -376,64 +480,71 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
     const std::uint64_t snapshot_seq = out.seq;
 
     const auto journal_file = world_log::journal_path(dir, name);
-    const auto journal = persist::read_journal(journal_file);
-    if (journal.torn_tail) {
+    persist::journal_reader journal(journal_file);
+    out.hosted = std::make_shared<hosted_world>(io, name, loaded);
+    const auto damage_at = [&](const persist::journal_record& r, std::uint64_t i, const std::string& what) {
+        return persist::journal_error(journal_file, r.offset, journal.records() - i,
+                                      journal.valid_bytes() - r.offset, what);
+    };
+    // Replay through the same handlers and the same deterministic tick loop. A damaged record
+    // throws in its place, before anything after it applies: the world being loaded is dropped.
+    std::uint64_t records = 0;
+    std::uint64_t last_seq = 0;
+    if (journal.records() > 0) {
+        journal_prefetch read(journal, snapshot_seq);
+        static const json no_params = json::object();
+        for (persist::journal_record* r = read.next(); r != nullptr; r = read.next(), ++records) {
+            const auto seq = r->seq;
+            if (records == 0 && seq > snapshot_seq + 1)
+                throw damage_at(*r, 0,
+                                "journal sequence gap: the snapshot includes records up to " +
+                                    std::to_string(snapshot_seq) + " but the journal starts at record " +
+                                    std::to_string(seq));
+            last_seq = seq;
+            if (seq <= out.seq) continue;  // already in the snapshot (a crash between save and truncate)
+            const auto tick = r->tick;
+            auto& w = *loaded;
+            if (tick < w.tick())
+                throw damage_at(*r, records,
+                                "record " + std::to_string(seq) + " is for tick " + std::to_string(tick) +
+                                    " but the world is already at " + std::to_string(w.tick()));
+            while (w.tick() < tick) w.run_tick();
+            if (r->request) {
+                const auto& method = r->method;
+                const auto* entry = services.methods.find(method);
+                if (!entry)
+                    throw damage_at(*r, records,
+                                    "unknown method " + method + " in record " + std::to_string(seq));
+                method_context ctx{
+                    r->params.is_null() ? no_params : r->params, services, out.hosted.get(), nullptr, {}, {}};
+                try {
+                    // A journaled request was accepted when it ran; an older ecsd's rules may have been
+                    // looser than today's input bounds, and its state must load all the same.
+                    const ecs::restoring_scope as_saved;
+                    (void)entry->handler(ctx);
+                } catch (const std::exception& e) {
+                    throw damage_at(
+                        *r, records,
+                        "record " + std::to_string(seq) + " (" + method + ") no longer applies: " + e.what());
+                }
+                if (ctx.failed)
+                    throw damage_at(*r, records,
+                                    "record " + std::to_string(seq) + " (" + method +
+                                        ") no longer applies: " + ctx.failed->message);
+            }
+            out.seq = seq;
+            ++out.replayed;
+        }
+    }
+    // Only now is anything written: a journal that refused to load is left as it was found.
+    if (journal.torn_tail()) {
         spdlog::warn("{}: dropped a torn last record at byte offset {} (crash mid-write)",
-                     journal_file.string(), journal.valid_bytes);
-        persist::truncate_journal(journal_file, journal.valid_bytes);
+                     journal_file.string(), journal.valid_bytes());
+        persist::truncate_journal(journal_file, journal.valid_bytes());
         out.torn_tail = true;
     }
-    out.hosted = std::make_shared<hosted_world>(io, name, loaded);
-    const auto damage_at = [&](std::size_t i, const std::string& what) {
-        return persist::journal_error(journal_file, journal.offsets[i], journal.size() - i,
-                                      journal.valid_bytes - journal.offsets[i], what);
-    };
-    if (!journal.empty()) {
-        const auto first = journal.seqs.front();
-        const auto last = journal.seqs.back();
-        if (first > snapshot_seq + 1)
-            throw damage_at(0, "journal sequence gap: the snapshot includes records up to " +
-                                   std::to_string(snapshot_seq) + " but the journal starts at record " +
-                                   std::to_string(first));
-        if (last <= snapshot_seq) {  // all in the snapshot (a crash between a save and emptying the journal)
-            persist::truncate_journal(journal_file, 0);
-            return out;
-        }
-    }
-    // Replay through the same handlers and the same deterministic tick loop.
-    for (std::size_t i = 0; i < journal.size(); ++i) {
-        const auto seq = journal.seqs[i];
-        if (seq <= out.seq) continue;  // already in the snapshot (a crash between save and truncate)
-        const auto tick = journal.ticks[i];
-        auto& w = *loaded;
-        if (tick < w.tick())
-            throw damage_at(i, "record " + std::to_string(seq) + " is for tick " + std::to_string(tick) +
-                                   " but the world is already at " + std::to_string(w.tick()));
-        while (w.tick() < tick) w.run_tick();
-        if (journal.requests[i]) {  // parsed only now: a tick mark needs no tree
-            json rec = journal.record(i);
-            const auto method = rec.at("method").get<std::string>();
-            const auto* entry = services.methods.find(method);
-            if (!entry) throw damage_at(i, "unknown method " + method + " in record " + std::to_string(seq));
-            json params = json::object();
-            if (const auto p = rec.find("params"); p != rec.end()) params = std::move(*p);
-            method_context ctx{params, services, out.hosted.get(), nullptr, {}, {}};
-            try {
-                // A journaled request was accepted when it ran; an older ecsd's rules may have been
-                // looser than today's input bounds, and its state must load all the same.
-                const ecs::restoring_scope as_saved;
-                (void)entry->handler(ctx);
-            } catch (const std::exception& e) {
-                throw damage_at(
-                    i, "record " + std::to_string(seq) + " (" + method + ") no longer applies: " + e.what());
-            }
-            if (ctx.failed)
-                throw damage_at(i, "record " + std::to_string(seq) + " (" + method +
-                                       ") no longer applies: " + ctx.failed->message);
-        }
-        out.seq = seq;
-        ++out.replayed;
-    }
+    // All in the snapshot (a crash between a save and emptying the journal): empty it.
+    if (records > 0 && last_seq <= snapshot_seq) persist::truncate_journal(journal_file, 0);
     return out;
 }
 

@@ -324,3 +324,88 @@ TEST(Journal, RecordsAreReadAsJsonParseReadsThem) {
         EXPECT_EQ(got.record(0), json::parse(r.text));
     }
 }
+
+TEST(JournalReader, ParsesARequestInThePassThatChecksItAsJsonParseWouldRead) {
+    const auto dir = fresh_dir("reader_parse");
+    const json spawn = {{"components", {{"Position", {{"x", 1.5}, {"y", -2}}}, {"Tag", json::object()}}}};
+    {
+        journal_writer w(dir / "j", fsync_policy::never);
+        w.append({{"seq", 1}, {"tick", 0}, {"method", "world.spawn_entity"}, {"params", spawn}});
+        w.append({{"seq", 2}, {"tick", 0}, {"method", "world.spawn_entity"}, {"params", spawn}});
+        w.append({{"seq", 3}, {"tick", 1}});
+        w.append({{"seq", 4}, {"tick", 1}, {"method", "world.info"}});  // no params
+    }
+    {  // simdjson's path, and nlohmann's for a record simdjson might read otherwise (a \u escape)
+        const std::string odd =
+            R"({"seq":5,"tick":1,"method":"\u0078","params":{"a":"\u00e9"},"params":[1]})";
+        char head[10];
+        std::snprintf(head, sizeof head, "%08x ", crc32(odd));
+        std::ofstream(dir / "j", std::ios::binary | std::ios::app) << std::string(head, 9) << odd << '\n';
+    }
+    journal_reader reader(dir / "j");
+    EXPECT_EQ(reader.records(), 5u);
+    EXPECT_FALSE(reader.torn_tail());
+    journal_record r;
+    ASSERT_TRUE(reader.next(r, /*parse_after=*/1));
+    EXPECT_EQ(r.seq, 1u);
+    EXPECT_TRUE(r.request);
+    EXPECT_TRUE(r.method.empty()) << "in the snapshot already: not parsed";
+    EXPECT_TRUE(r.params.is_null());
+    ASSERT_TRUE(reader.next(r, 1));
+    EXPECT_EQ(r.method, "world.spawn_entity");
+    EXPECT_EQ(r.params, spawn);
+    EXPECT_EQ(r.params.dump(), spawn.dump()) << "types too: -2 signed, 1.5 a double";
+    ASSERT_TRUE(reader.next(r, 1));
+    EXPECT_FALSE(r.request);
+    EXPECT_EQ(r.tick, 1u);
+    EXPECT_TRUE(r.params.is_null()) << "the reused record's old params are gone";
+    ASSERT_TRUE(reader.next(r, 1));
+    EXPECT_EQ(r.method, "world.info");
+    EXPECT_TRUE(r.params.is_null());
+    ASSERT_TRUE(reader.next(r, 1));
+    EXPECT_EQ(r.method, "x");
+    EXPECT_EQ(r.params, json::array({1})) << "a repeated key's last value counts";
+    EXPECT_FALSE(reader.next(r, 1));
+    fs::remove_all(dir);
+}
+
+TEST(JournalReader, ARequestWhoseMethodIsNotTextIsDamageWhereItIsParsed) {
+    const auto dir = fresh_dir("reader_method");
+    {
+        journal_writer w(dir / "j", fsync_policy::never);
+        w.append({{"seq", 1}, {"tick", 0}});
+        w.append({{"seq", 2}, {"tick", 0}, {"method", 7}, {"params", json::object()}});
+    }
+    const auto second = read_all(dir / "j").find('\n') + 1;
+    EXPECT_EQ(read_journal(dir / "j").size(), 2u) << "checking alone reads it, as before";
+    journal_reader reader(dir / "j");
+    journal_record r;
+    ASSERT_TRUE(reader.next(r, 0));
+    try {
+        (void)reader.next(r, 0);
+        ADD_FAILURE() << "a method of 7 was read";
+    } catch (const journal_error& e) {
+        EXPECT_EQ(e.offset, second);
+        EXPECT_EQ(e.records_lost, 1u);
+        EXPECT_NE(std::string(e.what()).find("method is not a string"), std::string::npos) << e.what();
+    }
+    fs::remove_all(dir);
+}
+
+TEST(JournalReader, FindsATornTailUpFrontAndNeverReturnsIt) {
+    const auto dir = fresh_dir("reader_torn");
+    {
+        journal_writer w(dir / "j", fsync_policy::never);
+        w.append({{"seq", 1}, {"tick", 0}});
+    }
+    const auto whole = fs::file_size(dir / "j");
+    std::ofstream(dir / "j", std::ios::binary | std::ios::app) << "0000000";  // a crash mid-write
+    journal_reader reader(dir / "j");
+    EXPECT_TRUE(reader.torn_tail());
+    EXPECT_EQ(reader.valid_bytes(), whole);
+    EXPECT_EQ(reader.records(), 1u);
+    journal_record r;
+    EXPECT_TRUE(reader.next(r));
+    EXPECT_FALSE(reader.next(r));
+    fs::remove_all(dir);
+}
