@@ -353,6 +353,7 @@ bool journal_reader::next(journal_record& out, std::uint64_t parse_after) {
     out.params = nullptr;  // a reused record's old tree goes here, on the reading thread
     if (check.request && check.seq > parse_after) {
         bool method_is_text = false;
+        bool has_params = false;
         if (dom) {  // the DOM the check read: the text is parsed once; the envelope needs no tree
             for (const auto field : simdjson::dom::object(root)) {  // a repeated key's last value counts
                 if (field.key == "method") {
@@ -360,6 +361,7 @@ bool journal_reader::next(journal_record& out, std::uint64_t parse_after) {
                     method_is_text = field.value.get_string().get(m) == simdjson::SUCCESS;
                     out.method.assign(m);
                 } else if (field.key == "params") {
+                    has_params = true;
                     protocol::build(field.value, out.params);
                 }
             }
@@ -368,8 +370,12 @@ bool journal_reader::next(journal_record& out, std::uint64_t parse_after) {
             const auto& m = tree["method"];
             method_is_text = m.is_string();
             if (method_is_text) out.method = m.get<std::string>();
-            if (const auto p = tree.find("params"); p != tree.end()) out.params = std::move(*p);
+            if (const auto p = tree.find("params"); p != tree.end()) {
+                has_params = true;
+                out.params = std::move(*p);
+            }
         }
+        if (!has_params) out.params = json::object();  // as the dispatcher reads a request without them
         if (!method_is_text)
             throw journal_damage(path_, data_, offset_,
                                  "corrupt journal record (its method is not a string)");

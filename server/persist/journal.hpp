@@ -122,7 +122,7 @@ struct journal_record {
     std::uint64_t tick = 0;
     bool request = false;  ///< has a "method" (else it marks a tick)
     std::string method;    ///< a request's method, when next() was asked to parse it
-    json params;           ///< and its params (null when it has none)
+    json params;           ///< and its params (an empty object when it has none)
 };
 
 /// @brief Reads a journal one record at a time, each checked as read_journal checks it, so a

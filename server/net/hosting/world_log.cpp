@@ -492,7 +492,6 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
     std::uint64_t last_seq = 0;
     if (journal.records() > 0) {
         journal_prefetch read(journal, snapshot_seq);
-        static const json no_params = json::object();
         for (persist::journal_record* r = read.next(); r != nullptr; r = read.next(), ++records) {
             const auto seq = r->seq;
             if (records == 0 && seq > snapshot_seq + 1)
@@ -515,8 +514,7 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
                 if (!entry)
                     throw damage_at(*r, records,
                                     "unknown method " + method + " in record " + std::to_string(seq));
-                method_context ctx{
-                    r->params.is_null() ? no_params : r->params, services, out.hosted.get(), nullptr, {}, {}};
+                method_context ctx{r->params, services, out.hosted.get(), nullptr, {}, {}};
                 try {
                     // A journaled request was accepted when it ran; an older ecsd's rules may have been
                     // looser than today's input bounds, and its state must load all the same.
