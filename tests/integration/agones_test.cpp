@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,18 +74,32 @@ std::string joined(const std::vector<std::string>& lines) {
     return out;
 }
 
-/// @brief A port nothing listens on (bound, read, released).
-int unused_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
+/// @brief A port nothing listens on, held for the test: bound with SO_REUSEADDR and never listened
+/// on, so a connection to it is refused and no other process's bind to port 0 is handed it (tests
+/// run side by side), while a sidecar that binds it with SO_REUSEADDR later may still listen there.
+class reserved_port {
+  public:
+    reserved_port() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+        const int one = 1;
+        ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+            throw std::runtime_error("cannot bind a port to reserve");
+        socklen_t len = sizeof addr;
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+        port_ = ntohs(addr.sin_port);
+    }
+    reserved_port(const reserved_port&) = delete;
+    reserved_port& operator=(const reserved_port&) = delete;
+    ~reserved_port() { ::close(fd_); }
+    [[nodiscard]] int port() const noexcept { return port_; }
+
+  private:
+    int fd_;
+    int port_ = 0;
+};
 
 TEST(Agones, ReadyComesOnceItListensWithItsWorldsLoadedThenHealthPingsFollow) {
     temp_dir data("ready");
@@ -287,7 +302,8 @@ TEST(Agones, SigtermSavesEveryWorldThenCallsShutdownLast) {
 }
 
 TEST(Agones, WithoutASidecarEcsdServesAndSendsReadyOnceOneAppears) {
-    const int port = unused_port();
+    const reserved_port reserved;
+    const int port = reserved.port();
     ecsd_server server({"--agones-port", std::to_string(port), "--agones-health", "0.2"});
     line_client c(server.port());
     EXPECT_EQ(c.call("server.ping")["result"], "pong");
