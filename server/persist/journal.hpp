@@ -146,9 +146,6 @@ class journal_reader {
     [[nodiscard]] std::uint64_t valid_bytes() const noexcept { return valid_bytes_; }
     /// @brief The last record was cut short (a crash mid-write); next() never returns it.
     [[nodiscard]] bool torn_tail() const noexcept { return valid_bytes_ < data_.size(); }
-    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-    /// @brief The file as read (the torn tail too).
-    [[nodiscard]] const std::string& data() const noexcept { return data_; }
     /// @brief Moves the file's text out (read_journal keeps it); the reader is done after this.
     [[nodiscard]] std::string take_data() noexcept { return std::move(data_); }
 

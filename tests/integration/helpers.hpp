@@ -1,7 +1,9 @@
 #pragma once
 // Small helpers shared by the integration tests.
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +29,17 @@ inline std::string request_line(const json& id, const std::string& method, const
 /// @brief The text of one notification line (no newline): protocol::make_notification.
 inline std::string notification_line(const std::string& method, const json& params = nullptr) {
     return protocol::make_notification(method, params);
+}
+
+/// @brief CRC-32 (IEEE), as ecsd seals snapshots and journal records with it: the tests' own, bit
+/// by bit, so a file a test writes by hand is checked against a second implementation.
+inline std::uint32_t crc32_of(std::string_view data) {
+    std::uint32_t c = 0xFFFFFFFFU;
+    for (const unsigned char b : data) {
+        c ^= b;
+        for (int k = 0; k < 8; ++k) c = (c & 1U) ? 0xEDB88320U ^ (c >> 1U) : c >> 1U;
+    }
+    return c ^ 0xFFFFFFFFU;
 }
 
 }  // namespace ecsd::test

@@ -343,15 +343,7 @@ TEST_F(PersistenceDamage, TornLastRecordIsStillDroppedWithoutRepair) {
 }
 
 namespace {
-/// @brief CRC-32 (IEEE) as the journal's records carry it, bit by bit: a test's own, not ecsd's.
-std::uint32_t crc32_of(const std::string& text) {
-    std::uint32_t crc = 0xFFFFFFFFu;
-    for (const unsigned char c : text) {
-        crc ^= c;
-        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
+/// @brief One journal line as ecsd writes it: the record's CRC-32 in hex, a space, its text, LF.
 std::string journal_line(const json& record) {
     const auto text = record.dump();
     char head[10];

@@ -84,15 +84,6 @@ TEST(Values, ValuesNoComponentCanHoldAreRefusedAndChangeNothing) {
 // A saved world loads whatever it holds: a snapshot written by an older server (numbers past
 // ±1e15, a negative mass, a prefab with Contacts, which clients may no longer write) is the
 // server's own state, not a client's request, and start-up used to refuse it (exit 1).
-std::uint32_t crc32_of(std::string_view data) {
-    std::uint32_t c = 0xFFFFFFFFU;
-    for (const unsigned char b : data) {
-        c ^= b;
-        for (int k = 0; k < 8; ++k) c = (c & 1U) ? 0xEDB88320U ^ (c >> 1U) : c >> 1U;
-    }
-    return c ^ 0xFFFFFFFFU;
-}
-
 TEST(Values, ASnapshotHoldingWhatAnOlderServerAcceptedStillLoads) {
     namespace fs = std::filesystem;
     const auto dir = fs::temp_directory_path() / ("ecsd_values_old_" + std::to_string(::getpid()));

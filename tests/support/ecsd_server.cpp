@@ -98,50 +98,35 @@ void ecsd_server::start(const server_options& options) {
     if (log_fd >= 0) ::close(log_fd);
     stdout_fd_ = out[0];
 
-    // Read stdout up to the "listening on HOST:PORT" line.
+    // Read stdout up to the "listening on HOST:PORT" line. The `viewer at http://HOST:PORT/` line
+    // comes right after it, in the same flush, or not at all when the HTTP port could not be bound
+    // (the log says why): a second of waiting for it covers a slow pipe.
     std::string text;
-    const auto deadline = clock_type::now() + options.start_timeout;
-    while (clock_type::now() < deadline) {
-        pollfd p{stdout_fd_, POLLIN, 0};
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
-        if (::poll(&p, 1, static_cast<int>(std::max<long long>(1, left.count()))) <= 0) continue;
-        char buf[512];
-        const auto n = ::read(stdout_fd_, buf, sizeof buf);
-        if (n <= 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-        const auto at = text.find("listening on ");
-        const auto eol = at == std::string::npos ? std::string::npos : text.find('\n', at);
-        if (eol != std::string::npos) {
-            const auto colon = text.rfind(':', eol);
-            port_ = std::stoi(text.substr(colon + 1, eol - colon - 1));
-            if (wants_http) read_viewer_line(text);
-            return;
-        }
+    port_ = read_port_line(text, "listening on ", clock_type::now() + options.start_timeout);
+    if (port_ == 0) {
+        stop(SIGKILL);
+        throw std::runtime_error("ecsd did not print its listening line; stdout was: " + text);
     }
-    stop(SIGKILL);
-    throw std::runtime_error("ecsd did not print its listening line; stdout was: " + text);
+    if (wants_http)
+        http_port_ = read_port_line(text, "viewer at http://", clock_type::now() + std::chrono::seconds(1));
 }
 
-// ecsd prints `viewer at http://HOST:PORT/` right after its listening line, in the same flush, or
-// nothing when the HTTP port could not be bound (the log says why). The line has usually come
-// with the first; a second of waiting covers a slow pipe without slowing the common case.
-void ecsd_server::read_viewer_line(std::string& text) {
-    const auto deadline = clock_type::now() + std::chrono::seconds(1);
+int ecsd_server::read_port_line(std::string& text, std::string_view prefix,
+                                std::chrono::steady_clock::time_point deadline) {
     for (;;) {
-        const auto at = text.find("viewer at http://");
+        const auto at = text.find(prefix);
         const auto eol = at == std::string::npos ? std::string::npos : text.find('\n', at);
         if (eol != std::string::npos) {
             const auto colon = text.rfind(':', eol);
-            http_port_ = std::stoi(text.substr(colon + 1, eol - colon - 1));
-            return;
+            return std::stoi(text.substr(colon + 1, eol - colon - 1));  // stops at the viewer line's '/'
         }
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
-        if (left.count() <= 0) return;
+        if (left.count() <= 0) return 0;
         pollfd p{stdout_fd_, POLLIN, 0};
-        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;  // the deadline decides
         char buf[512];
         const auto n = ::read(stdout_fd_, buf, sizeof buf);
-        if (n <= 0) return;
+        if (n <= 0) return 0;
         text.append(buf, static_cast<std::size_t>(n));
     }
 }

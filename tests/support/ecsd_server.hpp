@@ -21,6 +21,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ecsd::test {
@@ -88,7 +89,10 @@ class ecsd_server {
 
   private:
     void start(const server_options& options);
-    void read_viewer_line(std::string& text);
+    /// @brief Reads stdout into `text` until it holds a whole line starting with `prefix` and
+    /// returns the port after that line's last ':'; 0 at `deadline` or when stdout ends.
+    int read_port_line(std::string& text, std::string_view prefix,
+                       std::chrono::steady_clock::time_point deadline);
 
     pid_t pid_ = -1;
     int stdout_fd_ = -1;

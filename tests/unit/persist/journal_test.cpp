@@ -274,11 +274,16 @@ TEST(Journal, DropPrefixKeepsTheRecordsAfterItAndAppendsGoOn) {
 }
 
 namespace {
-/// @brief A journal of the one record `text`, with its checksum right: only the record's shape decides.
-journal_contents read_one(const fs::path& dir, const std::string& text) {
+/// @brief The journal line of the record `text` as written (encode_record takes a json, which
+/// cannot hold a repeated key), with its checksum right.
+std::string checked_line(const std::string& text) {
     char head[10];
     std::snprintf(head, sizeof head, "%08x ", crc32(text));
-    std::ofstream(dir / "j", std::ios::binary | std::ios::trunc) << std::string(head, 9) << text << '\n';
+    return std::string(head, 9) + text + '\n';
+}
+/// @brief A journal of the one record `text`, with its checksum right: only the record's shape decides.
+journal_contents read_one(const fs::path& dir, const std::string& text) {
+    std::ofstream(dir / "j", std::ios::binary | std::ios::trunc) << checked_line(text);
     return read_journal(dir / "j");
 }
 }  // namespace
@@ -338,9 +343,7 @@ TEST(JournalReader, ParsesARequestInThePassThatChecksItAsJsonParseWouldRead) {
     {  // simdjson's path, and nlohmann's for a record simdjson might read otherwise (a \u escape)
         const std::string odd =
             R"({"seq":5,"tick":1,"method":"\u0078","params":{"a":"\u00e9"},"params":[1]})";
-        char head[10];
-        std::snprintf(head, sizeof head, "%08x ", crc32(odd));
-        std::ofstream(dir / "j", std::ios::binary | std::ios::app) << std::string(head, 9) << odd << '\n';
+        std::ofstream(dir / "j", std::ios::binary | std::ios::app) << checked_line(odd);
     }
     journal_reader reader(dir / "j");
     EXPECT_EQ(reader.records(), 5u);
