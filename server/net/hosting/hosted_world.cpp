@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ecs/huge_page_allocator.hpp"
 #include "hosting/world_log.hpp"
 #include "world/world.hpp"
 
@@ -85,7 +86,13 @@ void hosted_world::poll_save() {
     save_poll_timer_.expires_after(std::chrono::milliseconds(10));
     save_poll_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (ec || !self->log_) return;
-        if (!self->log_->finish_background_save()) self->poll_save();
+        if (!self->log_->finish_background_save()) {
+            self->poll_save();
+            return;
+        }
+        // Off the strand (any of the network threads): huge pages back where the child, late, let
+        // this world's next tick split them (see ecs::restore_huge_pages).
+        asio::post(self->strand_.get_inner_executor(), [] { (void)ecs::restore_huge_pages(); });
     });
 }
 
