@@ -40,9 +40,9 @@ rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 faults() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $8}'; }
 field() { jq -r ".$1"; }
 
-printf '| %-40s | %6s | %5s | %7s | %8s | %5s | %9s | %9s | %8s | %8s | %7s | %12s |\n' ecsd ticks want skipped overruns saves "fork max" \
-  "copy max" "tick p50" "tick p99" "faults" "RSS/entity"
-printf '|%s|\n' "------------------------------------------|--------|-------|---------|----------|-------|-----------|-----------|----------|----------|---------|--------------"
+printf '| %-40s | %6s | %5s | %7s | %8s | %5s | %14s | %9s | %9s | %8s | %8s | %7s | %10s |\n' ecsd ticks want skipped overruns \
+  saves "fork p50/max" "fork CPU" "copy max" "tick p50" "tick p99" "faults" "RSS/entity"
+printf '|%s|\n' "------------------------------------------|--------|-------|---------|----------|-------|----------------|-----------|-----------|----------|----------|---------|------------"
 port=7871
 for bin in "${binaries[@]}"; do
   data="$work/data$port"
@@ -65,18 +65,24 @@ for bin in "${binaries[@]}"; do
   ticks=$(($(echo "$after" | field tick) - $(echo "$before" | field tick)))
   skipped=$(($(echo "$after" | field skipped_ticks) - $(echo "$before" | field skipped_ticks)))
   overruns=$(($(echo "$after" | field overruns) - $(echo "$before" | field overruns)))
-  fork=$( (grep -o "stopped [0-9.]* ms for the fork" "$work/log$port" || true) | awk '{print $2}' | sort -g | tail -1)
+  # The world's stop for each fork: its median and its longest, and the longest CPU time of the
+  # fork itself (the rest of a stop is waiting for a core); an ecsd from before said only the stop.
+  forks=$( (grep -o "stopped [0-9.]* ms for the fork" "$work/log$port" || true) | awk '{print $2}' | sort -g)
+  fork=$(echo "$forks" | awk 'NF { a[++n] = $1 } END { if (n) printf "%s/%s", a[int((n + 1) / 2)], a[n] }')
+  fork_cpu=$( (grep -o "for the fork, [0-9.]* ms of it working" "$work/log$port" || true) | awk '{print $4}' | sort -g | tail -1)
   # The world's own figures over its last 256 ticks (about 4 s at 60 Hz: several saves).
   p50=$(echo "$after" | field tick_p50_ms | awk '{ printf "%.2f ms", $1 }')
   p99=$(echo "$after" | field tick_p99_ms | awk '{ printf "%.2f ms", $1 }')
-  per=$(awk -v a="$rss0" -v b="$rss1" -v n="$entities" 'BEGIN { printf "%.0f B", (b - a) * 1024 / n }')
+  per=$(awk -v a="$rss0" -v b="$rss1" -v n="$entities" 'BEGIN { printf "%.1f B", (b - a) * 1024 / n }')
   if [[ -n "$fork" ]]; then fork="$fork ms"; else fork="none"; fi  # an ecsd from before saved in the tick
+  if [[ -n "$fork_cpu" ]]; then fork_cpu="$fork_cpu ms"; else fork_cpu="n/a"; fi
   # How long after the fork the saving process had its own copy of the world's arrays (ticks
   # before then pay copy-on-write faults); an ecsd from before did not say.
   copy=$( (grep -o "arrays [0-9.]* ms after it" "$work/log$port" || true) | awk '{print $2}' | sort -g | tail -1)
   if [[ -n "$copy" ]]; then copy="$copy ms"; else copy="n/a"; fi
-  printf '| %-40s | %6d | %5d | %7d | %8d | %5d | %9s | %9s | %8s | %8s | %7d | %12s |\n' "$bin" "$ticks" \
-    "$((seconds * 60))" "$skipped" "$overruns" "$((saves1 - saves0))" "$fork" "$copy" "$p50" "$p99" "$((faults1 - faults0))" "$per"
+  printf '| %-40s | %6d | %5d | %7d | %8d | %5d | %14s | %9s | %9s | %8s | %8s | %7d | %10s |\n' "$bin" "$ticks" \
+    "$((seconds * 60))" "$skipped" "$overruns" "$((saves1 - saves0))" "$fork" "$fork_cpu" "$copy" "$p50" "$p99" \
+    "$((faults1 - faults0))" "$per"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   pid=""

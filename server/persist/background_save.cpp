@@ -1,10 +1,12 @@
 #include "persist/background_save.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +24,13 @@
 namespace ecsd::persist {
 
 namespace {
+
+/// @brief CPU time this thread has used, in milliseconds.
+double thread_cpu_ms() noexcept {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
 
 /// @brief In the child: closes every descriptor from 3 on but `keep`, so the child holds no socket
 /// (a client the parent closes sees the close at once), no journal and no epoll of the parent.
@@ -85,6 +94,12 @@ std::size_t take_private_copies(std::span<const void* const> hot) noexcept {
 
 [[noreturn]] void run_child(const background_save::job& write, std::span<const void* const> hot, pid_t parent,
                             int report, std::chrono::steady_clock::time_point forked) noexcept {
+    // First of all, the core back to the parent: a new child may be put on the parent's core ahead
+    // of it, and the world then waits for the child's time slice to end. Through the server (1M
+    // movers, a save a second, 30 saves), fork() took 1.0 ms of the world's CPU time either way, but
+    // 2.4 ms of its wall time at the median and 5.4 ms at the 90th percentile without this line;
+    // 1.3 and 1.6 ms with it.
+    ::sched_yield();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(3);  // the parent died before PDEATHSIG was set
     for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
@@ -121,21 +136,23 @@ std::unique_ptr<background_save> background_save::start(const job& write, std::s
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw storage_error(errno, "pipe for a background save");
     const pid_t parent = ::getpid();
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = thread_cpu_ms();
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::close(pipe_fds[0]);
         run_child(write, hot, parent, pipe_fds[1], t0);
     }
+    const int err = errno;
     const double fork_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    const int err = errno;
+    const double fork_cpu_ms = thread_cpu_ms() - cpu0;
     ::close(pipe_fds[1]);
     if (pid < 0) {
         ::close(pipe_fds[0]);
         throw storage_error(err, "fork for a background save");
     }
     ::fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
-    return std::unique_ptr<background_save>(new background_save(pid, pipe_fds[0], fork_ms));
+    return std::unique_ptr<background_save>(new background_save(pid, pipe_fds[0], fork_ms, fork_cpu_ms));
 }
 
 background_save::~background_save() {

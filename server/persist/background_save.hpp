@@ -47,6 +47,9 @@ class background_save {
     [[nodiscard]] const std::string& error() const noexcept { return error_; }
     /// @brief How long the parent was stopped by fork().
     [[nodiscard]] double fork_ms() const noexcept { return fork_ms_; }
+    /// @brief The CPU time the parent's thread spent in fork(): the rest of fork_ms() it waited, for
+    /// a core or a lock.
+    [[nodiscard]] double fork_cpu_ms() const noexcept { return fork_cpu_ms_; }
     /// @brief When done: the bytes of world arrays the child copied before saving, and how long
     /// after the fork it finished copying them (the parent's writes before then were copied on write).
     [[nodiscard]] std::uint64_t copied_bytes() const noexcept { return copied_bytes_; }
@@ -54,13 +57,14 @@ class background_save {
     [[nodiscard]] pid_t pid() const noexcept { return pid_; }
 
   private:
-    background_save(pid_t pid, int from_child, double fork_ms) noexcept
-        : pid_(pid), from_child_(from_child), fork_ms_(fork_ms) {}
+    background_save(pid_t pid, int from_child, double fork_ms, double fork_cpu_ms) noexcept
+        : pid_(pid), from_child_(from_child), fork_ms_(fork_ms), fork_cpu_ms_(fork_cpu_ms) {}
     void finish(int status);
 
     pid_t pid_;
     int from_child_;  ///< read end of the pipe the child reports on
     double fork_ms_;
+    double fork_cpu_ms_;
     state state_ = state::running;
     std::uint64_t bytes_ = 0;
     std::uint64_t copied_bytes_ = 0;

@@ -178,9 +178,9 @@ bool world_log::finish_background_save() {
     }
     spdlog::info(
         "world '{}': saved tick {} to {} in the background ({} bytes, {:.1f} ms; the world "
-        "stopped {:.2f} ms for the fork; the saving process had its own copy of {:.1f} MB of "
-        "arrays {:.1f} ms after it)",
-        world_, bg_tick_, path.string(), bg_->bytes(), ms, bg_->fork_ms(),
+        "stopped {:.2f} ms for the fork, {:.2f} ms of it working; the saving process had its own copy "
+        "of {:.1f} MB of arrays {:.1f} ms after it)",
+        world_, bg_tick_, path.string(), bg_->bytes(), ms, bg_->fork_ms(), bg_->fork_cpu_ms(),
         static_cast<double>(bg_->copied_bytes()) / 1e6, bg_->copy_ms());
     bg_.reset();
     return true;
