@@ -13,6 +13,7 @@
 
 #include "ecs/entity.hpp"
 #include "ecs/huge_page_allocator.hpp"
+#include "ecs/page_arena.hpp"
 
 namespace ecsd::ecs {
 
@@ -121,12 +122,9 @@ class id_list {
 
 class sparse_set {
   public:
-    /// Slots per sparse page: 8 KiB of indices. jemalloc gives a block of 16 KiB or more one page of
-    /// padding (its cache-oblivious offset, fixed when it is built), so 16 KiB pages took 20 KiB
-    /// each; 8 KiB is a small size class, served from slabs with no padding.
-    static constexpr std::size_t page_size = 2048;
-    static_assert(page_size * sizeof(std::uint32_t) <= (std::size_t{14} << 10),
-                  "jemalloc's small size classes end at 14 KiB; larger blocks get a page of padding");
+    /// Slots per sparse page: 8 KiB of indices, from the page arena (see page_arena.hpp for why
+    /// not malloc). 8 KiB, not more, so that a set holding a few high slots costs little.
+    static constexpr std::size_t page_size = internal::page_arena::page_bytes / sizeof(std::uint32_t);
     static_assert((page_size & (page_size - 1)) == 0, "a lookup shifts and masks");
 
     sparse_set() = default;
@@ -137,11 +135,11 @@ class sparse_set {
     /// @brief True when the slot is in the set.
     [[nodiscard]] bool contains(std::uint32_t slot) const noexcept {
         const std::size_t page = slot / page_size;
-        return page < sparse_.size() && sparse_[page] && sparse_[page][slot % page_size] != null_index;
+        return page < sparse_.size() && sparse_[page] && sparse_[page].get()[slot % page_size] != null_index;
     }
     /// @brief Dense position of a slot that is in the set.
     [[nodiscard]] std::uint32_t index(std::uint32_t slot) const noexcept {
-        return sparse_[slot / page_size][slot % page_size];
+        return sparse_[slot / page_size].get()[slot % page_size];
     }
     /// @brief Dense position of the slot, or null_index.
     [[nodiscard]] std::uint32_t find(std::uint32_t slot) const noexcept {
@@ -253,19 +251,21 @@ class sparse_set {
 
   private:
     std::uint32_t& sparse_ref(std::uint32_t slot) noexcept {
-        return sparse_[slot / page_size][slot % page_size];
+        return sparse_[slot / page_size].get()[slot % page_size];
     }
 
     [[gnu::noinline]] std::uint32_t* ensure_page(std::size_t page) {
         if (page >= sparse_.size()) sparse_.resize(page + 1);
         if (!sparse_[page]) {
-            sparse_[page] = std::make_unique_for_overwrite<std::uint32_t[]>(page_size);
+            sparse_[page] =
+                page_ptr(static_cast<std::uint32_t*>(internal::page_arena::instance().allocate()));
             std::fill_n(sparse_[page].get(), page_size, null_index);
         }
         return sparse_[page].get();
     }
 
-    std::vector<std::unique_ptr<std::uint32_t[]>> sparse_;
+    using page_ptr = std::unique_ptr<std::uint32_t, internal::arena_page_deleter>;
+    std::vector<page_ptr> sparse_;
     std::vector<std::uint32_t, huge_page_allocator<std::uint32_t>> dense_;
     std::uint32_t first_hole_ = null_index;  // lowest position punch() emptied, until compact()
 };
