@@ -21,6 +21,7 @@ struct mapping {
     std::uintptr_t begin = 0;
     std::uintptr_t end = 0;
     std::size_t rss_kb = 0;
+    std::size_t huge_kb = 0;  // of it in huge pages (AnonHugePages)
     std::string flags;
 };
 
@@ -39,9 +40,11 @@ std::vector<mapping> mappings_over(const void* p, std::size_t bytes) {
             sep == ' ') {  // a mapping's first line
             inside = b < hi && e > lo;
             if (inside)
-                out.push_back({static_cast<std::uintptr_t>(b), static_cast<std::uintptr_t>(e), 0, ""});
+                out.push_back({static_cast<std::uintptr_t>(b), static_cast<std::uintptr_t>(e), 0, 0, ""});
         } else if (inside && line.starts_with("Rss:")) {
             out.back().rss_kb = std::stoul(line.substr(4));
+        } else if (inside && line.starts_with("AnonHugePages:")) {
+            out.back().huge_kb = std::stoul(line.substr(14));
         } else if (inside && line.starts_with("VmFlags:")) {
             out.back().flags = line.substr(8) + " ";
         }
@@ -71,22 +74,10 @@ TEST(HugePageAllocator, TheLastHugePageOfABlockIsResidentOnlyAsFarAsItIsWritten)
 }
 
 namespace {
-/// Kilobytes of [p, p + bytes) the kernel maps in huge pages (smaps' AnonHugePages).
+/// Kilobytes of the mappings over [p, p + bytes) that the kernel maps in huge pages.
 std::size_t huge_kb_over(const void* p, std::size_t bytes) {
-    const auto lo = reinterpret_cast<std::uintptr_t>(p);
-    const auto hi = lo + bytes;
     std::size_t kb = 0;
-    std::ifstream smaps("/proc/self/smaps");
-    bool inside = false;
-    for (std::string line; std::getline(smaps, line);) {
-        unsigned long long b = 0;
-        unsigned long long e = 0;
-        char sep = 0;
-        if (std::sscanf(line.c_str(), "%llx-%llx%c", &b, &e, &sep) == 3 && sep == ' ')
-            inside = b < hi && e > lo;
-        else if (inside && line.starts_with("AnonHugePages:"))
-            kb += std::stoul(line.substr(14));
-    }
+    for (const auto& m : mappings_over(p, bytes)) kb += m.huge_kb;
     return kb;
 }
 }  // namespace
