@@ -3,15 +3,6 @@
 #include <algorithm>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define ECSD_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define ECSD_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define ECSD_POISON(p, n) ((void)(p), (void)(n))
-#define ECSD_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
-
 namespace ecsd::ecs::internal {
 
 page_arena& page_arena::instance() {
@@ -28,7 +19,6 @@ void* page_arena::allocate() {
     });
     if (it == blocks_.end()) {
         auto* base = static_cast<char*>(allocate_block(huge_page));  // throws bad_alloc
-        ECSD_POISON(base, huge_page);
         block fresh{base, nullptr, 0, 0};
         it = blocks_.insert(std::upper_bound(blocks_.begin(), blocks_.end(), fresh,
                                              [](const block& a, const block& b) { return a.base < b.base; }),
@@ -37,13 +27,11 @@ void* page_arena::allocate() {
     void* page = nullptr;
     if (it->free_list != nullptr) {
         page = it->free_list;
-        ECSD_UNPOISON(page, sizeof(void*));
         it->free_list = *static_cast<void**>(page);
     } else {
         page = it->base + it->untouched * page_bytes;
         ++it->untouched;
     }
-    ECSD_UNPOISON(page, page_bytes);
     ++it->used;
     return page;
 }
@@ -57,11 +45,9 @@ void page_arena::free(void* page) noexcept {
                                      [](const block& b, const char* key) { return b.base < key; });
     if (it == blocks_.end() || it->base != base) return;  // not ours: cannot happen
     *static_cast<void**>(page) = it->free_list;
-    ECSD_POISON(page, page_bytes);
     it->free_list = page;
     if (--it->used > 0) return;
     // Empty: unmapped at once, as its huge page would be resident in full until reused.
-    ECSD_UNPOISON(it->base, huge_page);
     free_block(it->base, huge_page);
     blocks_.erase(it);
 }
