@@ -9,10 +9,11 @@
 // persist/background_save.cpp), so a spawn after a fork does not copy them page by page either.
 //
 // Resident memory is about what malloc's 8 KiB slabs took: a block is resident whole from its first
-// page, so a process holds at most one partly used 2 MiB block beyond what its sets use. A block
-// whose pages are all free is unmapped. Free pages are not poisoned for AddressSanitizer: the saving
-// child copies whole blocks, free pages and all. One mutex: a set
-// takes a page once per 2048 slots, so it is never contended in earnest.
+// page. A page is taken from the lowest block with room, so freed pages are reused before a new
+// block is mapped, but sets that shrink can leave several blocks partly used. A block whose pages are
+// all free is unmapped. Free pages are not poisoned for AddressSanitizer: the saving child copies
+// whole blocks, free pages and all. One mutex: a set takes a page once per 2048 slots, so it is never
+// contended in earnest.
 
 #include <cstddef>
 #include <cstdint>
