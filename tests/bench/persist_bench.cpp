@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -82,6 +83,7 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
     clock::time_point bg_started{};
     bool after_fork = false;
     std::thread collapse;
+    std::future<persist::spare_blocks> spares;  // made ready ahead of each save, as ecsd does
     const auto job = [&w, &path, format] {
         const std::string text = snapshot_file(w, format);
         persist::write_file_atomically(path, text);
@@ -101,6 +103,9 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
             collapse = std::thread([] { (void)ecs::restore_huge_pages(); });
         }
         w.run_tick();
+        if (mode == save_mode::fork_save && !spares.valid() &&
+            t0 >= next_save - std::chrono::milliseconds(300))
+            spares = std::async(std::launch::async, persist::spare_blocks::prepare);
         // A save starts right after a tick, as ecsd's autosave does: the child then has a whole
         // period to take its copy of the world before the next tick writes it.
         if (mode != save_mode::none && t0 >= next_save && !bg) {
@@ -112,7 +117,11 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
                 run.save_max_ms = std::max(run.save_max_ms, ms_since(t0));
             } else {
                 bg_started = t0;
-                bg = persist::background_save::start(job, w.registry().arrays_written_lately());
+                // Spares not ready yet are not waited for (ecsd forks only once they are).
+                const bool ready =
+                    spares.valid() && spares.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+                bg = persist::background_save::start(job, w.registry().arrays_written_lately(),
+                                                     ready ? spares.get() : persist::spare_blocks{});
                 run.forks_ms.push_back(bg->fork_ms());
             }
         }

@@ -4,6 +4,7 @@
 
 #include "ecs/huge_page_allocator.hpp"
 #include "hosting/world_log.hpp"
+#include "persist/background_save.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {
@@ -40,6 +41,7 @@ void hosted_world::note_figures(const world::world& w) noexcept {
 void hosted_world::drop_log(bool remove_files) {
     if (log_ && remove_files) log_->remove_files();
     log_.reset();
+    spares_.reset();
     autosave_timer_.cancel();
     save_poll_timer_.cancel();
 }
@@ -58,15 +60,28 @@ void hosted_world::arm_autosave() {
         std::chrono::duration<double>(autosave_seconds_)));
     autosave_timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
         if (ec || self->stopped_ || !self->log_) return;
-        // A ticking world forks right after its next tick, which leaves the child a whole period
-        // to take its copy of the world's arrays before the tick after that writes them (see
-        // take_private_copies in persist/background_save.cpp); a world that does not tick forks now.
-        if (self->world_->paused() || self->sealed_) {
-            self->start_autosave();
-        } else {
-            self->autosave_due_ = true;
-        }
         self->arm_autosave();
+        // A save still being written when the next is due: that one is skipped, not queued.
+        if (self->log_->background_save_running()) return;
+        // First, on a network thread, the memory the child will copy the world's arrays into
+        // (persist::spare_blocks: fresh memory can be slow to touch, and the world's thread must
+        // not wait for it).
+        asio::post(self->strand_.get_inner_executor(), [self] {
+            auto spares = std::make_unique<persist::spare_blocks>(persist::spare_blocks::prepare());
+            asio::post(self->strand_, [self, spares = std::move(spares)]() mutable {
+                if (self->stopped_ || !self->log_) return;
+                self->spares_ = std::move(spares);
+                // A ticking world forks right after its next tick, which leaves the child a whole
+                // period to take its copy of the world's arrays before the tick after that writes
+                // them (see take_private_copies in persist/background_save.cpp); a world that does
+                // not tick forks now.
+                if (self->world_->paused() || self->sealed_) {
+                    self->start_autosave();
+                } else {
+                    self->autosave_due_ = true;
+                }
+            });
+        });
     });
 }
 
@@ -75,8 +90,10 @@ void hosted_world::start_autosave() {
     if (!log_ || stopped_) return;
     // A save still being written when the next is due: that one is skipped, not queued.
     if (log_->background_save_running()) return;
+    auto spares = spares_ ? std::move(*spares_) : persist::spare_blocks{};
+    spares_.reset();
     try {
-        if (log_->start_background_save(*world_)) poll_save();
+        if (log_->start_background_save(*world_, std::move(spares))) poll_save();
     } catch (const std::exception& e) {
         spdlog::error("world '{}': autosave failed: {}", name_, e.what());
     }

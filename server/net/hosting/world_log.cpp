@@ -126,7 +126,7 @@ void world_log::abandon_background_save() noexcept {
     fs::remove(persist::temp_path_for(bg_path_), ignored);
 }
 
-bool world_log::start_background_save(const world::world& w) {
+bool world_log::start_background_save(const world::world& w, persist::spare_blocks spares) {
     if (bg_) return false;
     const auto path = snapshot_path(dir_, world_, format_);
     const auto t0 = std::chrono::steady_clock::now();
@@ -140,7 +140,7 @@ bool world_log::start_background_save(const world::world& w) {
                 persist::write_file_atomically(path, bytes);
                 return static_cast<std::uint64_t>(bytes.size());
             },
-            hot);
+            hot, std::move(spares));
     } catch (const persist::storage_error& e) {
         spdlog::warn("world '{}': {}: saving in-process instead (the world waits for it)", world_, e.what());
         (void)save(w);
@@ -179,9 +179,10 @@ bool world_log::finish_background_save() {
     spdlog::info(
         "world '{}': saved tick {} to {} in the background ({} bytes, {:.1f} ms; the world "
         "stopped {:.2f} ms for the fork, {:.2f} ms of it working; the saving process had its own copy "
-        "of {:.1f} MB of arrays {:.1f} ms after it)",
+        "of {:.1f} MB of arrays {:.1f} ms after it, {:.1f} MB of them in memory made ready ahead)",
         world_, bg_tick_, path.string(), bg_->bytes(), ms, bg_->fork_ms(), bg_->fork_cpu_ms(),
-        static_cast<double>(bg_->copied_bytes()) / 1e6, bg_->copy_ms());
+        static_cast<double>(bg_->copied_bytes()) / 1e6, bg_->copy_ms(),
+        static_cast<double>(bg_->spared_bytes()) / 1e6);
     bg_.reset();
     return true;
 }

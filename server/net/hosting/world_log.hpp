@@ -78,8 +78,9 @@ class world_log {
     /// journal up to now; when the child is done, finish_background_save() drops those records
     /// and keeps the ones written since. Returns true when a child now runs: false while one
     /// still runs (nothing started), and false when the fork failed and the save was done
-    /// in-process (save()) instead, with a warning.
-    bool start_background_save(const world::world& w);
+    /// in-process (save()) instead, with a warning. `spares`: memory made ready ahead for the
+    /// child's copies (persist::spare_blocks).
+    bool start_background_save(const world::world& w, persist::spare_blocks spares = {});
     /// @brief Never blocks: true once no background save runs any more (it ended and its journal
     /// prefix was dropped, or it failed and was logged; the journal then keeps everything).
     bool finish_background_save();

@@ -120,6 +120,53 @@ TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
     fs::remove(path);
 }
 
+TEST(BackgroundSave, TheChildCopiesIntoSparesMadeReadyAheadAndBothSidesKeepTheirValues) {
+    using big = std::vector<double, ecsd::ecs::huge_page_allocator<double>>;
+    using bytes = std::vector<std::uint8_t, ecsd::ecs::huge_page_allocator<std::uint8_t>>;
+    big values(1 << 20, 7.0);  // 8 MiB, in huge pages
+    bytes stamps(1 << 20, 5);  // 1 MiB, in small pages
+    auto spares = spare_blocks::prepare();
+    ASSERT_FALSE(spares.empty());
+    EXPECT_GE(spares.bytes(), (std::size_t{8} << 20) + (std::size_t{1} << 20))
+        << "one spare the size of each mapped block, the two above among them";
+
+    const auto path = fs::temp_directory_path() / ("ecsd_bgsave_spares_" + std::to_string(::getpid()));
+    const void* hot[] = {values.data()};
+    auto bg = background_save::start(
+        [&values, &stamps, &path] {
+            double sum = 0;
+            for (const double v : values) sum += v;
+            for (const auto b : stamps) sum += b;
+            const std::string text = std::to_string(static_cast<long long>(sum));
+            write_file_atomically(path, text);
+            return static_cast<std::uint64_t>(text.size());
+        },
+        hot, std::move(spares));
+    EXPECT_TRUE(spares.empty());  // NOLINT(bugprone-use-after-move): handed to the save
+    std::fill(values.begin(), values.end(), 3.0);
+    std::fill(stamps.begin(), stamps.end(), 9);
+    ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
+    std::string written;
+    ASSERT_TRUE(read_file_from(path, 0, written));
+    EXPECT_EQ(written, std::to_string((7LL << 20) + (5LL << 20)));
+    EXPECT_EQ(values.front(), 3.0);
+    EXPECT_EQ(values.back(), 3.0);
+    EXPECT_EQ(stamps.back(), 9);
+    EXPECT_GE(bg->copied_bytes(), (std::uint64_t{9} << 20));
+    EXPECT_EQ(bg->spared_bytes(), bg->copied_bytes())
+        << "no block was mapped between prepare() and the fork, so every copy went into a spare";
+    fs::remove(path);
+}
+
+TEST(BackgroundSave, WithoutSparesTheChildCopiesIntoFreshMemory) {
+    using big = std::vector<double, ecsd::ecs::huge_page_allocator<double>>;
+    big values(1 << 20, 7.0);
+    auto bg = background_save::start([] { return std::uint64_t{0}; });
+    ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
+    EXPECT_GE(bg->copied_bytes(), (std::uint64_t{8} << 20));
+    EXPECT_EQ(bg->spared_bytes(), 0u);
+}
+
 TEST(BackgroundSave, AnErrorInTheChildComesBackToTheParent) {
     auto bg =
         background_save::start([]() -> std::uint64_t { throw storage_error(ENOSPC, "write /x/y.tmp"); });
