@@ -31,6 +31,36 @@ background_save::state wait_for(background_save& bg, std::chrono::milliseconds l
     }
     return s;
 }
+
+using big = std::vector<double, ecsd::ecs::huge_page_allocator<double>>;
+using bytes = std::vector<std::uint8_t, ecsd::ecs::huge_page_allocator<std::uint8_t>>;
+
+/// @brief A save that writes to `path` the sum of `values` and `stamps` as the child sees them,
+/// after waiting `wait` (the parent writes meanwhile).
+background_save::job sum_job(const big& values, const bytes& stamps, const fs::path& path,
+                             std::chrono::milliseconds wait = 0ms) {
+    return [&values, &stamps, path, wait] {
+        std::this_thread::sleep_for(wait);
+        double sum = 0;
+        for (const double v : values) sum += v;
+        for (const auto b : stamps) sum += b;
+        const std::string text = std::to_string(static_cast<long long>(sum));
+        write_file_atomically(path, text);
+        return static_cast<std::uint64_t>(text.size());
+    };
+}
+
+/// @brief The child saw 1M values of 7.0 and 1M stamps of 5 (the fork's), the parent its own 3.0s
+/// and 9s written after the fork.
+void expect_fork_sum_and_parent_values(const fs::path& path, const big& values, const bytes& stamps) {
+    std::string written;
+    ASSERT_TRUE(read_file_from(path, 0, written));
+    EXPECT_EQ(written, std::to_string((7LL << 20) + (5LL << 20)));
+    EXPECT_EQ(values.front(), 3.0);
+    EXPECT_EQ(values.back(), 3.0);
+    EXPECT_EQ(stamps.front(), 9);
+    EXPECT_EQ(stamps.back(), 9);
+}
 }  // namespace
 
 TEST(BackgroundSave, TheChildWritesTheMemoryAsItWasAtTheFork) {
@@ -55,7 +85,6 @@ TEST(BackgroundSave, TheChildWritesTheMemoryAsItWasAtTheFork) {
 }
 
 TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
-    using big = std::vector<double, ecsd::ecs::huge_page_allocator<double>>;
     const auto listed = [](const void* p) {
         bool found = false;
         ecsd::ecs::for_each_mapped_block([&](void* at, std::size_t bytes) {
@@ -75,7 +104,6 @@ TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
 
     // A middle-sized block (a 1M-entity pool's one-byte stamps) is mapped and listed on its own,
     // in whole small pages; a small one comes from operator new and is not listed.
-    using bytes = std::vector<std::uint8_t, ecsd::ecs::huge_page_allocator<std::uint8_t>>;
     const auto listed_in_small_pages = [](const void* p) {
         bool found = false;
         ecsd::ecs::for_each_mapped_block([&](void* at, std::size_t n) {
@@ -94,25 +122,11 @@ TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
     const auto path = fs::temp_directory_path() / ("ecsd_bgsave_big_" + std::to_string(::getpid()));
     big values(1 << 20, 7.0);
     ASSERT_TRUE(listed(values.data()));
-    auto bg = background_save::start([&values, &stamps, &path] {
-        std::this_thread::sleep_for(100ms);
-        double sum = 0;
-        for (const double v : values) sum += v;
-        for (const auto b : stamps) sum += b;
-        const std::string text = std::to_string(static_cast<long long>(sum));
-        write_file_atomically(path, text);
-        return static_cast<std::uint64_t>(text.size());
-    });
+    auto bg = background_save::start(sum_job(values, stamps, path, 100ms));
     std::fill(values.begin(), values.end(), 3.0);
     std::fill(stamps.begin(), stamps.end(), 9);
     ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
-    std::string written;
-    ASSERT_TRUE(read_file_from(path, 0, written));
-    EXPECT_EQ(written, std::to_string((7LL << 20) + (5LL << 20)));
-    EXPECT_EQ(values.front(), 3.0);
-    EXPECT_EQ(values.back(), 3.0);
-    EXPECT_EQ(stamps.front(), 9);
-    EXPECT_EQ(stamps.back(), 9);
+    expect_fork_sum_and_parent_values(path, values, stamps);
     EXPECT_GE(bg->copied_bytes(), (std::uint64_t{8} << 20) + (std::uint64_t{1} << 20))
         << "the child reports the blocks it copied: at least the values' and the stamps'";
     EXPECT_GT(bg->copy_ms(), 0.0);
@@ -121,8 +135,6 @@ TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
 }
 
 TEST(BackgroundSave, TheChildCopiesIntoSparesMadeReadyAheadAndBothSidesKeepTheirValues) {
-    using big = std::vector<double, ecsd::ecs::huge_page_allocator<double>>;
-    using bytes = std::vector<std::uint8_t, ecsd::ecs::huge_page_allocator<std::uint8_t>>;
     big values(1 << 20, 7.0);  // 8 MiB, in huge pages
     bytes stamps(1 << 20, 5);  // 1 MiB, in small pages
     auto spares = spare_blocks::prepare();
@@ -132,26 +144,12 @@ TEST(BackgroundSave, TheChildCopiesIntoSparesMadeReadyAheadAndBothSidesKeepTheir
 
     const auto path = fs::temp_directory_path() / ("ecsd_bgsave_spares_" + std::to_string(::getpid()));
     const void* hot[] = {values.data()};
-    auto bg = background_save::start(
-        [&values, &stamps, &path] {
-            double sum = 0;
-            for (const double v : values) sum += v;
-            for (const auto b : stamps) sum += b;
-            const std::string text = std::to_string(static_cast<long long>(sum));
-            write_file_atomically(path, text);
-            return static_cast<std::uint64_t>(text.size());
-        },
-        hot, std::move(spares));
+    auto bg = background_save::start(sum_job(values, stamps, path), hot, std::move(spares));
     EXPECT_TRUE(spares.empty());  // NOLINT(bugprone-use-after-move): handed to the save
     std::fill(values.begin(), values.end(), 3.0);
     std::fill(stamps.begin(), stamps.end(), 9);
     ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
-    std::string written;
-    ASSERT_TRUE(read_file_from(path, 0, written));
-    EXPECT_EQ(written, std::to_string((7LL << 20) + (5LL << 20)));
-    EXPECT_EQ(values.front(), 3.0);
-    EXPECT_EQ(values.back(), 3.0);
-    EXPECT_EQ(stamps.back(), 9);
+    expect_fork_sum_and_parent_values(path, values, stamps);
     EXPECT_GE(bg->copied_bytes(), (std::uint64_t{9} << 20));
     EXPECT_EQ(bg->spared_bytes(), bg->copied_bytes())
         << "no block was mapped between prepare() and the fork, so every copy went into a spare";
@@ -159,7 +157,6 @@ TEST(BackgroundSave, TheChildCopiesIntoSparesMadeReadyAheadAndBothSidesKeepTheir
 }
 
 TEST(BackgroundSave, WithoutSparesTheChildCopiesIntoFreshMemory) {
-    using big = std::vector<double, ecsd::ecs::huge_page_allocator<double>>;
     big values(1 << 20, 7.0);
     auto bg = background_save::start([] { return std::uint64_t{0}; });
     ASSERT_EQ(wait_for(*bg), background_save::state::done) << bg->error();
