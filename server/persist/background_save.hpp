@@ -33,9 +33,10 @@ namespace ecsd::persist {
 class spare_blocks {
   public:
     spare_blocks() noexcept = default;
-    /// @brief Maps and touches a block the size of each block mapped now. Slow where fresh memory is
-    /// (up to ~150 ms for 57 MB on such a VM): call it off the world's strand, ahead of the save.
-    /// Blocks that cannot be mapped are left out.
+    /// @brief Maps and touches a block the size of each block mapped now, all cut from one mapping in
+    /// huge pages. Slow where fresh memory is (up to ~150 ms for 57 MB on such a VM): call it off
+    /// the world's strand, ahead of the save. Empty when that mapping cannot be had (the child then
+    /// copies into fresh memory, as before).
     [[nodiscard]] static spare_blocks prepare() noexcept;
     spare_blocks(spare_blocks&& other) noexcept
         : blocks_(std::move(other.blocks_)), region_(std::exchange(other.region_, block{nullptr, 0})) {
