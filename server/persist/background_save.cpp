@@ -59,10 +59,7 @@ void close_inherited(int keep) noexcept {
 /// memory. Returns the bytes copied and, apart, how many of them went into spares.
 std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* const> hot,
                                                         std::vector<spare_blocks::block>& spares) noexcept {
-    struct block {
-        void* at;
-        std::size_t bytes;
-    };
+    using block = spare_blocks::block;  // `bytes` mapped at `at`, a world's block or a spare alike
     std::vector<block> blocks;
     try {
         ecs::for_each_mapped_block([&](void* at, std::size_t bytes) { blocks.push_back({at, bytes}); });
@@ -86,8 +83,8 @@ std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* co
     std::size_t copied = 0;
     std::size_t spared = 0;
     for (const auto& [at, n] : blocks) {
-        const auto spare = std::find_if(spares.begin(), spares.end(),
-                                        [n = n](const spare_blocks::block& b) { return b.bytes == n; });
+        const auto spare =
+            std::find_if(spares.begin(), spares.end(), [n = n](const block& b) { return b.bytes == n; });
         const bool from_spares = spare != spares.end();
         void* fresh = nullptr;
         if (from_spares) {
