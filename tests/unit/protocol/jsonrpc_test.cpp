@@ -220,11 +220,18 @@ TEST(ErrorText, IsTheTextOfTheErrorObject) {
     using ecsd::protocol::reason;
     for (const auto why :
          {reason::no_such_entity, reason::invalid_params, reason::internal, reason::too_large}) {
-        for (const std::string detail : {"", "entity 4294967297 does not exist", "a \"quoted\" name\n\x01"}) {
+        // Plain text is written directly; anything the serializer escapes or replaces goes through it.
+        for (const std::string detail :
+             {"", "entity 4294967297 does not exist", "a \"quoted\" name\n\x01", "back\\slash", "tab\there",
+              "del\x7f", "caf\xc3\xa9", "bad \xff byte", "~ !#$%&'()*+,-./:;<=>?@[]^_`{|}"}) {
+            // As every answer is written: invalid UTF-8 replaced, not thrown.
+            const auto dump = [](const nlohmann::json& j) {
+                return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            };
             EXPECT_EQ(ecsd::protocol::error_text(why, detail),
-                      ecsd::protocol::error_object(why, detail).dump());
+                      dump(ecsd::protocol::error_object(why, detail)));
             EXPECT_EQ(ecsd::protocol::error_text(why, detail, {{"limit", 3}}),
-                      ecsd::protocol::error_object(why, detail, {{"limit", 3}}).dump());
+                      dump(ecsd::protocol::error_object(why, detail, {{"limit", 3}})));
         }
     }
     const auto line = ecsd::protocol::make_error(7, reason::no_such_entity, "gone");
