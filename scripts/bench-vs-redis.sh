@@ -36,6 +36,7 @@ fi
 
 redis_port=6391
 ecsd_port=7791
+ecsd1_port=7792
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -67,12 +68,17 @@ pids+=($!)
 redis_pid=$!
 "$build_dir/bin/ecsd" --port "$ecsd_port" --http-port 0 --log-level warn >"$work/ecsd.log" 2>&1 &
 pids+=($!)
+# The same binary with one network thread, as Redis has: the rows that show what the second
+# thread's hand-offs cost per request (docs/design.md, "Against Redis").
+"$build_dir/bin/ecsd" --port "$ecsd1_port" --threads 1 --http-port 0 --log-level warn >"$work/ecsd1.log" 2>&1 &
+pids+=($!)
 wait_port "$redis_port"
 wait_port "$ecsd_port"
+wait_port "$ecsd1_port"
 redis-cli -p "$redis_port" set key:__rand_int__ value >/dev/null
 
 rows=()
-row() { rows+=("$(printf '| %-42s | %5s | %12s | %9s | %20s |' "$1" "$2" "$3" "$4" "$5")"); }
+row() { rows+=("$(printf '| %-56s | %5s | %12s | %9s | %20s |' "$1" "$2" "$3" "$4" "$5")"); }
 
 for depth in "${depths[@]}"; do
   # redis-benchmark runs a request count, not a duration: size it from a short probe.
@@ -87,18 +93,26 @@ for depth in "${depths[@]}"; do
   cpu_us=$(awk -v a="$after" -v b="$before" -v n="$n" 'BEGIN { printf "%.3f", (a - b) * 1e6 / n }')
   row "Redis GET" "$depth" "$(printf '%.0f' "$rps")" "$p99" "$cpu_us"
 
-  for preset in get get_missing mutate ping query; do
-    out=$("$build_dir/bin/ecsd_load" --port "$ecsd_port" -c "$connections" -P "$depth" --duration "$seconds" \
-      --warmup 1 --method "$preset" --json)
+  # ecsd_row PORT PRESET LABEL
+  ecsd_row() {
+    local out rps p99 cpu_us method
+    out=$("$build_dir/bin/ecsd_load" --port "$1" -c "$connections" -P "$depth" --duration "$seconds" \
+      --warmup 1 --method "$2" --json)
     rps=$(echo "$out" | jq -r '.requests_per_s | floor')
     p99=$(echo "$out" | jq -r '.latency_us.p99 / 1000')
     cpu_us=$(echo "$out" | jq -r '.server_cpu_us_per_request * 1000 | round / 1000')
     method=$(echo "$out" | jq -r .method)
-    row "ecsd $preset ($method)" "$depth" "$rps" "$p99" "$cpu_us"
+    row "ecsd $2 ($method)$3" "$depth" "$rps" "$p99" "$cpu_us"
+  }
+  for preset in get get_missing mutate ping query; do
+    ecsd_row "$ecsd_port" "$preset" ""
+  done
+  for preset in get ping; do
+    ecsd_row "$ecsd1_port" "$preset" ", --threads 1"
   done
 done
 
 echo "bench-vs-redis: $connections connections, ${seconds} s per row, $(nproc) cores, ecsd from $build_dir"
-printf '| %-42s | %5s | %12s | %9s | %20s |\n' "server, request" "depth" "requests/s" "p99 ms" "server CPU µs/req"
-printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..44})" "-------" "--------------" "-----------" "----------------------"
+printf '| %-56s | %5s | %12s | %9s | %20s |\n' "server, request" "depth" "requests/s" "p99 ms" "server CPU µs/req"
+printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..58})" "-------" "--------------" "-----------" "----------------------"
 printf '%s\n' "${rows[@]}"
