@@ -166,9 +166,15 @@ void collision_detection_system::run(world& w) {
                 st.piece_pairs.resize(pieces);
                 pool.parallel_for(n, world::min_piece / 4,
                                   [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
-                                      auto& out = st.piece_pairs[piece];
+                                      // Filled through a vector of this thread's own: the
+                                      // pieces' vectors sit side by side, and growing them in
+                                      // place had both threads writing one cache line (each
+                                      // piece ran 40% slower than alone).
+                                      std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+                                      out.swap(st.piece_pairs[piece]);
                                       out.clear();
                                       search(out, b, e);
+                                      out.swap(st.piece_pairs[piece]);
                                   });
                 for (unsigned k = 0; k < pieces; ++k)
                     st.pairs.insert(st.pairs.end(), st.piece_pairs[k].begin(), st.piece_pairs[k].end());
@@ -192,17 +198,29 @@ void collision_detection_system::run(world& w) {
     }
     auto& contacts = reg.storage<Contacts>();
     // Bodies touching something for the first time get their Contacts first (adding one may move
-    // the pool's values); then each body writes only its own list and stamp, side by side.
-    for (std::uint32_t i = 0; i < n; ++i)
-        if (st.offsets[i + 1] > st.offsets[i] && !contacts.contains(ecs::index_of(st.links[i].id)))
+    // the pool's values, not their places), and every body's place in the pool is noted. Then the
+    // lists are written in pool order, side by side in pieces cut by place: each thread writes its
+    // own stretch of the pool and of its write stamps. Cut by body, neighbours in space lie
+    // anywhere in the pool, and two threads kept writing the same cache lines.
+    st.body_at.assign(contacts.size() + n, ecs::null_index);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        const auto slot = ecs::index_of(st.links[i].id);
+        auto pos = contacts.find(slot);
+        if (pos == ecs::null_index) {
+            if (st.offsets[i + 1] == st.offsets[i]) continue;  // touches nothing and never did
             reg.emplace<Contacts>(st.links[i].id);
-    w.pool().parallel_for(n, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
-        for (std::uint32_t i = from; i < to; ++i) {
-            const auto begin = st.offsets[i], end = st.offsets[i + 1];
-            const auto pos = contacts.find(ecs::index_of(st.links[i].id));  // one lookup: has, get, touch
-            if (pos == ecs::null_index) continue;                           // touches nothing and never did
+            pos = contacts.find(slot);
+        }
+        st.body_at[pos] = i;
+    }
+    const auto places = static_cast<std::uint32_t>(contacts.size());
+    w.pool().parallel_for(places, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
+        for (std::uint32_t pos = from; pos < to; ++pos) {
+            const auto i = st.body_at[pos];
+            if (i == ecs::null_index) continue;  // not a collider this tick
             auto& list = contacts.at(pos).entities;
-            const auto first = st.adjacency.begin() + begin, last = st.adjacency.begin() + end;
+            const auto first = st.adjacency.begin() + st.offsets[i],
+                       last = st.adjacency.begin() + st.offsets[i + 1];
             // The same contacts as last tick (or none, as before) are not a write: a resting pile
             // costs a compare, and changed(Contacts) names only the bodies whose contacts changed.
             if (std::equal(first, last, list.begin(), list.end())) continue;
@@ -297,7 +315,8 @@ void collision_response_system::run(world& w) {
     auto& pool = w.pool();
     st.piece_cross.resize(pool.pieces(np, world::min_piece / 4));
     pool.parallel_for(np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
-        auto& cross = st.piece_cross[piece];
+        std::vector<std::uint32_t> cross;  // this thread's own, as the search's pair lists
+        cross.swap(st.piece_cross[piece]);
         cross.clear();
         for (std::uint32_t k = band_edge(from), end = band_edge(to); k < end; ++k) {
             if (band(pairs[k].first) == band(pairs[k].second)) {
@@ -306,6 +325,7 @@ void collision_response_system::run(world& w) {
                 cross.push_back(k);
             }
         }
+        cross.swap(st.piece_cross[piece]);
     });
     for (const auto& cross : st.piece_cross)
         for (const auto k : cross) respond(pairs[k].first, pairs[k].second);
