@@ -6,6 +6,7 @@
 // them in piece order, computes exactly what one thread would: the tick stays deterministic
 // whatever the thread count. The ECS core knows nothing of this; the world owns the scheduling.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -57,11 +58,12 @@ class sim_pool {
     std::vector<std::thread> workers_;
     std::mutex m_;
     std::condition_variable wake_, done_;
-    // The job being run, guarded by m_.
-    std::uint64_t generation_ = 0;
+    // The job being run, guarded by m_. generation_ and pending_ are also read without it, by a
+    // thread that spins a moment before it sleeps (sim_pool.cpp says why).
+    std::atomic<std::uint64_t> generation_{0};
     std::uint32_t n_ = 0;
     unsigned parts_ = 0;
-    unsigned pending_ = 0;
+    std::atomic<unsigned> pending_{0};
     void* context_ = nullptr;
     range_fn fn_ = nullptr;
     bool stop_ = false;
