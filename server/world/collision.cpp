@@ -202,17 +202,27 @@ void collision_detection_system::run(world& w) {
     // lists are written in pool order, side by side in pieces cut by place: each thread writes its
     // own stretch of the pool and of its write stamps. Cut by body, neighbours in space lie
     // anywhere in the pool, and two threads kept writing the same cache lines.
-    st.body_at.assign(contacts.size() + n, ecs::null_index);
-    for (std::uint32_t i = 0; i < n; ++i) {
-        const auto slot = ecs::index_of(st.links[i].id);
-        auto pos = contacts.find(slot);
-        if (pos == ecs::null_index) {
-            if (st.offsets[i + 1] == st.offsets[i]) continue;  // touches nothing and never did
-            reg.emplace<Contacts>(st.links[i].id);
-            pos = contacts.find(slot);
+    const auto note_places = [&] {
+        bool added = false;
+        st.body_at.assign(contacts.size() + n, ecs::null_index);
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const auto slot = ecs::index_of(st.links[i].id);
+            auto pos = contacts.find(slot);
+            if (pos == ecs::null_index) {
+                if (st.offsets[i + 1] == st.offsets[i]) continue;  // touches nothing and never did
+                reg.emplace<Contacts>(st.links[i].id);
+                added = true;
+                pos = contacts.find(slot);
+                if (pos == ecs::null_index) continue;  // deferred (a walk is open): written next tick
+            }
+            st.body_at[pos] = i;
         }
-        st.body_at[pos] = i;
-    }
+        return added;
+    };
+    // An add appends to a pool outside owning groups, so the places noted before it still hold.
+    // Were Contacts ever in a group, an add could move others: then a second pass notes them all.
+    const bool grouped = contacts.owner_group >= 0 || contacts.nested_group >= 0;
+    if (note_places() && grouped) (void)note_places();
     const auto places = static_cast<std::uint32_t>(contacts.size());
     w.pool().parallel_for(places, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
         for (std::uint32_t pos = from; pos < to; ++pos) {
