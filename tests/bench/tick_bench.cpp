@@ -1,8 +1,8 @@
 // World tick benchmark (issue 4): ms per tick, median and p99 over 600 ticks, for
 //   movers:    100k and 1M entities with Position, Velocity, RigidBody under gravity
-//   plain_1m:  the reference for movers_1m: the same arithmetic (gravity scaled by mass > 0 and
-//              gravity_scale, semi-implicit Euler, values kept within +-1e15) over plain arrays of
-//              the same structs, no ECS and no other system; the ratio is printed, not guessed
+//   plain_100k, plain_1m: the references for the movers: the same arithmetic (gravity scaled by
+//              mass > 0 and gravity_scale, semi-implicit Euler, values kept within +-1e15) over
+//              plain arrays of the same structs, no ECS and no other system; the ratio is printed
 //   colliders: 10k and 100k circles (radius 0.5) on a jittered grid 0.9 m apart,
 //              so each touches a few neighbours, with collision detection and response.
 //   plain_grid_10k, plain_grid_100k: the reference for the colliders: the same bodies, the same
@@ -10,7 +10,7 @@
 //              forward cells) and the same response arithmetic, over plain arrays on one thread,
 //              with no ECS, no Contacts written and no other system
 // Every world case runs once per thread count of --threads (default: 1 and every core), so the
-// figures at one thread and at all cores come from one run; plain_1m is always one thread.
+// figures at one thread and at all cores come from one run; the plain_ references are one thread.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
 //   [--case NAME]; pin it with taskset to measure one core.
 #include <algorithm>
@@ -273,7 +273,8 @@ std::vector<unsigned> parse_threads(const char* text) {
 int main(int argc, char** argv) {
     bool as_json = false;
     int ticks = 600;
-    std::string only;  // run one case: movers_100k, movers_1m, plain_1m, colliders_10k, plain_grid_10k, ...
+    std::string only;  // run one case: movers_100k, plain_100k, movers_1m, plain_1m, colliders_10k,
+                       // plain_grid_10k, ...
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     std::vector<unsigned> thread_counts =
         cores > 1 ? std::vector<unsigned>{1, cores} : std::vector<unsigned>{1};
@@ -304,6 +305,7 @@ int main(int argc, char** argv) {
     };
     const std::pair<const char*, std::function<figures(unsigned)>> cases[] = {
         {"movers_100k", [&](unsigned t) { return movers(100'000, ticks, t); }},
+        {"plain_100k", [&](unsigned) { return plain(100'000, ticks); }},
         {"movers_1m", [&](unsigned t) { return movers(1'000'000, ticks, t); }},
         {"plain_1m", [&](unsigned) { return plain(1'000'000, ticks); }},
         {"colliders_10k", [&](unsigned t) { return colliders(10'000, ticks, t); }},
@@ -324,9 +326,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tick_bench: no case named '%s'\n", only.c_str());
         return 2;
     }
-    // Cases against their references, when both ran: movers_1m / plain_1m, colliders_N / plain_grid_N.
+    // Cases against their references, when both ran: movers_N / plain_N, colliders_N / plain_grid_N.
     const auto reference_of = [](const std::string& name) -> std::string {
-        if (name == "movers_1m") return "plain_1m";
+        if (name.starts_with("movers_")) return "plain_" + name.substr(7);
         if (name.starts_with("colliders_")) return "plain_grid_" + name.substr(10);
         return {};
     };
