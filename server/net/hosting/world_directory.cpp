@@ -1,9 +1,54 @@
 #include "hosting/world_directory.hpp"
 
+#include <stdexcept>
+
 #include "ecsd/protocol/errors.hpp"
 #include "hosting/hosted_world.hpp"
 
 namespace ecsd::net {
+
+world_claim& world_claim::operator=(world_claim&& other) noexcept {
+    if (this != &other) {
+        release();
+        dir_ = other.dir_;
+        name_ = std::move(other.name_);
+        other.dir_ = nullptr;
+    }
+    return *this;
+}
+
+void world_claim::release() noexcept {
+    if (dir_ == nullptr) return;
+    {
+        std::lock_guard lock(dir_->mutex_);
+        dir_->claimed_.erase(name_);
+    }
+    dir_ = nullptr;
+}
+
+void world_directory::check_room_locked(const std::string& name) const {
+    if (worlds_.contains(name) || retiring_.contains(name) || claimed_.contains(name)) {
+        throw protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists",
+                                  {{"world", name}});
+    }
+    if (worlds_.size() + claimed_.size() >= max_worlds_) {
+        throw protocol::rpc_error(protocol::reason::limit_reached,
+                                  "at most " + std::to_string(max_worlds_) + " worlds",
+                                  {{"limit", max_worlds_}});
+    }
+}
+
+void world_directory::check_room(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    check_room_locked(name);
+}
+
+world_claim world_directory::claim(const std::string& name) {
+    std::lock_guard lock(mutex_);
+    check_room_locked(name);
+    claimed_.insert(name);
+    return world_claim(this, name);
+}
 
 std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared_ptr<world::world> world) {
     auto hosted = std::make_shared<hosted_world>(io_, std::move(name), std::move(world));
@@ -12,19 +57,21 @@ std::shared_ptr<hosted_world> world_directory::add(std::string name, std::shared
 }
 
 void world_directory::add_hosted(std::shared_ptr<hosted_world> hosted) {
+    auto name_claim = claim(hosted->name());
+    add_hosted(std::move(hosted), std::move(name_claim));
+}
+
+void world_directory::add_hosted(std::shared_ptr<hosted_world> hosted, world_claim claim) {
+    if (claim.dir_ != this || claim.name_ != hosted->name())
+        throw std::logic_error("world_directory::add_hosted: the claim is not for world '" + hosted->name() +
+                               "'");
     // Before any other thread can find it. (Unit tests host names without a world.)
     if (const auto w = hosted->world_ptr()) w->set_default_threads(sim_threads_);
     {
+        // The claim turns into the world in one step: the name is never free in between.
         std::lock_guard lock(mutex_);
-        if (worlds_.contains(hosted->name()) || retiring_.contains(hosted->name())) {
-            throw protocol::rpc_error(protocol::reason::world_exists, "world '" + hosted->name() + "' exists",
-                                      {{"world", hosted->name()}});
-        }
-        if (worlds_.size() >= max_worlds_) {
-            throw protocol::rpc_error(protocol::reason::limit_reached,
-                                      "at most " + std::to_string(max_worlds_) + " worlds",
-                                      {{"limit", max_worlds_}});
-        }
+        claimed_.erase(hosted->name());
+        claim.dir_ = nullptr;
         worlds_.emplace(hosted->name(), hosted);
     }
     hosted->start();
