@@ -25,16 +25,15 @@ const json world_name{{"type", "string"}, {"minLength", 1}, {"maxLength", 64}, {
 
 json create(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
-    if (ctx.services.worlds.find(name)) {
-        throw protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists",
-                                  {{"world", name}});
-    }
+    // The name first (world_exists, limit_reached): only its holder writes the world's files, and
+    // a refused create has written nothing.
+    auto claim = ctx.services.worlds.claim(name);
     auto w = make_world(name, ctx.params);
     w->set_default_threads(ctx.services.worlds.sim_threads());
     json info = w->info();  // safe: nobody else sees the world before add()
     auto hosted = std::make_shared<hosted_world>(ctx.services.worlds.io(), name, std::move(w));
     attach_log(*hosted, ctx.services, 0, /*save_now=*/true);  // its snapshot exists from the start
-    ctx.services.worlds.add_hosted(std::move(hosted));
+    ctx.services.worlds.add_hosted(std::move(hosted), std::move(claim));
     return info;
 }
 

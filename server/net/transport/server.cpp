@@ -112,6 +112,7 @@ void server::load_worlds() {
         // and what --repair would lose); with --repair the damage is cut off or moved aside, and logged.
         check_orphan_journals(dir, config_.repair);
         for (const auto& name : saved_world_names(dir)) {
+            auto claim = worlds_.claim(name);  // before its files are read or written
             auto loaded = load_world(dir, name, io_, services_, config_.repair);
             if (!loaded.hosted) continue;  // --repair moved an unreadable snapshot aside
             attach_log(*loaded.hosted, services_, loaded.seq, /*save_now=*/false);
@@ -119,12 +120,13 @@ void server::load_worlds() {
                          name, dir.string(), loaded.hosted->world().tick(),
                          loaded.hosted->world().registry().size(), loaded.replayed,
                          loaded.torn_tail ? ", torn tail dropped" : "");
-            worlds_.add_hosted(std::move(loaded.hosted));
+            worlds_.add_hosted(std::move(loaded.hosted), std::move(claim));
         }
         spdlog::info("persisting to {} (autosave every {} s, appendfsync {}, {} snapshots)", dir.string(),
                      config_.autosave, config_.appendfsync, config_.snapshot_format);
     }
     if (!worlds_.find("default")) {
+        auto claim = worlds_.claim("default");
         auto w = make_world("default", config_.demo ? world::demo_params() : nlohmann::json::object());
         if (config_.demo) {
             world::populate_demo(*w);
@@ -132,7 +134,7 @@ void server::load_worlds() {
         }
         auto hosted = std::make_shared<hosted_world>(io_, "default", std::move(w));
         attach_log(*hosted, services_, 0, /*save_now=*/true);
-        worlds_.add_hosted(std::move(hosted));
+        worlds_.add_hosted(std::move(hosted), std::move(claim));
     }
 }
 
