@@ -81,6 +81,9 @@ std::vector<setting> make_settings() {
                     positive));
     t.push_back(
         row("max-worlds", "ECSD_MAX_WORLDS", "most worlds at once", &server_config::max_worlds, positive));
+    t.push_back(row("max-import-bytes", "ECSD_MAX_IMPORT_BYTES",
+                    "most snapshot text world.import gathers, all imports together", &server_config::max_import_bytes,
+                    positive));
     t.push_back(row("token", "ECSD_TOKEN", "require server.auth with this token first", &server_config::token,
                     {},
                     /*secret=*/true));

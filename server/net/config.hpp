@@ -35,6 +35,9 @@ struct server_config {
     std::size_t max_batch = 1024;
     std::size_t max_pipeline = 4096;  ///< requests in flight per connection before reading pauses
     std::size_t max_worlds = 64;
+    /// most snapshot text all world.import requests gather together; building a world from its text
+    /// takes many times the text (docs/persistence.md), so this bounds an import's memory
+    std::size_t max_import_bytes = std::size_t{64} << 20;
     std::string token;  ///< empty: no authentication
     unsigned threads = 2;
     unsigned sim_threads = 1;  ///< threads each world's tick uses unless world.create names them

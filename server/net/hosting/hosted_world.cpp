@@ -48,6 +48,7 @@ void hosted_world::drop_log(bool remove_files) {
 
 void hosted_world::replace_world(std::shared_ptr<world::world> world) {
     world_ = std::move(world);
+    ++state_version_;
     hook_ticks();
     watches_.world_replaced(*world_);
     world_->start_clock(std::chrono::steady_clock::now());

@@ -85,7 +85,13 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     /// @brief The world's subscriptions; only on strand().
     [[nodiscard]] watch_hub& watches() noexcept { return watches_; }
     /// @brief On the strand, after a request changed the world.
-    void note_mutation() noexcept { watches_.note_mutation(); }
+    void note_mutation() noexcept {
+        ++state_version_;
+        watches_.note_mutation();
+    }
+    /// @brief On the strand: changes whenever a request changed the world or world.load replaced
+    /// it; with the tick, it says whether two exports may share one snapshot text.
+    [[nodiscard]] std::uint64_t state_version() const noexcept { return state_version_; }
     /// @brief On the strand, after a run of requests that changed it: a paused world has no tick
     /// to publish its changes, so its watchers hear of them now.
     void publish_if_paused();
@@ -123,6 +129,7 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     std::shared_ptr<world::world> world_;
     bool stopped_ = false;
     bool sealed_ = false;
+    std::uint64_t state_version_ = 0;
     std::unique_ptr<world_log> log_;
     asio::steady_timer autosave_timer_;
     asio::steady_timer save_poll_timer_;

@@ -9,6 +9,7 @@
 #include "hosting/hosted_world.hpp"
 #include "hosting/world_directory.hpp"
 #include "hosting/world_log.hpp"
+#include "hosting/world_transfers.hpp"
 #include "methods.hpp"
 #include "persist/snapshot.hpp"
 #include "persist/snapshot_binary.hpp"
@@ -87,7 +88,7 @@ json export_world(method_context& ctx) {
         if (!found || found->world != name) {
             throw protocol::rpc_error(protocol::reason::invalid_params,
                                       "no export '" + id + "' of world '" + name +
-                                          "' (finished, idle for over 60 s, or never begun)",
+                                          "' (finished, idle for over 20 s, dropped for room, or never begun)",
                                       {{"world", name}, {"export", id}});
         }
         e = std::move(*found);
@@ -97,16 +98,20 @@ json export_world(method_context& ctx) {
                                       "a new export starts at offset 0; give `export` to go on with one",
                                       {{"world", name}});
         }
-        if (ctx.params.value("seal", false) && ctx.services.config.read_only) {
-            throw protocol::rpc_error(protocol::reason::unauthorized,
-                                      "the server is read-only: a world cannot be sealed for a move",
-                                      {{"world", name}});
-        }
         // The snapshot is taken here, between two ticks: every chunk comes from this one text.
-        e = {name, ctx.world().tick(),
-             std::make_shared<const std::string>(
-                 persist::seal_snapshot(persist::snapshot_text(ctx.world(), 0)))};
-        id = transfers.add_export(e);
+        // Exports of the same state share it (the text is the same), so readers at once cost one.
+        const world_transfers::export_state state{ctx.hosted->world_ptr().get(), ctx.world().tick(),
+                                                  ctx.hosted->state_version()};
+        auto text = transfers.shared_text(name, state);
+        if (!text)
+            text = std::make_shared<const std::string>(
+                persist::seal_snapshot(persist::snapshot_text(ctx.world(), 0)));
+        e = {name, state.tick, std::move(text)};
+        try {
+            id = transfers.add_export(e, state);
+        } catch (const std::length_error& err) {
+            throw protocol::rpc_error(protocol::reason::limit_reached, err.what(), {{"world", name}});
+        }
         // Sealed in the same step as the snapshot: no tick and no write falls between the two.
         if (ctx.params.value("seal", false)) ctx.hosted->seal();
     }
@@ -139,16 +144,14 @@ json import_world(method_context& ctx) {
     auto& services = ctx.services;
     const auto name = ctx.params.at("world").get<std::string>();
     const auto offset = ctx.params.value("offset", std::size_t{0});
-    const auto exists = [&] {
-        return protocol::rpc_error(protocol::reason::world_exists, "world '" + name + "' exists",
-                                   {{"world", name}});
-    };
-    if (offset == 0 && services.worlds.find(name)) throw exists();
+    // A name taken, or no room for another world: refused before any byte is kept.
+    if (offset == 0) services.worlds.check_room(name);
     std::size_t expected = 0;
     std::optional<std::size_t> gathered;
     try {
-        gathered = services.transfers.append_import(
-            name, offset, ctx.params.at("data").get_ref<const std::string&>(), &expected);
+        gathered = services.transfers.append_import(name, offset,
+                                                    ctx.params.at("data").get_ref<const std::string&>(),
+                                                    &expected, services.config.max_import_bytes);
     } catch (const std::length_error& e) {
         throw protocol::rpc_error(protocol::reason::limit_reached, e.what(), {{"world", name}});
     }
@@ -160,7 +163,18 @@ json import_world(method_context& ctx) {
     }
     if (!ctx.params.value("final", false)) return {{"world", name}, {"bytes", *gathered}, {"done", false}};
 
-    const std::string text = services.transfers.take_import(name);
+    // The name is claimed before the text is read into a world, and long before any file is
+    // written: a world.create or another import of it meanwhile gets world_exists and writes
+    // nothing, and a refusal here (world_exists, limit_reached) leaves no file behind.
+    world_claim claim;
+    try {
+        claim = services.worlds.claim(name);
+    } catch (const protocol::rpc_error&) {
+        services.transfers.drop_import(name);
+        throw;
+    }
+    std::string text = services.transfers.take_import(name);
+    const std::size_t text_bytes = text.size();
     const auto refuse = [&](const std::string& why) {
         return protocol::rpc_error(protocol::reason::invalid_params,
                                    "cannot import world '" + name + "': " + why, {{"world", name}});
@@ -179,7 +193,7 @@ json import_world(method_context& ctx) {
     } catch (const persist::persist_error& e) {
         throw refuse(e.what());
     }
-    if (services.worlds.find(name)) throw exists();
+    std::string().swap(text);  // the world holds it all now
     // A move imports paused (to compare hashes at the export's tick) and resumes after.
     if (const auto p = ctx.params.find("paused"); p != ctx.params.end()) {
         if (p->get<bool>())
@@ -188,13 +202,13 @@ json import_world(method_context& ctx) {
             w->resume(std::chrono::steady_clock::now());
     }
     json result{{"world", name},
-                {"bytes", text.size()},
+                {"bytes", text_bytes},
                 {"done", true},
                 {"tick", w->tick()},
                 {"entities", w->registry().size()}};
     auto hosted = std::make_shared<hosted_world>(services.worlds.io(), name, std::move(w));
     attach_log(*hosted, services, 0, /*save_now=*/true);
-    services.worlds.add_hosted(std::move(hosted));
+    services.worlds.add_hosted(std::move(hosted), std::move(claim));
     return result;
 }
 
@@ -259,7 +273,8 @@ void register_persist_methods(method_table& table) {
                                   {"done", {{"type", "boolean"}}},
                                   {"sealed", {{"type", "boolean"}}}},
                                  {"world", "export", "tick", "bytes", "offset", "data", "done", "sealed"}),
-         .flags = method_flags::world_bound | method_flags::read_only,
+         // admin: it hands out the whole world and costs a snapshot of it; --read-only refuses it.
+         .flags = method_flags::world_bound | method_flags::admin,
          .handler = export_world});
     table.add(
         {.name = "world.unseal",
@@ -294,7 +309,7 @@ void register_persist_methods(method_table& table) {
                                   {"tick", {{"type", "integer"}}},
                                   {"entities", {{"type", "integer"}}}},
                                  {"world", "bytes", "done"}),
-         .flags = method_flags::admin,
+         .flags = method_flags::admin | method_flags::background,
          .handler = import_world});
 }
 

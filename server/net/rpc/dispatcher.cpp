@@ -176,6 +176,14 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         return p;
     }
 
+    if (has(method->flags, method_flags::background)) {
+        // Queued on the lane's strand like a world job; the connection answers when it is done.
+        prepared p;
+        p.job = world_job{services_.transfers.lane(), method, std::move(req.id), std::move(req.params),
+                          req.notification, caller.id, &caller};
+        return p;
+    }
+
     method_context ctx{req.params, services_, nullptr, &caller, {}, {}};
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = invoke(*method, ctx, caller.id);
@@ -192,7 +200,8 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
 job_result dispatcher::run(world_job& job) {
     // A world sealed for a move takes nothing that would change it, so no write after the copy
     // is lost: each one is refused and can be sent to the world's new server.
-    if (job.world->sealed() && job.method->name != "world.unseal" &&
+    // world.export reads on: a move's export is sealed by its own first call.
+    if (job.world->sealed() && job.method->name != "world.unseal" && job.method->name != "world.export" &&
         (has(job.method->flags, method_flags::mutating) || has(job.method->flags, method_flags::admin))) {
         const auto message = "world '" + job.world->name() +
                              "' is sealed for a move to another server (world.unseal lifts the seal)";
