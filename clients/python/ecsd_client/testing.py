@@ -37,29 +37,51 @@ def _repo_root() -> Path | None:
     return root if (root / "server").is_dir() and (root / "clients" / "python").is_dir() else None
 
 
+def _executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)
+
+
+def _built_under(root: Path) -> Path | None:
+    """``root/build/release/bin/ecsd`` (what scripts/run.sh builds), else the newest other
+    ``root/build/*/bin/ecsd``, else None."""
+    release = root / "build" / "release" / "bin" / "ecsd"
+    if _executable(release):
+        return release
+    built = [p for p in (root / "build").glob("*/bin/ecsd") if _executable(p)]
+    return max(built, key=lambda p: p.stat().st_mtime) if built else None
+
+
 def find_binary() -> Path:
-    """Where ecsd is: ``$ECSD_BIN``, then ``ecsd`` on ``PATH``, then this repository's
-    ``build/test/bin/ecsd`` and the newest other ``build/*/bin/ecsd``."""
+    """Where ecsd is: ``$ECSD_BIN``; else, from the current directory upward (the ecsd repository
+    a test runs in, or one of its folders), ``build/release/bin/ecsd``, then the newest other
+    ``build/*/bin/ecsd``; else ``ecsd`` on ``PATH``; else the build folders of the repository this
+    package sits in (``build/test/bin/ecsd`` first), when it is used from there."""
     env = os.environ.get("ECSD_BIN")
     if env:
         path = Path(env)
-        if not (path.is_file() and os.access(path, os.X_OK)):
+        if not _executable(path):
             raise EcsdServerError(f"ECSD_BIN={env} is not an executable file")
         return path.resolve()  # a restart after a chdir still finds it
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        found = _built_under(folder)
+        if found is not None:
+            return found  # absolute: a restart after a chdir still finds it
     on_path = shutil.which("ecsd")
     if on_path:
         return Path(on_path)
     root = _repo_root()
     if root is not None:
         preferred = root / "build" / "test" / "bin" / "ecsd"
-        if preferred.is_file() and os.access(preferred, os.X_OK):
+        if _executable(preferred):
             return preferred
-        built = [p for p in (root / "build").glob("*/bin/ecsd") if p.is_file() and os.access(p, os.X_OK)]
-        if built:
-            return max(built, key=lambda p: p.stat().st_mtime)
+        found = _built_under(root)
+        if found is not None:
+            return found
     raise EcsdServerError(
-        "cannot find ecsd: set ECSD_BIN, put ecsd on PATH, or build it "
-        "(scripts/run.sh builds build/release/bin/ecsd)"
+        f"cannot find ecsd: set ECSD_BIN, run from the ecsd repository (or a folder in it) after "
+        f"building it (scripts/run.sh builds build/release/bin/ecsd; searched {here} and upward for "
+        f"build/release/bin/ecsd and build/*/bin/ecsd), or put ecsd on PATH"
     )
 
 

@@ -13,10 +13,10 @@ How blocks are adapted to this machine, and nothing more:
   replaced by ``demo_server`` and ``ECSD_PORT`` points the rest of the block at it.
 - ``/path/to/ecsd`` becomes this repository (or, to pip-install, a copy of this folder: pip builds in
   the folder it installs, and the suite writes nothing into the source tree); ``python3 -m`` becomes
-  the interpreter running this suite (the one that has pytest); ``ECSD_BIN=build/test/bin/ecsd``
-  becomes the ecsd this suite uses.
+  the interpreter running this suite (the one that has pytest).
 - Shell blocks run with ``bash -e`` in a temporary folder, with the ``ECSD_*`` variables and
-  ``PYTHONPATH`` of this process removed (a block sets what it needs) and ``ECSD_BIN`` set.
+  ``PYTHONPATH`` of this process removed (a block sets what it needs), and ``ECSD_BIN`` set only
+  for blocks that do not promise to find ecsd by themselves (venv, plugin-run and own-tests do).
 - Fragments (the snippets under "Client", which use ``client`` and ``hero`` without defining them)
   run in this process, compiled with README.md's line numbers, with ``client`` connected to
   ``demo_server``'s default world, ``hero`` spawned and stepped as in the quick start, and ``pytest``
@@ -94,9 +94,13 @@ def for_this_machine(text: str, *, port: int | None = None, root: Path = ROOT) -
     return text
 
 
-def child_env(**extra: str) -> dict[str, str]:
+def child_env(*, with_ecsd_bin: bool = True, **extra: str) -> dict[str, str]:
+    """This process's environment for a block: no ECSD_* and no PYTHONPATH; ECSD_BIN set unless
+    ``with_ecsd_bin`` is False (a block that must find ecsd by itself, as a reader's would)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ECSD_") and k != "PYTHONPATH"}
-    env.update(PYTHONDONTWRITEBYTECODE="1", ECSD_BIN=str(find_binary()), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(PYTHONDONTWRITEBYTECODE="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    if with_ecsd_bin:
+        env["ECSD_BIN"] = str(find_binary())
     env.update(extra)
     return env
 
@@ -173,9 +177,13 @@ def test_venv(tmp_path: Path, demo_server: EcsdServer) -> None:
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     script = for_this_machine("\n".join(lines[1:]) + "\n", root=tmp_path / "ecsd")
     script = re.sub(r"(\.venv/bin/pip install \S+)", r"\1 --no-build-isolation", script)
-    project = tmp_path / "project"
-    project.mkdir()
-    result = run(["bash", "-e", "-c", script], project, child_env(PIP_NO_INDEX="1"))
+    # The project root is the ecsd repository, where scripts/run.sh built build/release/bin/ecsd: the
+    # fixture finds it from there by itself, with no ECSD_BIN and no ecsd on PATH.
+    project = tmp_path / "ecsd"
+    (project / "build" / "release" / "bin").mkdir(parents=True)
+    (project / "build" / "release" / "bin" / "ecsd").symlink_to(find_binary())
+    assert shutil.which("ecsd", path=child_env()["PATH"]) is None, "an ecsd on PATH would hide the search"
+    result = run(["bash", "-e", "-c", script], project, child_env(with_ecsd_bin=False, PIP_NO_INDEX="1"))
     if result.returncode != 0 and "ensurepip is not available" in result.stdout + result.stderr:
         pytest.skip("python3-venv is not installed (the README's apt-get line installs it)")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -184,10 +192,11 @@ def test_venv(tmp_path: Path, demo_server: EcsdServer) -> None:
     where = run([python, "-c", "import ecsd_client; print(ecsd_client.__file__)"], project, child_env())
     assert "/.venv/" in where.stdout, where.stdout + where.stderr
     (project / "test_mine.py").write_text(block("test-mine").text, "utf-8")
-    mine = run([python, "-m", "pytest", "-q", "test_mine.py"], project, child_env())  # no -p
+    mine = run([python, "-m", "pytest", "-q", "test_mine.py"], project, child_env(with_ecsd_bin=False))  # no -p
     assert "1 passed" in mine.stdout, mine.stdout + mine.stderr
     shutil.copy(PACKAGE / "examples" / "test_arena.py", project)
-    arena = run([python, "-m", "pytest", "test_arena.py"], project, child_env(ECSD_PORT=str(demo_server.port)))
+    arena = run([python, "-m", "pytest", "test_arena.py"], project,
+                child_env(with_ecsd_bin=False, ECSD_PORT=str(demo_server.port)))
     assert "1 passed" in arena.stdout, arena.stdout + arena.stderr
 
 
@@ -208,7 +217,7 @@ def test_arena_run(tmp_path: Path, demo_server: EcsdServer) -> None:
 
 def test_plugin_run(tmp_path: Path) -> None:
     (tmp_path / "test_mine.py").write_text(block("test-mine").text, "utf-8")
-    result = run_sh(for_this_machine(block("plugin-run").text), tmp_path, child_env())
+    result = run_sh(for_this_machine(block("plugin-run").text), tmp_path, child_env(with_ecsd_bin=False))
     assert "1 passed" in result.stdout, result.stdout
 
 
@@ -243,6 +252,6 @@ def test_ecsd_server(tmp_path: Path) -> None:
 def test_own_tests() -> None:
     # Collected, not run: running them would run this test again.
     script = for_this_machine(block("own-tests").text).rstrip("\n") + " --collect-only -q\n"
-    result = run_sh(script, ROOT, child_env())
+    result = run_sh(script, ROOT, child_env(with_ecsd_bin=False))  # found from the root by itself
     assert re.search(r"^\d+ tests collected", result.stdout, re.M), result.stdout
     assert "test_readme.py::test_own_tests" in result.stdout

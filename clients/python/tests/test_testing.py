@@ -148,6 +148,38 @@ def test_after_stop_the_port_is_closed() -> None:
     server.close()
 
 
+def _fake_ecsd(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_find_binary_searches_upward_from_the_current_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Run from a repository (or a folder in it) without ECSD_BIN: its build/release/bin/ecsd, as
+    scripts/run.sh builds it, then the newest other build/*/bin/ecsd, before PATH."""
+    repo = tmp_path / "repo"
+    release = _fake_ecsd(repo / "build" / "release" / "bin" / "ecsd")
+    debug = _fake_ecsd(repo / "build" / "debug" / "bin" / "ecsd")
+    on_path = _fake_ecsd(tmp_path / "path" / "ecsd")
+    (repo / "tests" / "deep").mkdir(parents=True)
+    monkeypatch.delenv("ECSD_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(on_path.parent))
+    monkeypatch.chdir(repo)
+    assert find_binary() == release.resolve()
+    monkeypatch.chdir(repo / "tests" / "deep")
+    assert find_binary() == release.resolve()
+    release.unlink()
+    assert find_binary() == debug.resolve()
+    debug.unlink()
+    assert find_binary() == on_path
+    monkeypatch.setenv("ECSD_BIN", str(on_path))  # ECSD_BIN still comes first
+    _fake_ecsd(repo / "build" / "release" / "bin" / "ecsd")
+    assert find_binary() == on_path.resolve()
+
+
 def test_find_binary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     real = find_binary()
     assert os.access(real, os.X_OK)
@@ -156,6 +188,7 @@ def test_find_binary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         find_binary()
     monkeypatch.delenv("ECSD_BIN")
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # no build folder above it
     if _repo_root() is None:  # an installed copy: no repository to look in
         with pytest.raises(EcsdServerError, match="cannot find ecsd"):
             find_binary()
