@@ -58,8 +58,8 @@ def create_world(name: str, **options: Any) -> Request[dict[str, Any]]:
     return Request("world.create", params(name, **options))
 
 
-def destroy_world(name: str) -> Request[None]:
-    return Request("world.destroy", params(name), _none)
+def destroy_world(name: str) -> Request[dict[str, Any]]:
+    return Request("world.destroy", params(name))
 
 
 def list_worlds() -> Request[list[str]]:
@@ -89,8 +89,8 @@ def get(entity: EntityRef, components: Iterable[str] | None, world: str | None) 
     )
 
 
-def insert(entity: EntityRef, components: Components, world: str | None) -> Request[None]:
-    return Request("world.insert_components", params(world, entity=entity, components=dict(components)), _none)
+def insert(entity: EntityRef, components: Components, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.insert_components", params(world, entity=entity, components=dict(components)))
 
 
 def mutate(entity: EntityRef, component: str, path: str, value: Any, world: str | None) -> Request[Any]:
@@ -100,12 +100,12 @@ def mutate(entity: EntityRef, component: str, path: str, value: Any, world: str 
     return Request("world.mutate_components", p, lambda r: r["value"])
 
 
-def remove(entity: EntityRef, components: Iterable[str], world: str | None) -> Request[None]:
-    return Request("world.remove_components", params(world, entity=entity, components=list(components)), _none)
+def remove(entity: EntityRef, components: Iterable[str], world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.remove_components", params(world, entity=entity, components=list(components)))
 
 
-def despawn(entity: EntityRef, world: str | None) -> Request[None]:
-    return Request("world.despawn_entity", params(world, entity=entity), _none)
+def despawn(entity: EntityRef, world: str | None) -> Request[bool]:
+    return Request("world.despawn_entity", params(world, entity=entity), lambda r: bool(r["despawned"]))
 
 
 def despawn_many(entities: Iterable[EntityRef], world: str | None) -> Request[int]:
@@ -162,3 +162,34 @@ def save(world: str | None) -> Request[dict[str, Any]]:
 
 def load(world: str | None) -> Request[dict[str, Any]]:
     return Request("world.load", params(world))
+
+
+def describe(entity: EntityRef, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.describe_entity", params(world, entity=entity))
+
+
+def components(world: str | None) -> Request[list[dict[str, Any]]]:
+    return Request("world.list_components", params(world), lambda r: list(r["components"]))
+
+
+def register_component(name: str, fields: Mapping[str, Any] | None, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.register_component", params(world, name=name, fields=dict(fields or {})))
+
+
+def spells(world: str | None) -> Request[list[dict[str, Any]]]:
+    return Request("world.list_spells", params(world), lambda r: list(r["spells"]))
+
+
+def define_prefab(name: str, components_: Components, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.define_prefab", params(world, name=name, components=dict(components_)))
+
+
+def spawn_prefab(
+    name: str, count: int | None, overrides: Components | None, world: str | None
+) -> Request[list[int]]:
+    p = params(world, name=name, count=count, overrides=dict(overrides) if overrides is not None else None)
+    return Request("world.spawn_prefab", p, lambda r: list(r["entities"]))
+
+
+def prefabs(world: str | None) -> Request[list[dict[str, Any]]]:
+    return Request("world.list_prefabs", params(world), lambda r: list(r["prefabs"]))

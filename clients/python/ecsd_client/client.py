@@ -134,8 +134,9 @@ class Client:
         """``world.create``; returns the new world's ``world.info``."""
         return self._run(rq.create_world(name, tick_hz=tick_hz, gravity=gravity, bounds=bounds, paused=paused))
 
-    def destroy_world(self, name: str) -> None:
-        self._run(rq.destroy_world(name))
+    def destroy_world(self, name: str) -> dict[str, Any]:
+        """``world.destroy``; returns the server's result, ``{"destroyed": name}``."""
+        return self._run(rq.destroy_world(name))
 
     def list_worlds(self) -> list[str]:
         return self._run(rq.list_worlds())
@@ -157,21 +158,23 @@ class Client:
         """``world.get_components``; returns ``{"Name": value}`` (every component by default)."""
         return self._run(rq.get(entity, components, world))
 
-    def insert(self, entity: EntityRef, components: Components, *, world: str | None = None) -> None:
-        """``world.insert_components``: adds each component or replaces its whole value."""
-        self._run(rq.insert(entity, components, world))
+    def insert(self, entity: EntityRef, components: Components, *, world: str | None = None) -> dict[str, Any]:
+        """``world.insert_components``: adds each component or replaces its whole value; returns
+        the server's result, ``{"entity": id}``."""
+        return self._run(rq.insert(entity, components, world))
 
     def mutate(self, entity: EntityRef, component: str, path: str, value: Any, *, world: str | None = None) -> Any:
         """``world.mutate_components``: sets one field; returns the component's whole new value."""
         return self._run(rq.mutate(entity, component, path, value, world))
 
-    def remove(self, entity: EntityRef, components: Iterable[str], *, world: str | None = None) -> None:
-        """``world.remove_components`` (all or none)."""
-        self._run(rq.remove(entity, components, world))
+    def remove(self, entity: EntityRef, components: Iterable[str], *, world: str | None = None) -> dict[str, Any]:
+        """``world.remove_components`` (all or none); returns the server's result, ``{"entity": id}``."""
+        return self._run(rq.remove(entity, components, world))
 
-    def despawn(self, entity: EntityRef, *, world: str | None = None) -> None:
-        """``world.despawn_entity``."""
-        self._run(rq.despawn(entity, world))
+    def despawn(self, entity: EntityRef, *, world: str | None = None) -> bool:
+        """``world.despawn_entity``; returns ``True`` (its ``despawned``, as ``despawn_many`` returns
+        how many)."""
+        return self._run(rq.despawn(entity, world))
 
     def despawn_many(self, entities: Iterable[EntityRef], *, world: str | None = None) -> int:
         """``world.despawn_entities`` (all or none); returns how many died."""
@@ -242,6 +245,85 @@ class Client:
     def load(self, *, world: str | None = None) -> dict[str, Any]:
         """``world.load``: back to what the snapshot and journal hold (ends the world's watches)."""
         return self._run(rq.load(world))
+
+    def describe(self, entity: EntityRef, *, world: str | None = None) -> dict[str, Any]:
+        """``world.describe_entity``: ``{"entity", "components", "systems", "changes"}``."""
+        return self._run(rq.describe(entity, world))
+
+    def components(self, *, world: str | None = None) -> list[dict[str, Any]]:
+        """``world.list_components``: every type, ``{"name", "kind", "fields", "count"}``."""
+        return self._run(rq.components(world))
+
+    def register_component(
+        self, name: str, fields: Mapping[str, Any] | None = None, *, world: str | None = None
+    ) -> dict[str, Any]:
+        """``world.register_component`` (no fields: a tag); returns the new type as
+        ``components()`` lists it."""
+        return self._run(rq.register_component(name, fields, world))
+
+    def spells(self, *, world: str | None = None) -> list[dict[str, Any]]:
+        """``world.list_spells``: ``[{"name", "description"}]`` (``cast`` casts one)."""
+        return self._run(rq.spells(world))
+
+    def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> dict[str, Any]:
+        """``world.define_prefab`` (defines or redefines); returns the server's result, ``{"name"}``."""
+        return self._run(rq.define_prefab(name, components, world))
+
+    def spawn_prefab(
+        self,
+        name: str,
+        count: int | None = None,
+        overrides: Components | None = None,
+        *,
+        world: str | None = None,
+    ) -> list[int]:
+        """``world.spawn_prefab``: ``count`` entities (default 1), ``overrides`` merged field by
+        field; returns their ids."""
+        return self._run(rq.spawn_prefab(name, count, overrides, world))
+
+    def prefabs(self, *, world: str | None = None) -> list[dict[str, Any]]:
+        """``world.list_prefabs``: ``[{"name", "components"}]``."""
+        return self._run(rq.prefabs(world))
+
+    def export_world(self, *, world: str | None = None, seal: bool = False, chunk_bytes: int | None = None) -> str:
+        """Every chunk of one ``world.export``: the world's snapshot text (one tick's, however long
+        the reading takes), as ``ecsctl export`` writes it and ``import_world`` reads it."""
+        first: dict[str, Any] = rq.params(world, max_bytes=chunk_bytes)
+        if seal:
+            first["seal"] = True
+        answer = self.call("world.export", first)
+        parts = [answer["data"]]
+        offset = len(answer["data"].encode("utf-8"))
+        while not answer["done"]:
+            answer = self.call(
+                "world.export", rq.params(world or answer["world"], export=answer["export"], offset=offset)
+            )
+            parts.append(answer["data"])
+            offset += len(answer["data"].encode("utf-8"))
+        return "".join(parts)
+
+    def import_world(
+        self, name: str, text: str, *, paused: bool | None = None, chunk_bytes: int = 200_000
+    ) -> dict[str, Any]:
+        """Creates world ``name`` from a snapshot text (``export_world``'s, or a file ``ecsctl
+        export`` wrote), sent with ``world.import`` in chunks of at most ``chunk_bytes``; returns the
+        last answer, ``{"world", "bytes", "done": True, "tick", "entities"}``."""
+        data = text.encode("utf-8")
+        offset = 0
+        while True:
+            end = min(offset + chunk_bytes, len(data))
+            while end < len(data) and end > offset and (data[end] & 0xC0) == 0x80:
+                end -= 1  # never inside a UTF-8 sequence: each chunk is text of its own
+            final = end >= len(data)
+            params: dict[str, Any] = {"world": name, "data": data[offset:end].decode("utf-8"), "offset": offset}
+            if final:
+                params["final"] = True
+                if paused is not None:
+                    params["paused"] = paused
+            answer = self.call("world.import", params)
+            if final:
+                return answer
+            offset = end
 
     def watch(
         self,

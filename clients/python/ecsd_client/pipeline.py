@@ -139,7 +139,7 @@ class Pipeline:
     ) -> Pending[dict[str, Any]]:
         return self._add(rq.create_world(name, tick_hz=tick_hz, gravity=gravity, bounds=bounds, paused=paused))
 
-    def destroy_world(self, name: str) -> Pending[None]:
+    def destroy_world(self, name: str) -> Pending[dict[str, Any]]:
         return self._add(rq.destroy_world(name))
 
     def list_worlds(self) -> Pending[list[str]]:
@@ -159,7 +159,9 @@ class Pipeline:
     ) -> Pending[dict[str, Any]]:
         return self._add(rq.get(entity, components, world))
 
-    def insert(self, entity: EntityRef, components: Components, *, world: str | None = None) -> Pending[None]:
+    def insert(
+        self, entity: EntityRef, components: Components, *, world: str | None = None
+    ) -> Pending[dict[str, Any]]:
         return self._add(rq.insert(entity, components, world))
 
     def mutate(
@@ -167,10 +169,12 @@ class Pipeline:
     ) -> Pending[Any]:
         return self._add(rq.mutate(entity, component, path, value, world))
 
-    def remove(self, entity: EntityRef, components: Iterable[str], *, world: str | None = None) -> Pending[None]:
+    def remove(
+        self, entity: EntityRef, components: Iterable[str], *, world: str | None = None
+    ) -> Pending[dict[str, Any]]:
         return self._add(rq.remove(entity, components, world))
 
-    def despawn(self, entity: EntityRef, *, world: str | None = None) -> Pending[None]:
+    def despawn(self, entity: EntityRef, *, world: str | None = None) -> Pending[bool]:
         return self._add(rq.despawn(entity, world))
 
     def despawn_many(self, entities: Iterable[EntityRef], *, world: str | None = None) -> Pending[int]:
@@ -207,3 +211,28 @@ class Pipeline:
 
     def load(self, *, world: str | None = None) -> Pending[dict[str, Any]]:
         return self._add(rq.load(world))
+
+    def describe(self, entity: EntityRef, *, world: str | None = None) -> Pending[dict[str, Any]]:
+        return self._add(rq.describe(entity, world))
+
+    def components(self, *, world: str | None = None) -> Pending[list[dict[str, Any]]]:
+        return self._add(rq.components(world))
+
+    def register_component(
+        self, name: str, fields: Mapping[str, Any] | None = None, *, world: str | None = None
+    ) -> Pending[dict[str, Any]]:
+        return self._add(rq.register_component(name, fields, world))
+
+    def spells(self, *, world: str | None = None) -> Pending[list[dict[str, Any]]]:
+        return self._add(rq.spells(world))
+
+    def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> Pending[dict[str, Any]]:
+        return self._add(rq.define_prefab(name, components, world))
+
+    def spawn_prefab(
+        self, name: str, count: int | None = None, overrides: Components | None = None, *, world: str | None = None
+    ) -> Pending[list[int]]:
+        return self._add(rq.spawn_prefab(name, count, overrides, world))
+
+    def prefabs(self, *, world: str | None = None) -> Pending[list[dict[str, Any]]]:
+        return self._add(rq.prefabs(world))

@@ -34,6 +34,55 @@ def test_entity_helpers_round_trip(client: Client) -> None:
         client.get(e)
 
 
+def test_acknowledgements_return_the_servers_result_as_in_the_node_client(client: Client) -> None:
+    """Each helper returns what node's does: the server's result where it only acknowledges."""
+    e = client.spawn({"Position": {}, "Velocity": {}})
+    assert client.insert(e, {"Health": {}}) == {"entity": e}
+    assert client.remove(e, ["Velocity"]) == {"entity": e}
+    assert client.despawn(e) is True
+    other = f"{client.world}-gone"
+    client.create_world(other, paused=True)
+    assert client.destroy_world(other) == {"destroyed": other}
+
+
+def test_prefab_component_describe_and_spell_helpers(client: Client) -> None:
+    mana = client.register_component("Mana", {"points": 0, "regen": 0.5})
+    assert mana["name"] == "Mana" and [f["name"] for f in mana["fields"]] == ["points", "regen"]
+    assert client.register_component("Marker")["kind"] == "runtime_tag"
+    assert {"Mana", "Marker", "Position"} <= {c["name"] for c in client.components()}
+    assert client.define_prefab("slime", {"Position": {"y": 5}, "Health": {"hp": 10}, "AI": {}}) == {"name": "slime"}
+    assert [p["name"] for p in client.prefabs()] == ["slime"]
+    ids = client.spawn_prefab("slime", 3, {"Position": {"x": 2}})
+    assert len(ids) == 3
+    assert client.get(ids[0], ["Position"]) == {"Position": {"x": 2.0, "y": 5.0}}
+    assert len(client.spawn_prefab("slime")) == 1
+    d = client.describe(ids[0])
+    assert d["entity"] == ids[0] and sorted(d["components"]) == ["AI", "Health", "Position"]
+    assert "systems" in d and "changes" in d
+    names = [s["name"] for s in client.spells()]
+    assert "kill_all_monsters" in names and "freeze" in names
+    with client.pipeline() as p:  # the same helpers queue in a pipeline
+        listed = p.prefabs()
+        described = p.describe(ids[1])
+    assert listed.result[0]["name"] == "slime" and described.result["entity"] == ids[1]
+
+
+def test_export_and_import_a_world_in_chunks(client: Client) -> None:
+    ids = client.spawn_many([{"Position": {"x": i}, "Name": {"name": f"crate-é{i}"}} for i in range(300)])
+    client.step(3)
+    text = client.export_world(chunk_bytes=4096)  # many chunks, some ending near a 2-byte character
+    assert text.startswith("{") and len(text.encode()) > 4 * 4096
+    copy = f"{client.world}-copy"
+    done = client.import_world(copy, text, paused=True, chunk_bytes=1000)
+    assert done["done"] is True and done["world"] == copy and done["entities"] == 300
+    try:
+        assert client.hash(world=copy) == client.hash()
+        assert client.get(ids[7], ["Name"], world=copy) == {"Name": {"name": "crate-é7"}}
+        assert client.world_info(world=copy)["paused"] is True
+    finally:
+        client.destroy_world(copy)
+
+
 def test_spawn_many_and_despawn_many(client: Client) -> None:
     ids = client.spawn_many([{"Position": {"x": x}} for x in range(5)])
     assert len(set(ids)) == 5
