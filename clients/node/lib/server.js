@@ -22,29 +22,46 @@ function isExecutable(file) {
   }
 }
 
-/**
- * The ecsd to run: $ECSD_BIN, else `ecsd` on PATH, else the repository's build folders
- * (build/test/bin/ecsd, then the newest build/<any>/bin/ecsd).
- */
-function findBinary() {
-  if (process.env.ECSD_BIN) return process.env.ECSD_BIN;
-  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
-    if (dir && isExecutable(path.join(dir, 'ecsd'))) return path.join(dir, 'ecsd');
-  }
-  const build = path.join(REPO_ROOT, 'build');
-  const candidates = [path.join(build, 'test', 'bin', 'ecsd')];
+/** `root/build/release/bin/ecsd` (what scripts/run.sh builds), else the newest other `root/build/<any>/bin/ecsd`. */
+function builtUnder(root) {
+  const build = path.join(root, 'build');
+  const release = path.join(build, 'release', 'bin', 'ecsd');
+  if (isExecutable(release)) return release;
   let others = [];
   try {
     others = fs.readdirSync(build).map((d) => path.join(build, d, 'bin', 'ecsd'));
   } catch {
-    // no build folder
+    return null; // no build folder
   }
   others = others.filter(isExecutable).sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  const found = [...candidates, ...others].find(isExecutable);
-  if (found) return found;
+  return others[0] || null;
+}
+
+/**
+ * The ecsd to run: $ECSD_BIN; else, from the current directory upward (the ecsd repository a test
+ * runs in, or a folder in it), build/release/bin/ecsd, then the newest other build/<any>/bin/ecsd;
+ * else `ecsd` on PATH; else the build folders of the repository this package sits in
+ * (build/test/bin/ecsd first).
+ */
+function findBinary() {
+  if (process.env.ECSD_BIN) return process.env.ECSD_BIN;
+  const here = path.resolve(process.cwd());
+  for (let dir = here; ; dir = path.dirname(dir)) {
+    const found = builtUnder(dir);
+    if (found) return found;
+    if (path.dirname(dir) === dir) break;
+  }
+  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
+    if (dir && isExecutable(path.join(dir, 'ecsd'))) return path.join(dir, 'ecsd');
+  }
+  const preferred = path.join(REPO_ROOT, 'build', 'test', 'bin', 'ecsd');
+  if (isExecutable(preferred)) return preferred;
+  const own = builtUnder(REPO_ROOT);
+  if (own) return own;
   throw new Error(
-    'ecsd not found: set ECSD_BIN to its path, put it on PATH, or build it (scripts/run.sh builds ' +
-      `build/release/bin/ecsd; looked in ${build})`,
+    'ecsd not found: set ECSD_BIN to its path, run from the ecsd repository (or a folder in it) after ' +
+      `building it (scripts/run.sh builds build/release/bin/ecsd; searched ${here} and upward for ` +
+      'build/release/bin/ecsd and build/*/bin/ecsd), or put ecsd on PATH',
   );
 }
 
@@ -84,7 +101,8 @@ class EcsdServer {
   /**
    * Starts ecsd and resolves once it answers server.ping.
    * @param {object} [options]
-   * @param {string} [options.binary] default: $ECSD_BIN, PATH, the repository's build folders
+   * @param {string} [options.binary] default: findBinary(): $ECSD_BIN, build folders from the
+   *   current directory upward, PATH, the package's repository
    * @param {string|false} [options.dataDir] default: a temporary folder removed by stop(); false: none
    * @param {string[]} [options.args] more ecsd flags, e.g. ['--max-watches', '2']
    * @param {string} [options.token] passed as --token; server.client() authenticates with it

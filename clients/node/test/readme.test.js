@@ -16,7 +16,7 @@
 //   suite uses. JavaScript files are written to a temporary folder whose node_modules/ecsd-client
 //   links to this package, as `npm install /path/to/ecsd/clients/node` makes it.
 // - Shell blocks run with `bash -e` in a temporary folder, without this process's ECSD_* variables
-//   (ECSD_BIN set) and with npm's audit, fund and update checks off (nothing to fetch).
+//   (ECSD_BIN set, but for server-test and own-tests, which find ecsd by themselves) and with npm's audit, fund and update checks off (nothing to fetch).
 // - Fragments (the snippets under "Client", which use `client` and `hero` without defining them)
 //   run in this process as the body of an async function given `client` (connected to demo's
 //   default world), `hero` (spawned and stepped as in the quick start) and `assert`
@@ -67,10 +67,12 @@ function forThisMachine(text, { port } = {}) {
   return port === undefined ? text : text.replace(/\b7777\b/g, String(port));
 }
 
-function childEnv(extra = {}) {
+// `withEcsdBin: false` for blocks that promise to find ecsd by themselves (server-test, own-tests).
+function childEnv(extra = {}, { withEcsdBin = true } = {}) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ECSD_')));
   delete env.NODE_TEST_CONTEXT; // a test runner of its own, not a child of this one
-  Object.assign(env, { ECSD_BIN: findBinary(), npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' });
+  Object.assign(env, { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' });
+  if (withEcsdBin) env.ECSD_BIN = findBinary();
   return Object.assign(env, extra);
 }
 
@@ -192,7 +194,10 @@ it('arena-run', async (t) => {
 it('server-test', async (t) => {
   const dir = tmpdir(t, { link: true });
   fs.writeFileSync(path.join(dir, 'mine.test.mjs'), forThisMachine(block('server-test').text));
-  const result = await run(process.execPath, ['--test', 'mine.test.mjs'], { cwd: dir });
+  // Run in a project root holding build/release/bin/ecsd, as scripts/run.sh leaves it: found there.
+  fs.mkdirSync(path.join(dir, 'build', 'release', 'bin'), { recursive: true });
+  fs.symlinkSync(findBinary(), path.join(dir, 'build', 'release', 'bin', 'ecsd'));
+  const result = await run(process.execPath, ['--test', 'mine.test.mjs'], { cwd: dir, env: childEnv({}, { withEcsdBin: false }) });
   assert.equal(result.code, 0, result.output);
   assert.match(result.stdout, /^# pass 1$/m);
 });
@@ -217,7 +222,7 @@ it('watch', async (t) => {
 });
 
 it('own-tests (this suite, with this file skipped there)', async () => {
-  const result = await runSh(forThisMachine(block('own-tests').text), { cwd: root, env: childEnv({ ECSD_README_NESTED: '1' }) });
+  const result = await runSh(forThisMachine(block('own-tests').text), { cwd: root, env: childEnv({ ECSD_README_NESTED: '1' }, { withEcsdBin: false }) });
   assert.match(result.stdout, /^# fail 0$/m);
   assert.match(result.stdout, /^# pass [1-9]\d*$/m);
   assert.match(result.stdout, /^# skipped [1-9]\d*$/m); // this file's tests

@@ -139,3 +139,35 @@ test('the binary: ECSD_BIN first', () => {
     else process.env.ECSD_BIN = saved;
   }
 });
+
+test('the binary: without ECSD_BIN, build/release/bin/ecsd from the current directory upward, then build/*/bin/ecsd, then PATH', (t) => {
+  const top = fs.mkdtempSync(path.join(os.tmpdir(), 'ecsd-find-'));
+  const fake = (file) => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    return file;
+  };
+  const repo = path.join(top, 'repo');
+  const release = fake(path.join(repo, 'build', 'release', 'bin', 'ecsd'));
+  const debug = fake(path.join(repo, 'build', 'debug', 'bin', 'ecsd'));
+  const onPath = fake(path.join(top, 'path', 'ecsd'));
+  fs.mkdirSync(path.join(repo, 'test', 'deep'), { recursive: true });
+  const saved = { bin: process.env.ECSD_BIN, PATH: process.env.PATH, cwd: process.cwd() };
+  t.after(() => {
+    process.chdir(saved.cwd);
+    process.env.PATH = saved.PATH;
+    if (saved.bin === undefined) delete process.env.ECSD_BIN;
+    else process.env.ECSD_BIN = saved.bin;
+    fs.rmSync(top, { recursive: true, force: true });
+  });
+  delete process.env.ECSD_BIN;
+  process.env.PATH = path.dirname(onPath);
+  process.chdir(repo); // the project root, as a reader runs tests
+  assert.equal(findBinary(), release);
+  process.chdir(path.join(repo, 'test', 'deep')); // or a folder in it
+  assert.equal(findBinary(), release);
+  fs.unlinkSync(release);
+  assert.equal(findBinary(), debug);
+  fs.unlinkSync(debug);
+  assert.equal(findBinary(), onPath);
+});
