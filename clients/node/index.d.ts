@@ -174,6 +174,58 @@ export class Client {
   /** The state hash, 16 hex digits. */
   hash(options?: WorldOption): Promise<string>;
   save(options?: WorldOption): Promise<{ world: string; path: string; bytes: number; tick: number; ms: number }>;
+  load(options?: WorldOption): Promise<{ world: string; tick: number; entities: number; replayed: number }>;
+  listWorlds(): Promise<string[]>;
+  /** world.describe_entity: its components, the systems that work on it, what changed this tick. */
+  describe(entity: EntityId | string, options?: WorldOption): Promise<EntityDescription>;
+  /** world.list_components: every component type. */
+  components(options?: WorldOption): Promise<ComponentType[]>;
+  /** No fields: a tag. Resolves to the new type as components() lists it. */
+  registerComponent(name: string, fields?: Record<string, unknown>, options?: WorldOption): Promise<ComponentType>;
+  spells(options?: WorldOption): Promise<{ name: string; description: string }[]>;
+  definePrefab(name: string, components: Components, options?: WorldOption): Promise<{ name: string }>;
+  /** Resolves to the new entities' ids. */
+  spawnPrefab(name: string, options?: SpawnPrefabOptions): Promise<EntityId[]>;
+  prefabs(options?: WorldOption): Promise<{ name: string; components: Components }[]>;
+  /** Every chunk of one world.export: the snapshot text. */
+  exportWorld(options?: ExportOptions): Promise<string>;
+  /** world.import of `text` in chunks; resolves to the last answer. */
+  importWorld(name: string, text: string, options?: ImportOptions): Promise<{ world: string; bytes: number; done: true; tick: number; entities: number }>;
+}
+
+export interface EntityDescription {
+  entity: EntityId;
+  components: Components;
+  systems: string[];
+  changes: { added: string[]; changed: string[]; removed: string[] };
+}
+
+export interface ComponentType {
+  name: string;
+  kind: 'builtin' | 'tag' | 'runtime' | 'runtime_tag';
+  fields: { name: string; type: string; default: unknown }[];
+  count: number;
+}
+
+export interface SpawnPrefabOptions extends WorldOption {
+  /** Default 1. */
+  count?: number;
+  /** Merged field by field into the prefab's values. */
+  overrides?: Components;
+}
+
+export interface ExportOptions extends WorldOption {
+  /** Seal the world as the snapshot is taken (a move to another server). */
+  seal?: boolean;
+  /** Bytes per world.export chunk (16 to 524288; default the server's 262144). */
+  chunkBytes?: number;
+}
+
+export interface ImportOptions {
+  /** Create it paused or ticking, whatever the snapshot says. */
+  paused?: boolean;
+  /** Bytes per world.import chunk (default 200000). */
+  chunkBytes?: number;
 }
 
 /** Calls queued and sent in one write; exec() resolves to their results in order. */
@@ -209,6 +261,15 @@ export class Pipeline {
   systems(options?: WorldOption): this;
   hash(options?: WorldOption): this;
   save(options?: WorldOption): this;
+  load(options?: WorldOption): this;
+  listWorlds(): this;
+  describe(entity: EntityId | string, options?: WorldOption): this;
+  components(options?: WorldOption): this;
+  registerComponent(name: string, fields?: Record<string, unknown>, options?: WorldOption): this;
+  spells(options?: WorldOption): this;
+  definePrefab(name: string, components: Components, options?: WorldOption): this;
+  spawnPrefab(name: string, options?: SpawnPrefabOptions): this;
+  prefabs(options?: WorldOption): this;
 }
 
 /**

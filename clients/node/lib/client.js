@@ -125,6 +125,48 @@ class Client {
     return this._send([{ method, params }])[0];
   }
 
+  /**
+   * Every chunk of one world.export: the world's snapshot text (one tick's, however long the reading
+   * takes), as `ecsctl export` writes it and importWorld reads it. `seal` seals the world (a move).
+   */
+  async exportWorld({ world, seal = false, chunkBytes } = {}) {
+    const first = {};
+    if (world !== undefined) first.world = world;
+    if (chunkBytes !== undefined) first.max_bytes = chunkBytes;
+    if (seal) first.seal = true;
+    let answer = await this.call('world.export', first);
+    const parts = [answer.data];
+    let offset = Buffer.byteLength(answer.data, 'utf8');
+    while (!answer.done) {
+      answer = await this.call('world.export', { world: answer.world, export: answer.export, offset });
+      parts.push(answer.data);
+      offset += Buffer.byteLength(answer.data, 'utf8');
+    }
+    return parts.join('');
+  }
+
+  /**
+   * Creates world `name` from a snapshot text (exportWorld's, or a file `ecsctl export` wrote), sent
+   * with world.import in chunks of at most `chunkBytes`; resolves to the last answer,
+   * `{ world, bytes, done: true, tick, entities }`.
+   */
+  async importWorld(name, text, { paused, chunkBytes = 200_000 } = {}) {
+    const data = Buffer.from(text, 'utf8');
+    for (let offset = 0; ; ) {
+      let end = Math.min(offset + chunkBytes, data.length);
+      while (end < data.length && end > offset && (data[end] & 0xc0) === 0x80) end -= 1; // whole characters only
+      const final = end >= data.length;
+      const params = { world: name, data: data.subarray(offset, end).toString('utf8'), offset };
+      if (final) {
+        params.final = true;
+        if (paused !== undefined) params.paused = paused;
+      }
+      const answer = await this.call('world.import', params);
+      if (final) return answer;
+      offset = end;
+    }
+  }
+
   /** A batch of calls sent in one write; see Pipeline. */
   pipeline() {
     return new Pipeline(this);

@@ -19,6 +19,7 @@ const requests = {
   info: () => request('server.info', {}),
   createWorld: (world, options = {}) => request('world.create', { ...options, world }),
   destroyWorld: (world) => request('world.destroy', { world }),
+  listWorlds: () => request('world.list', {}, undefined, (r) => r.worlds),
   worldInfo: (opts) => request('world.info', {}, opts),
 
   spawn: (components = {}, opts) => request('world.spawn_entity', { components }, opts, (r) => r.entity),
@@ -53,6 +54,20 @@ const requests = {
   systems: (opts) => request('world.list_systems', {}, opts, (r) => r.systems),
   hash: (opts) => request('world.hash', {}, opts, (r) => r.hash),
   save: (opts) => request('world.save', {}, opts),
+  load: (opts) => request('world.load', {}, opts),
+
+  describe: (entity, opts) => request('world.describe_entity', { entity }, opts),
+  components: (opts) => request('world.list_components', {}, opts, (r) => r.components),
+  registerComponent: (name, fields = {}, opts) => request('world.register_component', { name, fields }, opts),
+  spells: (opts) => request('world.list_spells', {}, opts, (r) => r.spells),
+  definePrefab: (name, components, opts) => request('world.define_prefab', { name, components }, opts),
+  spawnPrefab(name, { count, overrides, world } = {}) {
+    const params = { name };
+    if (count !== undefined) params.count = count;
+    if (overrides !== undefined) params.overrides = overrides;
+    return request('world.spawn_prefab', params, { world }, (r) => r.entities);
+  },
+  prefabs: (opts) => request('world.list_prefabs', {}, opts, (r) => r.prefabs),
 };
 
 /** Adds one method per helper to `cls`; each hands its request to `this._run(request)`. */

@@ -74,6 +74,59 @@ test('typed helpers map to the protocol', async (t) => {
   assert.deepEqual(await c.query('*'), []);
 });
 
+test('acknowledgements resolve to the server\'s result, as in the Python client', async (t) => {
+  const c = await freshWorld(t);
+  const id = await c.spawn({ Position: {}, Velocity: {} });
+  assert.deepEqual(await c.insert(id, { Health: {} }), { entity: id });
+  assert.deepEqual(await c.remove(id, ['Velocity']), { entity: id });
+  assert.equal(await c.despawn(id), true);
+  await c.createWorld(`${c.world}-gone`, { paused: true });
+  assert.deepEqual(await c.destroyWorld(`${c.world}-gone`), { destroyed: `${c.world}-gone` });
+  assert.ok((await c.listWorlds()).includes(c.world));
+});
+
+test('prefab, component, describe and spell helpers', async (t) => {
+  const c = await freshWorld(t);
+  const mana = await c.registerComponent('Mana', { points: 0, regen: 0.5 });
+  assert.equal(mana.name, 'Mana');
+  assert.deepEqual(mana.fields.map((f) => f.name), ['points', 'regen']);
+  assert.equal((await c.registerComponent('Marker')).kind, 'runtime_tag');
+  const names = (await c.components()).map((k) => k.name);
+  for (const n of ['Mana', 'Marker', 'Position']) assert.ok(names.includes(n), n);
+  assert.deepEqual(await c.definePrefab('slime', { Position: { y: 5 }, Health: { hp: 10 }, AI: {} }), { name: 'slime' });
+  assert.deepEqual((await c.prefabs()).map((p) => p.name), ['slime']);
+  const ids = await c.spawnPrefab('slime', { count: 3, overrides: { Position: { x: 2 } } });
+  assert.equal(ids.length, 3);
+  assert.deepEqual(await c.get(ids[0], ['Position']), { Position: { x: 2, y: 5 } });
+  assert.equal((await c.spawnPrefab('slime')).length, 1);
+  const d = await c.describe(ids[0]);
+  assert.equal(d.entity, ids[0]);
+  assert.deepEqual(Object.keys(d.components).sort(), ['AI', 'Health', 'Position']);
+  assert.ok(Array.isArray(d.systems) && d.changes);
+  const spells = (await c.spells()).map((s) => s.name);
+  assert.ok(spells.includes('kill_all_monsters') && spells.includes('freeze'));
+  const [listed, described] = await c.pipeline().prefabs().describe(ids[1]).exec(); // they queue too
+  assert.equal(listed[0].name, 'slime');
+  assert.equal(described.entity, ids[1]);
+});
+
+test('exportWorld and importWorld copy a world in chunks', async (t) => {
+  const c = await freshWorld(t);
+  const ids = await c.spawnMany(Array.from({ length: 300 }, (_, i) => ({ Position: { x: i }, Name: { name: `crate-é${i}` } })));
+  await c.step(3);
+  const text = await c.exportWorld({ chunkBytes: 4096 }); // many chunks
+  assert.ok(text.startsWith('{') && Buffer.byteLength(text) > 4 * 4096);
+  const copy = `${c.world}-copy`;
+  const done = await c.importWorld(copy, text, { paused: true, chunkBytes: 1000 });
+  assert.equal(done.done, true);
+  assert.equal(done.world, copy);
+  assert.equal(done.entities, 300);
+  t.after(() => client.destroyWorld(copy)); // c closes first
+  assert.equal(await c.hash({ world: copy }), await c.hash());
+  assert.deepEqual(await c.get(ids[7], ['Name'], { world: copy }), { Name: { name: 'crate-é7' } });
+  assert.equal((await c.worldInfo({ world: copy })).paused, true);
+});
+
 test('errors reject with RpcError carrying the protocol reason', async (t) => {
   const c = await freshWorld(t);
   const id = await c.spawn({ Position: {} });
