@@ -177,11 +177,14 @@ table key_value_table(const json& object, const table_options& options) {
     return t;
 }
 
-/// @brief The table's text with every cell cut to the options' width, and the table to the terminal's.
+/// @brief The table's text: fitted to the terminal's width when it is known (a wide terminal shows long
+///        cells whole: the terminal, not a fixed 40, is the limit), else every cell cut to the options'.
 std::string show(table t, const table_options& options) {
-    for (auto& row : t.rows) {
-        for (auto& cell : row) {
-            cell = fit_width(cell, options.max_cell_width);
+    if (options.max_width == 0) {
+        for (auto& row : t.rows) {
+            for (auto& cell : row) {
+                cell = fit_width(cell, options.max_cell_width);
+            }
         }
     }
     fit_table(t, options.max_width);

@@ -24,8 +24,9 @@ struct table_options {
     /// @brief Significant digits of floating-point numbers (also inside JSON shown in a cell); 0 prints
     ///        them exactly.
     int precision = 6;
-    /// @brief Longest cell in display columns; a longer one is cut and ends in `…`. 0 never cuts
-    ///        (`-o wide`).
+    /// @brief Longest cell in display columns when the terminal's width is unknown (max_width 0); a
+    ///        longer one is cut and ends in `…`. 0 never cuts (`-o wide`). On a terminal only its width
+    ///        limits cells (fit_table), so a wide one shows them whole.
     std::size_t max_cell_width = 40;
     /// @brief Longest line in display columns (the terminal's width when stdout is one): a wider table
     ///        shrinks its widest columns first, their cells ending in `…`, instead of wrapping. 0 never

@@ -184,6 +184,23 @@ TEST(render_human, long_cells_are_cut_unless_wide) {
     EXPECT_NE(render_human(listed).find("note: " + long_text + "\n"), std::string::npos);
 }
 
+TEST(render_human, a_wide_terminal_shows_long_cells_whole) {
+    const std::string long_text(60, 'x');
+    const auto rows = json::array({{{"name", "a"}, {"description", long_text}}});
+    table_options terminal;
+    terminal.max_width = 200;  // a wide terminal: no cut at 40 columns
+    EXPECT_EQ(render_human(rows, terminal),
+              "NAME  DESCRIPTION\n"
+              "a     " +
+                  long_text + "\n");
+    const auto object = json::object({{"config", long_text}});
+    EXPECT_NE(render_human(object, terminal).find(long_text + "\n"), std::string::npos);
+    terminal.max_width = 30;  // a narrow one still cuts, to its width
+    for (const auto& line : {render_human(rows, terminal)}) {
+        EXPECT_EQ(line.find(long_text), std::string::npos) << line;
+    }
+}
+
 TEST(fit_width, cuts_whole_code_points) {
     EXPECT_EQ(fit_width("héllo wörld", 5), "héll…");
     EXPECT_EQ(display_width(fit_width("héllo wörld", 5)), 5U);
