@@ -43,6 +43,18 @@ struct parsed_line {
 /// @throws usage_error on an undefined variable or a path that does not exist.
 [[nodiscard]] std::string substitute(std::string_view word, const variables& vars);
 
+/// @brief True when the words after `$name =` are arithmetic rather than a command: the first starts
+///        with a digit, `.`, `$`, `(`, `-` or `+`, which no verb or local command does.
+[[nodiscard]] bool is_expression(const std::vector<std::string>& words) noexcept;
+
+/// @brief The value of `$name = EXPRESSION` (the words after `=`): numbers, variables (`$i`, `${r.total}`)
+///        holding numbers, `+ - * /`, unary minus and parentheses, with the usual precedence. Integers
+///        stay exact while they can (`$i * 2`); a whole result is stored as an integer (`0.5 * 4` is 2),
+///        any other as a double. A lone variable (`$copy = $orig`) is copied whatever it holds.
+/// @throws usage_error on a syntax error, a variable that is undefined or not a number, division by
+///         zero, or a result that is not finite.
+[[nodiscard]] json evaluate(const std::vector<std::string>& words, const variables& vars);
+
 /// @brief The value a `$var = VERB` line stores: the entity id when the result is an object with an
 ///        integer `entity` member (spawn, cast), otherwise the whole result.
 [[nodiscard]] json value_to_store(const json& result);

@@ -30,8 +30,18 @@ Without a verb: reads commands from -f FILE, or from standard input when it is n
 Environment: ECSD_HOST, ECSD_PORT, ECSD_TOKEN, ECSD_WORLD, ECSCTL_TIMEOUT stand in for the options;
 ECSCTL_HISTORY names the shell's history file (default ~/.ecsctl_history).
 
-Output: tables on a terminal (numbers to 6 digits, cells cut at 40 columns; -o wide keeps them whole),
-one JSON text per result otherwise (or with --json); -o yaml for YAML. JSON and YAML are exact.
+Local commands (scripts and the shell; `help` there lists them in full):
+  $name = VERB ...   keep a result: $name, ${name.path.0} in later lines
+  $x = $i * 0.8      arithmetic: numbers, $variables, + - * / and parentheses
+  echo WORDS...      print the words            use WORLD       later world.* calls go to WORLD
+  expect A OP B      fail unless A OP B holds (== != < <= > >=), e.g. expect ${r.total} == 3
+  repeat N COMMAND   run COMMAND N times with $i = 0..N-1 (in scripts also repeat N { lines })
+  sleep SECONDS      wait (fractions allowed)   vars            list the variables
+  help [VERB]        help                       exit, quit      stop
+
+Output: tables on a terminal (numbers to 6 digits, fitted to the terminal's width; -o wide keeps cells
+whole; a table on a pipe cuts cells at 40 columns), one JSON text per result otherwise (or with --json);
+-o yaml for YAML. JSON and YAML are exact.
 Exit codes: 0 ok, 1 server error, 2 usage error, 3 connection error or timeout.
 
 Examples:

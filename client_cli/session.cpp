@@ -1,10 +1,13 @@
 #include "session.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <ostream>
 #include <thread>
 
 #include "expect.hpp"
+#include "shell.hpp"
 #include "verb_parser.hpp"
 #include "watch.hpp"
 
@@ -16,6 +19,8 @@ constexpr std::string_view local_help = R"(Local commands (scripts and the shell
   $name = VERB ...   run VERB and keep its result in $name: the entity id for spawn-like results
                      ({"entity": N}), otherwise the whole result; use it as $name, ${name} or
                      ${name.path.0} in later lines ($$ is a literal $)
+  $name = EXPR       arithmetic: numbers, $variables holding numbers, + - * / and parentheses,
+                     e.g. $x = ($i - 2) * 0.8; whole results are integers; $copy = $orig copies
   use WORLD          send later world.* calls to WORLD
   vars               list the variables
   echo WORDS...      print the words (after substitution)
@@ -32,7 +37,47 @@ constexpr std::string_view local_help = R"(Local commands (scripts and the shell
   exit, quit         leave (end of input does too)
 )";
 
+/// @brief `e` with `; did you mean 'Position'?` added when it is no_such_component for a name (quoted
+///        in its message) within two edits of a component the server has (`spawn Postion`); else `e`.
+///        The names come from world.list_components of the session's world, as completion's do.
+server_error with_suggestion(session& s, const server_error& e) {
+    if (e.reason() != "no_such_component") {
+        return e;
+    }
+    std::vector<std::string> names;
+    try {
+        request req{"world.list_components", json::object()};
+        apply_world(req, s.world);
+        names = names_in(s.client.call(req.method, req.params));
+    } catch (const std::exception&) {
+        return e;  // no list, no suggestion: the server's own message still says what is wrong
+    }
+    const std::string& message = e.message();
+    for (std::size_t open = message.find('\''); open != std::string::npos;) {
+        const auto close = message.find('\'', open + 1);
+        if (close == std::string::npos) {
+            break;
+        }
+        const std::string word = message.substr(open + 1, close - open - 1);
+        if (std::find(names.begin(), names.end(), word) == names.end()) {
+            if (const auto suggestion = closest(word, names); !suggestion.empty()) {
+                json error = e.error();
+                error["message"] = message + "; did you mean '" + suggestion + "'?";
+                return server_error(error);
+            }
+        }
+        open = message.find('\'', close + 1);
+    }
+    return e;
+}
+
 }  // namespace
+
+std::span<const std::string_view> local_command_names() noexcept {
+    static constexpr std::array<std::string_view, 10> names{"echo",   "use",   "vars", "expect", "assert",
+                                                            "repeat", "sleep", "help", "exit",   "quit"};
+    return names;
+}
 
 std::uint64_t repeat_count(const std::vector<std::string>& words, const variables& vars) {
     if (words.size() < 2) {
@@ -61,7 +106,12 @@ json run_verb(session& s, const verb& v, const verb_input& input) {
     }
     apply_world(req, s.world);
     s.tables.component_order = requested_columns(req);
-    auto result = s.client.call(req.method, req.params);
+    json result;
+    try {
+        result = s.client.call(req.method, req.params);
+    } catch (const server_error& e) {
+        throw with_suggestion(s, e);
+    }
     if (v.shape) {
         result = v.shape(result);
     }
@@ -129,6 +179,16 @@ void execute_line(session& s, std::string_view line, bool interactive, line_effe
             if (effect != nullptr && *effect == line_effect::quit) {
                 return;
             }
+        }
+        return;
+    }
+    if (parsed.assign_to && is_expression(parsed.words)) {
+        // `$x = $i * 0.8`: arithmetic, evaluated here (its variables are read as numbers, not text).
+        auto value = evaluate(parsed.words, s.vars);  // before the slot exists: `$x = $x + 1` reads the old
+        auto& slot = s.vars[*parsed.assign_to];
+        slot = std::move(value);
+        if (interactive) {
+            *s.out << '$' << *parsed.assign_to << " = " << render(slot, output_format::json_lines);
         }
         return;
     }

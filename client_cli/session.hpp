@@ -7,6 +7,7 @@
 #include <functional>
 #include <iosfwd>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,10 @@ struct session {
 /// @brief Runs `f` and turns what it throws into a message on `s.err` (prefixed with `where`, e.g.
 ///        "ecsctl" or "setup.ecs:3") and an exit code.
 exit_code guarded(session& s, std::string_view where, const std::function<void()>& f);
+
+/// @brief The local commands of scripts and the shell (run_line handles them; not sent to the server),
+///        for help and docs that must list every one.
+[[nodiscard]] std::span<const std::string_view> local_command_names() noexcept;
 
 /// @brief What a line asked for beyond its exit code.
 enum class line_effect { none, quit };

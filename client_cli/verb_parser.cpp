@@ -62,7 +62,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-/// @brief The candidate closest to `word` within two edits (the first of equals), or "".
+}  // namespace
+
 std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
     std::string best;
     std::size_t best_distance = 3;
@@ -74,6 +75,8 @@ std::string closest(std::string_view word, const std::vector<std::string>& candi
     }
     return best;
 }
+
+namespace {
 
 std::vector<std::string> split_name(std::string_view name) {
     std::vector<std::string> parts;

@@ -56,6 +56,10 @@ struct parsed_words {
 ///        (help world lists them)`. The suggestion is the closest verb within two edits, if any.
 [[nodiscard]] std::optional<std::string> unknown_verb(std::span<const std::string> words);
 
+/// @brief The candidate closest to `word` within two edits (Levenshtein; the first of equals), or "":
+///        the suggestion of every "did you mean" (verbs here, component names in session.cpp).
+[[nodiscard]] std::string closest(std::string_view word, const std::vector<std::string>& candidates);
+
 /// @brief Help text of the verb (or verb group) `name` ("spawn", "world", "world create"), or of all verbs
 ///        when `name` is empty; empty when there is no such verb.
 [[nodiscard]] std::string help_text(std::string_view name);

@@ -181,6 +181,46 @@ TEST_F(ecsctl_server, a_failed_expect_stops_the_script_with_file_line_and_exit_1
     EXPECT_TRUE(contains(stray.err, "<stdin>:2: } without a repeat N { before it")) << stray.err;
 }
 
+TEST_F(ecsctl_server, script_lays_out_a_row_with_arithmetic_in_variables) {
+    const std::string script = R"(world create row_arena --paused
+use row_arena
+repeat 5 {
+  $x = ($i - 2) * 0.8
+  spawn Position='{"x":$x,"y":1}'
+}
+$n = 2 * 3 + 1
+echo n=$n
+$q = query Position --limit 10
+expect ${q.total} == 5
+expect ${q.entities.0.components.Position.x} == -1.6
+expect ${q.entities.4.components.Position.x} == 1.6
+$last = ${q.entities.4.components.Position.x} / 0.8
+expect $last == 2
+world destroy row_arena
+)";
+    const auto r = ecsctl({}, script);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_TRUE(contains(r.out, "n=7\n")) << r.out;
+    const auto bad = ecsctl({}, "$s = ping\n$x = $s * 2\n");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_TRUE(contains(bad.err, "<stdin>:2: arithmetic: $s holds 'pong', not a number")) << bad.err;
+}
+
+TEST_F(ecsctl_server, a_misspelt_component_gets_a_did_you_mean_as_a_verb_does) {
+    const auto r = ecsctl({"spawn", "Postion"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, "no_such_component")) << r.err;
+    EXPECT_TRUE(contains(r.err, "did you mean 'Position'?")) << r.err;
+    const auto script = ecsctl({}, R"(spawn Position Velcity='{"x":1}')"
+                                   "\n");
+    EXPECT_EQ(script.exit_code, 1);
+    EXPECT_TRUE(contains(script.err, "did you mean 'Velocity'?")) << script.err;
+    const auto far = ecsctl({"spawn", "Zzzzzzzz"});  // nothing close: no suggestion
+    EXPECT_EQ(far.exit_code, 1);
+    EXPECT_FALSE(contains(far.err, "did you mean")) << far.err;
+}
+
 TEST_F(ecsctl_server, repeat_on_one_line_counts_i_from_zero) {
     const auto r = ecsctl({}, "repeat 3 echo n=$i\nrepeat 0 echo none\n");
     EXPECT_EQ(r.exit_code, 0) << r.err;

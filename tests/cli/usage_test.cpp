@@ -32,6 +32,15 @@ TEST(ecsctl_usage, help_lists_verbs_env_vars_and_exit_codes) {
     }
 }
 
+TEST(ecsctl_usage, help_lists_the_local_commands_of_scripts) {
+    const auto r = ecsctl({"--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    for (const char* part :
+         {"expect A OP B", "repeat N COMMAND", "sleep SECONDS", "echo WORDS", "use WORLD", "$x = $i * 0.8"}) {
+        EXPECT_TRUE(contains(r.out, part)) << part << " missing from\n" << r.out;
+    }
+}
+
 TEST(ecsctl_usage, verb_help_shows_method_and_examples) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"spawn", "--help"}, {"help", "spawn"}, {"query", "-h"}, {"world", "create", "--help"}}) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "session.hpp"
 #include "verbs.hpp"
 
 namespace {
@@ -59,5 +60,21 @@ TEST(DocsDrift, EcsctlMdHasARowForEveryVerbNamingItsMethod) {
         }
         EXPECT_TRUE(named) << "docs/ecsctl.md: no row of the verb '" << v.name << "' names its method "
                            << v.method << " in the method column";
+    }
+}
+
+TEST(DocsDrift, EcsctlMdListsEveryLocalCommand) {
+    std::ifstream in(ECSD_SOURCE_DIR "/docs/ecsctl.md");
+    ASSERT_TRUE(in.good());
+    std::string table;
+    bool inside = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("#")) inside = line == "### Local commands";
+        if (inside && line.starts_with("| `")) table += line + "\n";
+    }
+    ASSERT_FALSE(table.empty()) << "docs/ecsctl.md has no '### Local commands' table";
+    for (const auto name : ecsd::cli::local_command_names()) {
+        EXPECT_NE(table.find("`" + std::string(name)), std::string::npos)
+            << "docs/ecsctl.md: the local command '" << name << "' is not in the '### Local commands' table";
     }
 }

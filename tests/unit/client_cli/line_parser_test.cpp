@@ -101,5 +101,39 @@ TEST(value_to_store, entity_id_or_whole_result) {
     EXPECT_EQ(value_to_store(json::parse(R"({"entity":"x"})")), json::parse(R"({"entity":"x"})"));
 }
 
+TEST(evaluate, numbers_variables_and_the_four_operations) {
+    const variables vars{{"i", 3}, {"r", json::parse(R"({"total":10,"pos":{"x":1.5}})")}, {"s", "abc"}};
+    EXPECT_TRUE(is_expression(parse_line("$x = $i * 0.8").words));
+    EXPECT_FALSE(is_expression(parse_line("$x = spawn Position").words));
+    EXPECT_DOUBLE_EQ(evaluate(parse_line("$x = $i * 0.8").words, vars).get<double>(), 2.4000000000000004);
+    EXPECT_EQ(evaluate(parse_line("$x = $i * 2 + 1").words, vars), 7);  // integers stay exact
+    EXPECT_TRUE(evaluate(parse_line("$x = $i * 2 + 1").words, vars).is_number_integer());
+    EXPECT_EQ(evaluate(parse_line("$x = ($i + 1) * 2").words, vars), 8);       // parentheses first
+    EXPECT_EQ(evaluate(parse_line("$x = 1 + 2 * 3 - 4 / 2").words, vars), 5);  // * and / before + and -
+    EXPECT_EQ(evaluate(parse_line("$x = -$i").words, vars), -3);
+    EXPECT_EQ(evaluate(parse_line("$x = 7 / 2").words, vars), 3.5);
+    EXPECT_EQ(evaluate(parse_line("$x = 0.5 * 4").words, vars), 2);  // a whole result is an integer
+    EXPECT_TRUE(evaluate(parse_line("$x = 0.5 * 4").words, vars).is_number_integer());
+    EXPECT_EQ(evaluate(parse_line("$x = ${r.total}/4").words, vars), 2.5);
+    EXPECT_EQ(evaluate(parse_line("$x = ${r.pos.x}*2").words, vars), 3);
+    EXPECT_EQ(evaluate(parse_line("$x = 1e3").words, vars), 1000);
+    EXPECT_EQ(evaluate(parse_line("$x = 12").words, vars), 12);
+    EXPECT_EQ(evaluate(parse_line("$x = $s").words, vars), "abc");  // a copy, whatever it holds
+    EXPECT_EQ(evaluate(parse_line("$x = $r").words, vars), vars.at("r"));
+}
+
+TEST(evaluate, mistakes_are_usage_errors_that_say_what_is_wrong) {
+    const variables vars{{"i", 3}, {"s", "abc"}};
+    for (const char* line : {"$x = 1 / 0", "$x = $s * 2", "$x = $nope + 1", "$x = (1 + 2", "$x = 1 +",
+                             "$x = 2 3", "$x = $i * abc"}) {
+        EXPECT_THROW((void)evaluate(parse_line(line).words, vars), usage_error) << line;
+    }
+    try {
+        (void)evaluate(parse_line("$x = $s * 2").words, vars);
+    } catch (const usage_error& e) {
+        EXPECT_NE(std::string(e.what()).find("$s holds 'abc', not a number"), std::string::npos) << e.what();
+    }
+}
+
 }  // namespace
 }  // namespace ecsd::cli
