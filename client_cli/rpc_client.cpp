@@ -1,5 +1,7 @@
 #include "rpc_client.hpp"
 
+#include <algorithm>
+
 #include "ecsd/protocol/jsonrpc.hpp"
 #include "errors.hpp"
 
@@ -86,6 +88,14 @@ json rpc_client::round_trip(std::string_view method, const json& params,
     for (;;) {
         const std::string line = conn_->read_line(deadline);
         auto response = json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (line.starts_with("HTTP/")) {
+            // ecsd's HTTP port (or any web server) refuses a JSON line with a status line: the port
+            // is the likely mistake (`world move --to HOST:7778`), so say so rather than "malformed".
+            std::string status = line.substr(0, std::min<std::size_t>(line.find_first_of("\r\n"), 80));
+            throw connection_error(conn_->peer() + " answered HTTP (" + status +
+                                   "), not JSON-RPC lines: is this the HTTP port? ecsd takes JSON-RPC on its "
+                                   "--port (7777 by default), HTTP on --http-port (7778)");
+        }
         if (response.is_discarded() || !response.is_object()) {
             throw connection_error("malformed response from " + conn_->peer() + ": " + line.substr(0, 200));
         }

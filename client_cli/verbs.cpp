@@ -50,7 +50,7 @@ constexpr std::string_view query_language =
     "  Health|Shield          has at least one of them   ?Health          optional: shown where present,\n"
     "                                                                     filters nothing\n"
     "  Health.hp < 50         value filter: == != < <= > >= against a JSON literal, e.g.\n"
-    "                         AI.kind == \"boss\", Position.y <= 0, Player.alive == true\n"
+    "                         AI.kind == \"boss\", Position.y <= 0, Appearance.name == \"tree\"\n"
     "  added(Position)        added in the last tick; also changed(NAME), removed(NAME)\n"
     "  died                   entities destroyed in the last tick\n"
     "  near(x, y, r)          Position within r of a point; near(ID, r) or near(NAME, r)\n"
@@ -285,8 +285,9 @@ std::vector<verb> make_verbs() {
          .options = {{"--to", "the server to move it to", false, "HOST:PORT"},
                      {"--to-token", "the target's token (default: the same as --token)", false, "TOKEN"},
                      {"--keep-source", "leave the source world sealed instead of destroying it", true, ""}},
-         .examples = {"ecsctl world move arena --to 10.0.0.7:7777",
-                      "ecsctl --port 7777 world move zone-3 --to 127.0.0.1:7778 --keep-source"},
+         // 7790: a second ecsd on this machine, as in docs/ecsctl.md (7778 is the HTTP port: no target).
+         .examples = {"ecsctl world move arena --to 127.0.0.1:7790",
+                      "ecsctl --port 7777 world move zone-3 --to 127.0.0.1:7790 --keep-source"},
          .details = "The source is sealed while the snapshot is taken: it stops ticking and refuses\n"
                     "every write with world_sealed (so none is lost: send it to the new server).\n"
                     "The copy is imported paused, its world.hash compared with the source's at the\n"
@@ -369,7 +370,7 @@ std::vector<verb> make_verbs() {
                  .summary = "print every request the other connections send, as it arrives (as redis-cli "
                             "monitor does); Ctrl-C stops",
                  .options = {{"--count", "stop after N requests (default: until Ctrl-C)", false, "N"}},
-                 .examples = {"ecsctl monitor", "ecsctl monitor --count 10 | jq -c '[.connection, .method]'"},
+                 .examples = {"ecsctl monitor", "ecsctl monitor --count 3 | jq -c '[.connection, .method]'"},
                  .params =
                      [](const verb_input& in) {
                          if (auto count = in.one("--count")) {
@@ -490,7 +491,7 @@ std::vector<verb> make_verbs() {
          .method = "world.despawn_entity",
          .summary = "destroy entities (several ids: all or none, in one request)",
          .args = {{"ID", "entity ids, as printed by spawn (e.g. 4294967296), or Names", arity::many}},
-         .examples = {"ecsctl despawn 4294967296", "ecsctl despawn 4294967296 4294967297"},
+         .examples = {"ecsctl despawn 4294967296", "ecsctl despawn 4294967297 4294967298"},
          .params =
              [](const verb_input& in) {
                  const auto ids = in.all("ID");
@@ -651,8 +652,8 @@ std::vector<verb> make_verbs() {
                   {"TARGET", "entity id (or Name) of the target (default: the caster)", arity::optional}},
          .options = {{"--amount", "spell-specific strength, e.g. seconds for ghost, hp for heal", false,
                       "X"}},
-         .examples = {"ecsctl cast 4294967296 kill_all_monsters", "ecsctl cast 4294967296 freeze 4294967297",
-                      "ecsctl cast 4294967296 heal --amount 25"},
+         .examples = {"ecsctl cast 4294967296 freeze 4294967297", "ecsctl cast 4294967296 heal --amount 25",
+                      "ecsctl cast 4294967296 kill_all_monsters"},
          .params =
              [](const verb_input& in) {
                  json params = {{"caster", entity_of(in, "CASTER")}, {"spell", in.one("SPELL").value_or("")}};
@@ -673,7 +674,8 @@ std::vector<verb> make_verbs() {
          .args = {{"NAME", "prefab name", arity::one},
                   {"COMPONENT", "Name=JSON, or a bare Name for defaults", arity::many,
                    word_kind::name_value}},
-         .examples = {R"(ecsctl prefab define tree Position='{"x":0,"y":0}' Collider='{"radius":1}' Static)"},
+         .examples =
+             {R"(ecsctl prefab define tree Position='{"x":0,"y":0}' Collider='{"radius":1}' Appearance='{"name":"tree"}')"},
          .params =
              [](const verb_input& in) {
                  return json{{"name", in.one("NAME").value_or("")},

@@ -3,6 +3,9 @@
 // later one is refused; a move that fails halfway leaves the source as it was. And `ecsctl export` /
 // `ecsctl import`: a world to a file (or a pipe) and back, in several chunks each way.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -205,6 +208,34 @@ TEST(WorldMove, TheTargetMustBeAnotherServerGivenAsHostAndPort) {
     const auto self = move(*src, *src, "default");
     EXPECT_EQ(self.exit_code, 2);
     EXPECT_TRUE(contains(self.err, "names the server the world is on")) << self.err;
+}
+
+TEST(WorldMove, ATargetThatAnswersHttpIsAskedAboutAsTheHttpPort) {
+    // A free port for the HTTP listener: bound, read and released (the server binds it next).
+    int http = 0;
+    for (int attempt = 0; attempt < 5 && http == 0; ++attempt) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+            http = ntohs(addr.sin_port);
+        }
+        ::close(fd);
+    }
+    const auto src = start_ecsd();
+    const auto dst = start_ecsd({"--http-port", std::to_string(http)});
+    ASSERT_NE(dst->http_port(), 0) << "the target's HTTP port could not be bound";
+    line_client a(src->port());
+    ASSERT_TRUE(a.call("world.create", {{"world", "arena"}, {"paused", true}}).contains("result"));
+    const auto r = run({ECSCTL_PATH, "--port", std::to_string(src->port()), "world", "move", "arena", "--to",
+                        "127.0.0.1:" + std::to_string(dst->http_port())});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "is this the HTTP port?")) << r.err;
+    // Nothing moved: the source still has it and takes writes.
+    EXPECT_TRUE(a.call("world.spawn_entity", {{"world", "arena"}}).contains("result"));
 }
 
 TEST(WorldFiles, ExportToAFileAndImportItElsewhereKeepsIdsTickAndHash) {
