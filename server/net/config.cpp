@@ -41,12 +41,28 @@ setting row(std::string_view name, std::string_view env, std::string_view help, 
 
 std::vector<setting> make_settings() {
     const auto positive = [](CLI::Option& o) { o.check(CLI::PositiveNumber); };
+    // Repeatable, one value each time (`--http-allow-host a --http-allow-host b`); the environment
+    // variable splits at commas.
+    const auto list = [](CLI::Option& o) {
+        o.expected(1)
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+            ->delimiter(',')
+            ->allow_extra_args(false);
+    };
     std::vector<setting> t;
     t.push_back(row("host", "ECSD_HOST", "address to listen on", &server_config::host));
     t.push_back(row("port", "ECSD_PORT", "TCP port; 0 picks a free one and prints it", &server_config::port));
     t.push_back(row("http-port", "ECSD_HTTP_PORT",
                     "HTTP port for JSON-RPC over HTTP and the viewer page; 0: off",
                     &server_config::http_port));
+    t.push_back(row("http-allow-host", "ECSD_HTTP_ALLOW_HOST",
+                    "a Host name the HTTP face answers besides its own address (repeat it for more; the "
+                    "variable takes a comma-separated list); * allows any (no DNS rebinding protection)",
+                    &server_config::http_allow_hosts, list));
+    t.push_back(row("http-allow-origin", "ECSD_HTTP_ALLOW_ORIGIN",
+                    "an origin (scheme://host:port) whose pages may POST to the HTTP face besides its own "
+                    "(repeat it for more; the variable takes a comma-separated list); * allows any",
+                    &server_config::http_allow_origins, list));
     t.push_back(
         row("log-level", "ECSD_LOG_LEVEL", "trace, debug, info, warn, error, critical or off",
             &server_config::log_level, [](CLI::Option& o) {

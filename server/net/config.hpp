@@ -23,6 +23,10 @@ struct server_config {
     std::string host = "127.0.0.1";
     std::uint16_t port = 7777;
     std::uint16_t http_port = 7778;  ///< the HTTP face (JSON-RPC over HTTP, SSE, the viewer); 0: off
+    /// Host names the HTTP face answers besides its own address (`*`: any); see docs/http.md.
+    std::vector<std::string> http_allow_hosts;
+    /// Origins whose pages may send requests besides the HTTP face's own (`*`: any).
+    std::vector<std::string> http_allow_origins;
     std::string log_level = "info";
     std::size_t max_line_bytes = std::size_t{1024} * 1024;
     std::size_t preauth_line_bytes = 4096;  ///< line cap before server.auth when a token is set

@@ -119,7 +119,7 @@ class http_client {
 };
 
 std::string post(const std::string& body, const std::string& extra = {}) {
-    return "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
+    return "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra +
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
@@ -196,14 +196,14 @@ TEST(Http, StatusCodesForWhatIsNotJsonRpc) {
     http_fixture f({"--max-line-bytes", "1000"});
     {
         http_client c(f.http);
-        ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+        ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
         const auto r = c.read();
         ASSERT_TRUE(r);
         EXPECT_EQ(r->status, 200);
         EXPECT_NE(r->body.find("<canvas"), std::string::npos) << "the viewer page";
-        ASSERT_TRUE(c.send("GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"));
+        ASSERT_TRUE(c.send("GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
         EXPECT_EQ(c.read()->status, 404);
-        ASSERT_TRUE(c.send("DELETE / HTTP/1.1\r\nHost: x\r\n\r\n"));
+        ASSERT_TRUE(c.send("DELETE / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"));
         const auto d = c.read();
         EXPECT_EQ(d->status, 405);
         EXPECT_NE(d->head.find("Allow: GET, HEAD, POST"), std::string::npos);
@@ -230,7 +230,8 @@ TEST(Http, StatusCodesForWhatIsNotJsonRpc) {
     }
     {
         http_client c(f.http);
-        ASSERT_TRUE(c.send("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n"));
+        ASSERT_TRUE(
+            c.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n"));
         const auto r = c.read();
         ASSERT_TRUE(r);
         EXPECT_EQ(r->status, 431);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
+#include <random>
 
 #include <spdlog/spdlog.h>
 
@@ -12,6 +14,7 @@
 #include "http/http_server.hpp"
 #include "http/viewer_page.hpp"
 #include "rpc/services.hpp"
+#include "transport/connection.hpp"
 #include "transport/constant_time.hpp"
 
 namespace ecsd::net {
@@ -22,9 +25,147 @@ constexpr auto heartbeat = std::chrono::seconds(15);
 /// An event stream with --max-output-bytes unsent and no write progress for this long is dropped.
 constexpr auto stalled_stream = std::chrono::seconds(1);
 
+/// Sent with every answer: no page may frame one (clickjacking), and no browser may read an
+/// answer as anything but its declared type.
+constexpr std::string_view safety_headers = "X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\n";
+
 std::chrono::steady_clock::duration seconds(double s) {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
+
+std::int64_t steady_ns(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+/// Whether a Content-Type names application/json (parameters such as charset allowed).
+bool is_json(std::string_view content_type) {
+    const auto type = content_type.substr(0, content_type.find(';'));
+    const auto end = type.find_last_not_of(" \t");
+    constexpr std::string_view json = "application/json";
+    if (end == std::string_view::npos || end + 1 != json.size()) return false;
+    return std::equal(json.begin(), json.end(), type.begin(),
+                      [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
+}
+
+/// A fresh script nonce for the viewer's Content-Security-Policy: 128 random bits, in hex.
+std::string make_nonce() {
+    std::random_device random;
+    std::string out;
+    constexpr std::string_view digits = "0123456789abcdef";
+    for (int i = 0; i < 4; ++i) {
+        const auto word = static_cast<std::uint32_t>(random());
+        for (int shift = 28; shift >= 0; shift -= 4)
+            out += digits[(word >> static_cast<unsigned>(shift)) & 0xfU];
+    }
+    return out;
+}
+
+/// The viewer's policy: its one inline script (by nonce) and inline styles, requests to its own
+/// origin only (JSON-RPC and event streams), nothing loaded from elsewhere, no frame around it.
+std::string viewer_headers(std::string_view nonce) {
+    return "Content-Security-Policy: default-src 'none'; script-src 'nonce-" + std::string(nonce) +
+           "'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; "
+           "form-action 'none'; frame-ancestors 'none'\r\nReferrer-Policy: no-referrer\r\n";
+}
+
+/// Skips the JSON value that begins at `i` (after whitespace); returns the index just past it,
+/// or npos when the text ends first. Strings are skipped whole and nesting is counted, so what a
+/// value holds (a component named "error", a field "ended") is never read as structure.
+std::size_t skip_value(std::string_view t, std::size_t i) {
+    std::size_t depth = 0;
+    while (i < t.size()) {
+        const char c = t[i];
+        if (c == '"') {
+            for (++i; i < t.size() && t[i] != '"'; ++i) {
+                if (t[i] == '\\') ++i;
+            }
+            if (i >= t.size()) return std::string_view::npos;
+            ++i;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+            ++i;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0) return i;  // the end of the enclosing object: a scalar ended here
+            --depth;
+            ++i;
+        } else if (depth == 0 && c == ',') {
+            return i;
+        } else {
+            ++i;
+        }
+        if (depth == 0 && (c == '"' || c == '}' || c == ']')) return i;
+    }
+    return depth == 0 ? i : std::string_view::npos;
+}
+
+void skip_space(std::string_view t, std::size_t& i) {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n')) ++i;
+}
+
+/// Reads `"key":` at `i` (just past '{' or ','), leaving `i` at the value; false when no key is there.
+bool read_key(std::string_view t, std::size_t& i, std::string_view& key) {
+    skip_space(t, i);
+    if (i >= t.size() || t[i] != '"') return false;
+    const auto end = skip_value(t, i);
+    if (end == std::string_view::npos) return false;
+    key = t.substr(i + 1, end - i - 2);
+    i = end;
+    skip_space(t, i);
+    if (i >= t.size() || t[i] != ':') return false;
+    ++i;
+    skip_space(t, i);
+    return true;
+}
+
+/// After a member's value: true, past the ',', when another member follows.
+bool more_members(std::string_view t, std::size_t& i) {
+    skip_space(t, i);
+    if (i >= t.size() || t[i] != ',') return false;
+    ++i;
+    return true;
+}
+
+}  // namespace
+
+bool ends_event_stream(std::string_view line) {
+    // A stream ends with its watch: a world.watch notification whose params say "ended": true, or
+    // a +watch stream's closing error response. Only the envelope's own members and those of its
+    // params are read; what values hold (a component named "error", a field "ended") is skipped
+    // whole, and a result, which holds the world's data, is not looked into at all.
+    std::size_t i = 0;
+    skip_space(line, i);
+    if (i >= line.size() || line[i] != '{') return false;
+    ++i;
+    std::string_view key;
+    while (read_key(line, i, key)) {
+        if (key == "error") return true;
+        if (key == "result") return false;
+        if (key == "params" && i < line.size() && line[i] == '{') {
+            ++i;
+            std::string_view member;
+            while (read_key(line, i, member)) {
+                const auto end = skip_value(line, i);
+                if (end == std::string_view::npos) return false;
+                auto value = line.substr(i, end - i);
+                value = value.substr(0, value.find_last_not_of(" \t\r\n") + 1);
+                if (member == "ended" && value == "true") return true;
+                i = end;
+                if (!more_members(line, i)) break;
+            }
+            skip_space(line, i);
+            if (i >= line.size() || line[i] != '}') return false;
+            ++i;
+        } else {
+            const auto end = skip_value(line, i);
+            if (end == std::string_view::npos) return false;
+            i = end;
+        }
+        if (!more_members(line, i)) return false;
+    }
+    return false;
+}
+
+namespace {
 
 std::string_view status_text(int status) {
     switch (status) {
@@ -36,6 +177,8 @@ std::string_view status_text(int status) {
             return "Bad Request";
         case 401:
             return "Unauthorized";
+        case 403:
+            return "Forbidden";
         case 404:
             return "Not Found";
         case 405:
@@ -81,6 +224,7 @@ void http_connection::start() {
                 if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump_stream(); });
             });
         self->last_activity_ = std::chrono::steady_clock::now();
+        self->note_idle(true);
         spdlog::debug("http {}: opened from {}", self->session_.id, self->session_.peer);
         self->arm_timer();
         self->do_read();
@@ -89,6 +233,29 @@ void http_connection::start() {
 
 void http_connection::stop() {
     asio::dispatch(strand_, [self = shared_from_this()] { self->close("stopped"); });
+}
+
+void http_connection::evict() {
+    idle_since_.store(0, std::memory_order_relaxed);  // never picked twice
+    stalled_since_.store(0, std::memory_order_relaxed);
+    asio::dispatch(strand_, [self = shared_from_this()] {
+        if (self->stopped_ || self->close_after_write_) return;
+        if (self->request_open_) {
+            spdlog::warn("http {}: stalled mid-request at the connection limit, closing it to make room",
+                         self->session_.id);
+            self->request_open_ = false;
+            self->fail(408, "closed to make room for another client: request not finished");
+        } else if (!self->busy_ && !self->streaming_ && self->unsent() == 0) {
+            spdlog::info("http {}: idle at the connection limit, closing it to make room", self->session_.id);
+            self->close("evicted at the connection limit");
+        }
+        // Otherwise a request arrived meanwhile: it is answered, and the newcomer is served anyway.
+    });
+}
+
+void http_connection::note_idle(bool idle) {
+    // Idle: nothing begun, nothing owed; the first a full server closes to make room.
+    idle_since_.store(idle ? steady_ns(std::chrono::steady_clock::now()) : 0, std::memory_order_relaxed);
 }
 
 // --- reading and parsing ---------------------------------------------------------------------
@@ -125,25 +292,92 @@ void http_connection::parse() {
         if (step.began) {
             request_open_ = true;
             request_began_ = std::chrono::steady_clock::now();
+            note_idle(false);
+            stalled_since_.store(steady_ns(request_began_), std::memory_order_relaxed);
         }
         if (step.complete) {
             request_open_ = false;
+            stalled_since_.store(0, std::memory_order_relaxed);
             keep_alive_ = parser_.keep_alive();
         }
         if (step.error != 0) {
+            stalled_since_.store(0, std::memory_order_relaxed);
             fail(step.error, step.why);
             return;
         }
         in_.erase(0, step.consumed);
-        if (!step.complete) return;  // need more bytes
+        if (step.head && !check_head()) return;  // refused before its body was read
+        if (!step.complete) {
+            if (step.head) continue;  // on with the body
+            return;                   // need more bytes
+        }
         handle();
     }
 }
 
 // --- requests --------------------------------------------------------------------------------
 
+bool http_connection::check_head() {
+    refusal_ = 0;
+    head_authorized_ = false;
+    const auto method = parser_.method();
+    const auto& host = parser_.host();
+    const auto& origin = parser_.origin();
+    if (!owner_.host_allowed(host)) {
+        // DNS rebinding: a page of another site, its name now pointing here, would be same-origin.
+        refusal_ = 403;
+        refusal_why_ = "this server does not answer to that Host name (--http-allow-host allows more)";
+    } else if (origin && !owner_.origin_allowed(*origin, host)) {
+        refusal_ = 403;
+        refusal_why_ = "requests from pages of other origins are refused (--http-allow-origin allows more)";
+    } else if (method == HTTP_OPTIONS && origin) {
+        refusal_ = 403;  // a CORS preflight: there is no CORS, so no page of another origin gets further
+        refusal_why_ = "cross-origin requests are refused: this server sends no CORS headers";
+    } else if (method == HTTP_POST && origin && !is_json(parser_.content_type())) {
+        // Only a type a form or a simple fetch can send needs no preflight: a page must send JSON.
+        refusal_ = 403;
+        refusal_why_ = "a POST from a web page must be Content-Type: application/json";
+    }
+    // A body this large is never read unless the request may go on: the refusal goes out now, and
+    // the connection closes (with the body unread it could not go on).
+    const auto length = parser_.body_length();
+    const bool large = !length || *length > services_.config.preauth_line_bytes;
+    if (!large) return true;  // refused (if so) once the body is in, on a connection that stays
+    if (refusal_ != 0) {
+        spdlog::info("http {}: {} {} from {}: {}", session_.id, refusal_, http_method_str(method),
+                     session_.peer, refusal_why_);
+        request_open_ = false;
+        stalled_since_.store(0, std::memory_order_relaxed);
+        keep_alive_ = false;
+        refuse(refusal_, refusal_why_);
+        return false;
+    }
+    if (!services_.config.token.empty()) {
+        // Without the token only --preauth-line-bytes of body are read, as on the TCP port.
+        keep_alive_ = false;  // set again when the message completes; a refusal closes
+        if (!authorize()) {
+            request_open_ = false;
+            stalled_since_.store(0, std::memory_order_relaxed);
+            return false;
+        }
+        head_authorized_ = true;
+    }
+    return true;
+}
+
+void http_connection::refuse(int status, std::string_view why) {
+    respond(status, "application/json",
+            protocol::make_error(nullptr, protocol::reason::unauthorized, why) + "\n");
+}
+
 void http_connection::handle() {
     busy_ = true;
+    if (refusal_ != 0) {
+        spdlog::info("http {}: {} {} from {}: {}", session_.id, refusal_, http_method_str(parser_.method()),
+                     session_.peer, refusal_why_);
+        refuse(refusal_, refusal_why_);
+        return;
+    }
     const std::string path = parser_.url().substr(0, parser_.url().find('?'));
     const auto method = parser_.method();
     if (path != "/") {
@@ -151,14 +385,19 @@ void http_connection::handle() {
                 "not found: this server answers GET / (the viewer) and POST / (JSON-RPC)\n");
         return;
     }
-    if (method == HTTP_GET) {
-        respond(200, "text/html; charset=utf-8", std::string(viewer_page()));
-        return;
-    }
-    if (method == HTTP_HEAD) {  // the GET's head: its length, no body
+    if (method == HTTP_GET || method == HTTP_HEAD) {
+        const auto nonce = make_nonce();
+        std::string page(viewer_page());
+        if (const auto at = page.find("<script>"); at != std::string::npos)
+            page.insert(at + std::string_view("<script").size(), " nonce=\"" + nonce + "\"");
+        if (method == HTTP_GET) {
+            respond(200, "text/html; charset=utf-8", page, viewer_headers(nonce));
+            return;
+        }
+        // HEAD: the GET's head, its length, no body.
         write("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " +
-              std::to_string(viewer_page().size()) + "\r\n" + (keep_alive_ ? "" : "Connection: close\r\n") +
-              "\r\n");
+              std::to_string(page.size()) + "\r\n" + std::string(safety_headers) + viewer_headers(nonce) +
+              (keep_alive_ ? "" : "Connection: close\r\n") + "\r\n");
         after_response();
         return;
     }
@@ -167,6 +406,11 @@ void http_connection::handle() {
                 "Allow: GET, HEAD, POST\r\n");
         return;
     }
+    if (!head_authorized_ && !authorize()) return;
+    handle_rpc();
+}
+
+bool http_connection::authorize() {
     const auto& token = services_.config.token;
     if (!token.empty()) {
         const std::string_view prefix = "Bearer ";
@@ -176,13 +420,17 @@ void http_connection::handle() {
         auto& guard = services_.auth_guard;
         const auto address = auth_limiter::address_of(session_.peer);
         const auto now = auth_limiter::clock::now();
-        double wait = guard.locked(address, now).value_or(0.0);
+        // As server.auth: during a lockout a connection that has sent no wrong token still has its
+        // token checked (the right one is never locked out), and a wrong one closes it.
+        const double locked = guard.locked(address, now).value_or(0.0);
+        double wait = session_.auth_failures > 0 ? locked : 0.0;
         bool ok = false;
         if (wait == 0) {
             ok = got.starts_with(prefix) && constant_time_equal(got.substr(prefix.size()), token);
             if (!ok && !got.empty()) {
-                wait = guard.failed(address, now);
-                if (++session_.auth_failures >= auth_limiter::connection_failures) keep_alive_ = false;
+                wait = std::max(locked, guard.failed(address, now));
+                if (++session_.auth_failures >= auth_limiter::connection_failures || locked > 0)
+                    keep_alive_ = false;
             }
         }
         if (wait > 0) {
@@ -194,7 +442,7 @@ void http_connection::handle() {
                         {{"retry_after", wait}}) +
                         "\n",
                     "Retry-After: " + seconds + "\r\n");
-            return;
+            return false;
         }
         if (ok) guard.succeeded(address);
         if (!ok) {
@@ -203,11 +451,11 @@ void http_connection::handle() {
                                          "send the token as Authorization: Bearer TOKEN") +
                         "\n",
                     "WWW-Authenticate: Bearer realm=\"ecsd\"\r\n");
-            return;
+            return false;
         }
         session_.authenticated = true;
     }
-    handle_rpc();
+    return true;
 }
 
 void http_connection::handle_rpc() {
@@ -215,38 +463,52 @@ void http_connection::handle_rpc() {
     limits.max_batch = services_.config.max_batch;
     auto parsed = protocol::parse_line(parser_.body(), limits);
     batch_ = parsed.batch;
+    messages_ = std::move(parsed.messages);
     parts_.clear();
-    for (auto& m : parsed.messages) {
-        rpc_part part;
-        if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
-            part.text = protocol::make_error(bad->id, bad->why, bad->detail, bad->data);
-        } else {
-            auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
-            if (p.job) {
-                part.job = std::move(p.job);
-            } else {
-                part.text = std::move(p.response);
-            }
-        }
-        parts_.push_back(std::move(part));
-    }
+    parts_.resize(messages_.size());
+    batch_bytes_ = 0;
     next_job_ = 0;
     run_next_job();
 }
 
 void http_connection::run_next_job() {
-    while (next_job_ < parts_.size() && !parts_[next_job_].job) ++next_job_;
-    if (next_job_ == parts_.size()) {
-        finish_rpc();
-        return;
+    // The elements run one after the other, in order, as on the TCP port. A batch's answer leaves
+    // whole, so once the answers so far reach --max-output-bytes the rest are not run: each is
+    // answered too_large, with the TCP port's words.
+    const std::size_t limit = services_.config.max_output_bytes;
+    for (; next_job_ < messages_.size(); ++next_job_) {
+        auto& part = parts_[next_job_];
+        auto& m = messages_[next_job_];
+        if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
+            part.text = protocol::make_error(bad->id, bad->why, bad->detail, bad->data);
+        } else if (batch_ && batch_bytes_ >= limit) {
+            const auto& req = std::get<protocol::request>(m);
+            if (!req.notification)
+                part.text = protocol::make_error(req.id, protocol::reason::too_large, batch_too_large(limit),
+                                                 {{"limit", limit}});
+        } else {
+            auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
+            if (p.job) {
+                part.job = std::move(p.job);
+                run_job();  // on its world; this loop goes on when it is answered
+                return;
+            }
+            part.text = std::move(p.response);
+        }
+        if (part.text) batch_bytes_ += part.text->size();
     }
+    messages_.clear();
+    finish_rpc();
+}
+
+void http_connection::run_job() {
     auto world = parts_[next_job_].job->world;
     // The job runs on its world's strand; this connection does nothing else meanwhile.
     asio::post(world->strand(), [self = shared_from_this(), world, k = next_job_] {
         auto& job = *self->parts_[k].job;
         auto done = self->runner_.next(self->dispatch_, job);
         if (!done) {  // a long step: the rest after due ticks and other requests
-            asio::post(self->strand_, [self] { self->run_next_job(); });
+            asio::post(self->strand_, [self] { self->run_job(); });
             return;
         }
         self->runner_ = {};
@@ -259,6 +521,7 @@ void http_connection::run_next_job() {
             part.opened = opened;
             part.text = std::move(text);
             part.job.reset();
+            if (part.text) self->batch_bytes_ += part.text->size();
             ++self->next_job_;
             self->run_next_job();
         });
@@ -303,7 +566,8 @@ void http_connection::start_stream(std::string first) {
     spdlog::debug("http {}: event stream", session_.id);
     first.insert(0,
                  "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                 "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n\r\ndata: ");
+                 "Connection: keep-alive\r\nX-Accel-Buffering: no\r\n" +
+                     std::string(safety_headers) + "\r\ndata: ");
     first += "\n\n";
     write(first);
     session_.watches->start_next();  // the answer is out: its notifications may follow
@@ -325,10 +589,7 @@ void http_connection::pump_stream() {
         out_ += line;
         out_ += "\n\n";
         // The watch is over (ended, or a BRP stream's closing error): so is the stream.
-        const auto head = line.substr(0, 160);
-        if (head.find("\"ended\":true") != std::string_view::npos ||
-            head.find("\"error\":{") != std::string_view::npos)
-            close_after_write_ = true;
+        if (ends_event_stream(line)) close_after_write_ = true;
         if (end == std::string::npos) break;
         start = end + 1;
     }
@@ -346,6 +607,7 @@ void http_connection::respond(int status, std::string_view content_type, std::st
         head += "\r\n";
     }
     if (status != 204) head += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    head += safety_headers;
     head += extra_headers;
     if (!keep_alive_) head += "Connection: close\r\n";
     head += "\r\n";
@@ -417,6 +679,7 @@ void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
     if (streaming_) {
         pump_stream();
     } else {
+        if (!busy_ && !request_open_) note_idle(true);  // all owed is written: idle until the next request
         parse();
         do_read();
     }
@@ -484,6 +747,8 @@ void http_connection::linger() {
 void http_connection::close(std::string_view why) {
     if (stopped_) return;
     stopped_ = true;
+    note_idle(false);
+    stalled_since_.store(0, std::memory_order_relaxed);
     asio::error_code ignored;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);

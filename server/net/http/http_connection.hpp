@@ -10,13 +10,21 @@
 // One request at a time per connection (pipelined requests wait in the parser, paused), keep-alive
 // unless the client says otherwise. The TCP limits apply: --max-line-bytes for a body (413),
 // 16 KiB of request line and headers (431), --idle-timeout, --request-timeout for a request's
-// headers and body, --max-output-bytes for what an SSE reader has not read.
+// headers and body, --max-output-bytes for what an SSE reader has not read and for a batch's
+// answer, --preauth-line-bytes for a body sent without the token.
+//
+// Web pages of other sites must not drive it (docs/http.md): a request is judged on its headers,
+// before its body is read. Its Host must name this server (DNS rebinding), its Origin, when sent,
+// must be this server's own or allowed, and a POST from a page must be application/json, which
+// no cross-site form or simple fetch can send.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <asio.hpp>
@@ -31,6 +39,11 @@ namespace ecsd::net {
 class http_server;
 struct server_services;
 
+/// @brief Whether an event stream's event (one JSON text) is its last: a world.watch notification
+/// whose params hold "ended": true, or a +watch stream's closing error response. Decided from the
+/// envelope's members, never from what the world's data holds.
+[[nodiscard]] bool ends_event_stream(std::string_view line);
+
 /// @brief An HTTP client connection.
 class http_connection : public std::enable_shared_from_this<http_connection> {
   public:
@@ -43,6 +56,20 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void start();
     /// @brief Closes now. Safe from any thread.
     void stop();
+    /// @brief At the connection limit: closes it to make room, if it is still idle (between
+    /// requests, nothing owed) or stalled in the middle of a request. Safe from any thread.
+    void evict();
+
+    /// @brief Steady-clock nanoseconds since it has been idle: open with no request begun and
+    /// nothing owed (keep-alive between requests, or silent since it connected); 0 when it is not.
+    /// Read by http_server from other threads.
+    [[nodiscard]] std::int64_t idle_since() const noexcept {
+        return idle_since_.load(std::memory_order_relaxed);
+    }
+    /// @brief Steady-clock nanoseconds since the request still arriving began; 0 when none is.
+    [[nodiscard]] std::int64_t stalled_since() const noexcept {
+        return stalled_since_.load(std::memory_order_relaxed);
+    }
 
   private:
     struct rpc_part {
@@ -54,9 +81,14 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void do_read();
     void on_read(const asio::error_code& ec, std::size_t n);
     void parse();
+    bool check_head();  // false: the request was refused (answered, and the connection closes)
+    bool authorize();   // the token; false: refused (answered)
+    void refuse(int status, std::string_view why);
     void handle();
     void handle_rpc();
     void run_next_job();
+    void run_job();  // parts_[next_job_].job, on its world's strand
+    void note_idle(bool idle);
     void finish_rpc();
     void start_stream(std::string first);
     void pump_stream();
@@ -84,13 +116,18 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     request_parser parser_;
     std::string in_;  // bytes read and not yet parsed
 
-    std::vector<rpc_part> parts_;
+    std::vector<protocol::message> messages_;  // the request's, answered in order
+    std::vector<rpc_part> parts_;              // their answers so far
+    std::size_t batch_bytes_ = 0;              // bytes of those answers (--max-output-bytes)
     bool batch_ = false;
     std::size_t next_job_ = 0;
     job_runner runner_;
     bool keep_alive_ = true;
     bool busy_ = false;       // a request is being answered
     bool streaming_ = false;  // the connection is an SSE stream now
+    int refusal_ = 0;         // nonzero: the head was refused; answer this once the body is in
+    std::string refusal_why_;
+    bool head_authorized_ = false;  // the token was checked on the head (a large body)
 
     std::string out_;
     std::string writing_;
@@ -103,6 +140,8 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     std::chrono::steady_clock::time_point request_began_;
     bool request_open_ = false;  // bytes of a request arrived, its message is not complete
     std::shared_ptr<std::function<void()>> lingering_read_;
+    std::atomic<std::int64_t> idle_since_{0};
+    std::atomic<std::int64_t> stalled_since_{0};
 };
 
 }  // namespace ecsd::net

@@ -1,5 +1,7 @@
 #include "http/http_server.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -8,6 +10,31 @@
 #include "rpc/services.hpp"
 
 namespace ecsd::net {
+namespace {
+
+// At the connection limit, a connection idle or stalled this long may be closed to make room
+// (the TCP port's rule, transport/server.cpp).
+constexpr auto eviction_age = std::chrono::seconds(1);
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+/// The name in a Host header: without the port, and an IPv6 literal without its brackets.
+std::string_view host_name(std::string_view host) {
+    if (host.starts_with('[')) {
+        const auto close = host.find(']');
+        return close == std::string_view::npos ? host : host.substr(1, close - 1);
+    }
+    const auto colon = host.find(':');
+    if (colon != std::string_view::npos && host.find(':', colon + 1) == std::string_view::npos)
+        return host.substr(0, colon);
+    return host;
+}
+
+}  // namespace
 
 http_server::http_server(asio::io_context& io, server_services& services, dispatcher& dispatch,
                          const std::string& host, std::uint16_t port)
@@ -18,7 +45,57 @@ http_server::http_server(asio::io_context& io, server_services& services, dispat
     acceptor_.bind(endpoint);
     acceptor_.listen(asio::socket_base::max_listen_connections);
     port_ = acceptor_.local_endpoint().port();
+    address_ = endpoint.address();
+    for (const auto& h : services.config.http_allow_hosts) allowed_hosts_.push_back(lower(h));
+    for (const auto& o : services.config.http_allow_origins) {
+        auto origin = lower(o);
+        while (origin.size() > 1 && origin.back() == '/') origin.pop_back();
+        allowed_origins_.push_back(std::move(origin));
+    }
     do_accept();
+}
+
+bool http_server::host_allowed(std::string_view host) const {
+    if (host.empty()) return true;
+    const auto full = lower(host);
+    const auto name = lower(host_name(host));
+    for (const auto& h : allowed_hosts_) {
+        if (h == "*" || h == name || h == full) return true;
+    }
+    asio::error_code ec;
+    auto address = asio::ip::make_address(name, ec);
+    if (ec) return name == "localhost" && (address_.is_loopback() || address_.is_unspecified());
+    // An address cannot be rebound to another server: any of the ones this socket may be reached at.
+    if (address.is_v6() && address.to_v6().is_v4_mapped())
+        address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    return address == address_ || address_.is_unspecified() ||
+           (address_.is_loopback() && address.is_loopback());
+}
+
+bool http_server::origin_allowed(std::string_view origin, std::string_view host) const {
+    auto o = lower(origin);
+    while (o.size() > 1 && o.back() == '/') o.pop_back();
+    if (!host.empty() && o == "http://" + lower(host)) return true;  // the page this server served
+    return std::any_of(allowed_origins_.begin(), allowed_origins_.end(),
+                       [&](const std::string& a) { return a == "*" || a == o; });
+}
+
+std::shared_ptr<http_connection> http_server::pick_victim(std::int64_t before_ns) const {
+    // Idle ones first: closing them loses nothing (a keep-alive client opens a new connection);
+    // then those stalled mid-request (slowloris). Within each, the oldest.
+    for (const bool idle : {true, false}) {
+        std::shared_ptr<http_connection> victim;
+        std::int64_t oldest = before_ns + 1;
+        for (const auto& c : connections_) {
+            const auto since = idle ? c->idle_since() : c->stalled_since();
+            if (since > 0 && since < oldest) {
+                oldest = since;
+                victim = c;
+            }
+        }
+        if (victim) return victim;
+    }
+    return nullptr;
 }
 
 void http_server::do_accept() {
@@ -34,13 +111,21 @@ void http_server::do_accept() {
             return;
         }
         std::shared_ptr<http_connection> c;
+        std::shared_ptr<http_connection> victim;
         {
             std::lock_guard lock(mutex_);
             if (stopped_) return;
+            // At the limit, a connection idle or stalled for over a second gives its place to the
+            // newcomer, as on the TCP port; only when none is, the newcomer is refused.
             if (connections_.size() >= services_.config.max_connections) {
+                victim = pick_victim(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         (std::chrono::steady_clock::now() - eviction_age).time_since_epoch())
+                                         .count());
+            }
+            if (connections_.size() >= services_.config.max_connections && !victim) {
                 const std::string busy =
                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n"
-                    "Connection: close\r\n\r\ntoo many connections\n";
+                    "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\ntoo many connections\n";
                 asio::error_code ignored;
                 asio::write(socket, asio::buffer(busy), ignored);
                 socket.close(ignored);
@@ -50,6 +135,7 @@ void http_server::do_accept() {
                 connections_.insert(c);
             }
         }
+        if (victim) victim->evict();
         if (c) c->start();
         do_accept();
     });

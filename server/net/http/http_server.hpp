@@ -5,7 +5,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include <asio.hpp>
 
@@ -31,8 +33,20 @@ class http_server {
     /// @brief Forgets a closed connection.
     void remove(const std::shared_ptr<http_connection>& c);
 
+    /// @brief Whether a request's Host header names this server: its listening address; with a
+    /// loopback address any loopback address and `localhost`; with 0.0.0.0 or :: any IP address
+    /// and `localhost`; the names of --http-allow-host (`*`: any). The port is not compared (a
+    /// forwarded port differs). No header at all (HTTP/1.0; browsers always send it) passes.
+    [[nodiscard]] bool host_allowed(std::string_view host) const;
+    /// @brief Whether a request's Origin may send requests: this server's own origin,
+    /// http://HOST with the request's (allowed) Host, or one of --http-allow-origin (`*`: any).
+    [[nodiscard]] bool origin_allowed(std::string_view origin, std::string_view host) const;
+
   private:
     void do_accept();
+    // At the connection limit: the connection idle longest, else the one stalled mid-request
+    // longest, if that began at or before `before_ns` (steady clock). Called with mutex_ held.
+    [[nodiscard]] std::shared_ptr<http_connection> pick_victim(std::int64_t before_ns) const;
 
     asio::io_context& io_;
     server_services& services_;
@@ -40,6 +54,9 @@ class http_server {
     asio::strand<asio::io_context::executor_type> strand_;
     asio::ip::tcp::acceptor acceptor_;
     std::uint16_t port_ = 0;
+    asio::ip::address address_;                 // the address it listens on
+    std::vector<std::string> allowed_hosts_;    // --http-allow-host, lower case
+    std::vector<std::string> allowed_origins_;  // --http-allow-origin, lower case, no trailing '/'
     std::mutex mutex_;
     std::unordered_set<std::shared_ptr<http_connection>> connections_;
     std::uint64_t next_id_ = 0;

@@ -27,6 +27,7 @@ request_parser::request_parser(std::size_t max_body_bytes) : max_body_bytes_(max
 request_parser::step request_parser::execute(std::string_view bytes) {
     step out;
     began_ = false;
+    head_done_ = false;
     message_done_ = false;
     out.consumed = http_parser_execute(&parser_, &settings_, bytes.data(), bytes.size());
     const auto err = HTTP_PARSER_ERRNO(&parser_);
@@ -42,6 +43,7 @@ request_parser::step request_parser::execute(std::string_view bytes) {
         return out;
     }
     if (err == HPE_PAUSED) http_parser_pause(&parser_, 0);
+    out.head = head_done_;
     out.complete = message_done_;
     return out;
 }
@@ -55,6 +57,10 @@ int request_parser::on_message_begin(http_parser* p) {
     c.value_.clear();
     c.in_value_ = false;
     c.authorization_.clear();
+    c.host_.clear();
+    c.origin_.reset();
+    c.content_type_.clear();
+    c.body_length_ = 0;
     c.body_.clear();
     c.header_bytes_ = 0;
     c.began_ = true;
@@ -78,7 +84,7 @@ int request_parser::on_url(http_parser* p, const char* at, std::size_t n) {
 int request_parser::on_header_field(http_parser* p, const char* at, std::size_t n) {
     auto& c = self_of(p);
     if (c.in_value_) {  // the previous header is complete
-        if (c.field_ == "authorization") c.authorization_ = c.value_;
+        if (const int stop = c.end_header(); stop != 0) return stop;
         c.field_.clear();
         c.value_.clear();
         c.in_value_ = false;
@@ -86,6 +92,36 @@ int request_parser::on_header_field(http_parser* p, const char* at, std::size_t 
     for (std::size_t i = 0; i < n; ++i)
         c.field_ += static_cast<char>(std::tolower(static_cast<unsigned char>(at[i])));
     return c.count_head(n);
+}
+
+int request_parser::end_header() {
+    std::string* into = nullptr;
+    bool seen = false;
+    if (field_ == "authorization") {
+        into = &authorization_;
+        seen = !authorization_.empty();
+    } else if (field_ == "host") {
+        into = &host_;
+        seen = !host_.empty();
+    } else if (field_ == "content-type") {
+        into = &content_type_;
+        seen = !content_type_.empty();
+    } else if (field_ == "origin") {
+        seen = origin_.has_value();
+        if (!seen) into = &origin_.emplace();
+    } else {
+        return 0;
+    }
+    // Two of these could be read one way here and another by a proxy in front: refused.
+    if (seen) {
+        refuse_ = 400;
+        refuse_why_ = "more than one " + field_ + " header";
+        return 1;
+    }
+    *into = value_;
+    // Optional whitespace around a value is not part of it (RFC 9110, 5.5).
+    while (!into->empty() && (into->back() == ' ' || into->back() == '\t')) into->pop_back();
+    return 0;
 }
 
 int request_parser::on_header_value(http_parser* p, const char* at, std::size_t n) {
@@ -97,13 +133,22 @@ int request_parser::on_header_value(http_parser* p, const char* at, std::size_t 
 
 int request_parser::on_headers_complete(http_parser* p) {
     auto& c = self_of(p);
-    if (c.in_value_ && c.field_ == "authorization") c.authorization_ = c.value_;
+    if (c.in_value_ && c.end_header() != 0) return -1;
     const auto limit = c.max_body_bytes_;
     if ((p->flags & F_CONTENTLENGTH) != 0 && p->content_length > limit) {
         c.refuse_ = 413;
         c.refuse_why_ = "body over " + std::to_string(limit) + " bytes (--max-line-bytes)";
         return -1;
     }
+    if ((p->flags & F_CHUNKED) != 0) {
+        c.body_length_.reset();
+    } else if ((p->flags & F_CONTENTLENGTH) != 0) {
+        c.body_length_ = p->content_length;
+    }
+    // The caller sees the head before any of the body is read. Pausing here leaves the headers'
+    // last byte unparsed; the next execute() begins with it (http-parser's documented way).
+    c.head_done_ = true;
+    http_parser_pause(p, 1);
     return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "transport/connection.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <span>
 #include <utility>
 
@@ -42,11 +43,6 @@ std::string format_seconds(double s) {
     return text;
 }
 
-std::string batch_too_large(std::size_t limit) {
-    return "the batch's answer would exceed --max-output-bytes (" + std::to_string(limit) +
-           "); this element was not run";
-}
-
 /// Bytes a result will take as JSON text, without writing it (counted against the output bound).
 std::size_t approx_size(const nlohmann::json& j) {
     switch (j.type()) {
@@ -85,6 +81,29 @@ std::optional<std::string> respond(const world_job& job, job_result& r) {
     return dispatcher::finish(job, r);
 }
 
+/// Whether a line is HTTP's rather than JSON-RPC's: a request line (`POST / HTTP/1.1`, a method
+/// word, a space and a path, `*` or an absolute URL) or a Host header. A browser can be made to
+/// send such lines here (a form or fetch aimed at this port), with a JSON-RPC line as the body:
+/// as Redis does, the connection is closed before anything runs.
+bool looks_like_http(std::string_view line) noexcept {
+    if (line.empty() || line.front() == '{' || line.front() == '[') return false;
+    constexpr std::string_view host = "host:";
+    if (line.size() >= host.size() && std::equal(host.begin(), host.end(), line.begin(), [](char a, char b) {
+            return a == std::tolower(static_cast<unsigned char>(b));
+        }))
+        return true;
+    constexpr std::array<std::string_view, 9> methods{"GET",     "HEAD",  "POST",    "PUT",  "DELETE",
+                                                      "OPTIONS", "PATCH", "CONNECT", "TRACE"};
+    for (const auto m : methods) {
+        if (!line.starts_with(m) || line.size() < m.size() + 2 || line[m.size()] != ' ') continue;
+        const auto target = line.substr(m.size() + 1);
+        if (m == "CONNECT" || target.starts_with('/') || target.starts_with('*') ||
+            target.starts_with("http://") || target.starts_with("https://"))
+            return true;
+    }
+    return false;
+}
+
 bool blank(std::string_view line) noexcept {
     return std::all_of(line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
 }
@@ -97,6 +116,11 @@ std::string peer_of(const asio::ip::tcp::socket& s) {
 }
 
 }  // namespace
+
+std::string batch_too_large(std::size_t limit) {
+    return "the batch's answer would exceed --max-output-bytes (" + std::to_string(limit) +
+           "); this element was not run";
+}
 
 connection::connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
                        connection_manager& manager, std::uint64_t id)
@@ -289,6 +313,14 @@ void connection::process_lines() {
         // server.auth may just have succeeded: lift the small pre-auth cap.
         framer_.set_max_line_bytes(session_.authenticated ? services_.config.max_line_bytes
                                                           : services_.config.preauth_line_bytes);
+        if (looks_like_http(fr.line)) {
+            spdlog::warn(
+                "conn {}: HTTP sent to the JSON-RPC port from {} (a browser made to post here?); "
+                "closing without running anything",
+                session_.id, session_.peer);
+            begin_drain("HTTP on the JSON-RPC port");
+            return;
+        }
     }
 }
 
