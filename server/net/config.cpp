@@ -84,8 +84,19 @@ std::vector<setting> make_settings() {
             "response bytes held per connection; past it the server computes nothing more for it until "
             "the client reads",
             &server_config::max_output_bytes, positive));
+    t.push_back(row("max-output-total", "ECSD_MAX_OUTPUT_TOTAL",
+                    "bytes held unsent for all connections together; past it the slowest readers (most "
+                    "bytes owed for longest) are closed until the rest fit",
+                    &server_config::max_output_total, positive));
     t.push_back(row("max-watches", "ECSD_MAX_WATCHES", "world.watch subscriptions per connection",
                     &server_config::max_watches, positive));
+    t.push_back(row("max-watch-views", "ECSD_MAX_WATCH_VIEWS",
+                    "distinct watch views (query, fields and every: each is diffed once per tick for all its "
+                    "subscribers) per world; a watch that would open one more gets limit_reached",
+                    &server_config::max_watch_views, positive));
+    t.push_back(row("max-watch-views-total", "ECSD_MAX_WATCH_VIEWS_TOTAL",
+                    "distinct watch views in all worlds together; past it: limit_reached",
+                    &server_config::max_watch_views_total, positive));
     t.push_back(row("request-timeout", "ECSD_REQUEST_TIMEOUT",
                     "seconds a request line may take from its first byte to its newline; 0: no deadline",
                     &server_config::request_timeout,

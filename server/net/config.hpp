@@ -34,7 +34,11 @@ struct server_config {
     double idle_timeout = 300.0;  ///< seconds without traffic before a connection is closed; 0: never
     std::size_t max_output_bytes =
         std::size_t{16} * 1024 * 1024;  ///< response bytes held per connection before it computes no more
-    std::size_t max_watches = 64;       ///< world.watch subscriptions per connection
+    /// unsent bytes of all connections together; past it the slowest readers are closed
+    std::size_t max_output_total = std::size_t{1} << 30;
+    std::size_t max_watches = 64;              ///< world.watch subscriptions per connection
+    std::size_t max_watch_views = 256;         ///< distinct watch views (query, fields, every) per world
+    std::size_t max_watch_views_total = 1024;  ///< distinct watch views in all worlds together
     double request_timeout = 10.0;  ///< seconds a request line may take to arrive once begun; 0: no deadline
     std::size_t max_batch = 1024;
     std::size_t max_pipeline = 4096;  ///< requests in flight per connection before reading pauses

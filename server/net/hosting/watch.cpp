@@ -1,6 +1,7 @@
 #include "hosting/watch.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 
 #include "config.hpp"
@@ -100,8 +101,10 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
         }
         // Its queue is full: from now on its diffs wait in its backlog, starting with those queued.
         s.m = mode::behind;
+        s.behind_since = diff->tick;
         for (auto q = queue_.begin(); q != queue_.end();) {
             if (q->sub == sub && q->diff) {
+                s.behind_since = std::min(s.behind_since, q->diff->tick);
                 s.backlog_bytes += q->diff->bytes();
                 s.backlog.push_back(std::move(q->diff));
                 queue_bytes_ -= q->size();
@@ -111,12 +114,28 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
             }
         }
     }
+    if (diff->tick > s.behind_since && diff->tick - s.behind_since > limits_.max_behind_ticks) {
+        // Its reader has not caught up for this long: it gets the whole state when it does, and
+        // until then its view is not diffed for it (watch_hub::publish asks wants()).
+        s.m = mode::needs_resync;
+        s.backlog.clear();
+        s.backlog_bytes = 0;
+        wake_locked();
+        return true;
+    }
     s.backlog_bytes += diff->bytes();
     s.backlog.push_back(diff);
     if (s.backlog.size() > limits_.min_backlog && s.backlog_bytes > limits_.pending_bytes / 4)
         fold_backlog(s);
     wake_locked();
     return true;
+}
+
+bool watch_sink::wants(std::uint64_t sub) const {
+    std::lock_guard lock(mutex_);
+    if (closed_) return false;
+    const auto it = subs_.find(sub);
+    return it != subs_.end() && it->second.m != mode::needs_resync && it->second.m != mode::resync_asked;
 }
 
 void watch_sink::fold_backlog(subscription& s) const {
@@ -452,10 +471,14 @@ void watch_sink::render(watch_bytes& out, std::uint64_t sub,
     out.text() += "}}\n";
 }
 
-std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg, std::function<void()> wake) {
-    auto sink = std::make_shared<watch_sink>(
-        watch_limits{cfg.max_watches, std::max<std::size_t>(cfg.max_output_bytes / 4, std::size_t{64} * 1024),
-                     cfg.max_output_bytes});
+std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg,
+                                                       std::shared_ptr<watch_budget> budget,
+                                                       std::function<void()> wake) {
+    watch_limits limits;
+    limits.max_subscriptions = cfg.max_watches;
+    limits.queue_bytes = std::max<std::size_t>(cfg.max_output_bytes / 4, std::size_t{64} * 1024);
+    limits.pending_bytes = cfg.max_output_bytes;
+    auto sink = std::make_shared<watch_sink>(limits, std::move(budget));
     sink->set_wake(std::move(wake));
     return sink;
 }
@@ -626,6 +649,11 @@ std::size_t watch_sink::size() const {
     return subs_.size();
 }
 
+std::size_t watch_sink::queued_bytes() const {
+    std::lock_guard lock(mutex_);
+    return queue_bytes_ + lines_bytes_;
+}
+
 // --- watch_hub ----------------------------------------------------------------------------
 
 namespace {
@@ -637,6 +665,56 @@ namespace {
 }
 }  // namespace
 
+watch_hub::~watch_hub() {
+    release_all();
+}
+
+void watch_hub::release_all() noexcept {
+    if (budget_ && !keys_.empty()) budget_->release(keys_.size());
+    keys_.clear();
+}
+
+void watch_hub::reserve_view(const std::string& key, const std::shared_ptr<watch_sink>& sink) {
+    if (!budget_) budget_ = sink->budget();
+    if (!budget_ || keys_.contains(key)) return;  // a view already diffed: joining it costs nothing
+    const auto refuse = [](std::size_t limit, const std::string& what) {
+        throw protocol::rpc_error(
+            protocol::reason::limit_reached,
+            "at most " + std::to_string(limit) + what +
+                ": watch an existing query (same query, fields and every) or unwatch one",
+            {{"limit", limit}});
+    };
+    if (keys_.size() >= budget_->max_views_per_world)
+        refuse(budget_->max_views_per_world, " distinct watch views in a world (--max-watch-views)");
+    if (!budget_->claim())
+        refuse(budget_->max_views_total, " distinct watch views in the server (--max-watch-views-total)");
+    keys_.emplace(key, 0);
+}
+
+void watch_hub::drop_empty() {
+    for (auto it = groups_.begin(); it != groups_.end();) {
+        if (!(*it)->subs.empty()) {
+            ++it;
+            continue;
+        }
+        const auto k = keys_.find((*it)->view->key());
+        if (k != keys_.end() && --k->second == 0) {
+            keys_.erase(k);
+            if (budget_) budget_->release();
+        }
+        it = groups_.erase(it);
+    }
+}
+
+nlohmann::json watch_hub::figures() const {
+    std::size_t subscribers = 0;
+    for (const auto& g : groups_) subscribers += g->subs.size();
+    return {{"views", keys_.size()},
+            {"subscribers", subscribers},
+            {"stalled", stalled_},
+            {"deferred", deferred_}};
+}
+
 watch_hub::group& watch_hub::place(std::unique_ptr<world::watch_view> view, subscriber s,
                                    const world::world& w, std::string& state) {
     view->rebase(w, state);
@@ -646,6 +724,7 @@ watch_hub::group& watch_hub::place(std::unique_ptr<world::watch_view> view, subs
             return *g;
         }
     }
+    ++keys_[view->key()];  // reserve_view (or the twin it splits from) made its key
     auto g = std::make_unique<group>();
     g->view = std::move(view);
     g->subs.push_back(std::move(s));
@@ -660,6 +739,12 @@ std::string watch_hub::subscribe(const world::world& w, const std::shared_ptr<wa
     auto view = std::make_unique<world::watch_view>(w, query, fields, every);  // throws on bad input
     const auto id = sink->add(std::move(self));
     if (!id) throw_limit(*sink);
+    try {
+        reserve_view(view->key(), sink);
+    } catch (...) {
+        (void)sink->remove(*id);
+        throw;
+    }
     std::string state;
     place(std::move(view), {sink, *id}, w, state);
     return "{\"subscription\":" + std::to_string(*id) + ",\"tick\":" + std::to_string(w.tick()) +
@@ -675,6 +760,12 @@ std::string watch_hub::subscribe_entity(const world::world& w, const std::shared
     const auto id = sink->add(
         std::move(self), names_only ? watch_sink::format::brp_names : watch_sink::format::brp_components);
     if (!id) throw_limit(*sink);
+    try {
+        reserve_view(view->key(), sink);
+    } catch (...) {
+        (void)sink->remove(*id);
+        throw;
+    }
     std::string state;
     place(std::move(view), {sink, *id}, w, state);
     // The first answer: everything the entity has now, in BRP's shape.
@@ -700,7 +791,7 @@ bool watch_hub::unsubscribe(const watch_sink* sink, std::uint64_t sub) {
         });
         if (it == subs.end()) continue;
         subs.erase(it);
-        if (subs.empty()) groups_.erase(g);
+        if (subs.empty()) drop_empty();
         return true;
     }
     return false;
@@ -718,7 +809,7 @@ void watch_hub::resync(const world::world& w, const std::shared_ptr<watch_sink>&
         std::string state;
         place(std::move(view), {sink, sub}, w, state);
         (void)sink->deliver_state(sub, w.tick(), state);
-        std::erase_if(groups_, [](const auto& gr) { return gr->subs.empty(); });
+        drop_empty();
         return;
     }
 }
@@ -733,13 +824,48 @@ void watch_hub::publish_now(const world::world& w) {
 }
 
 void watch_hub::publish(const world::world& w, bool all) {
-    for (auto& g : groups_) {
-        if (!all && w.tick() % g->view->every() != 0) continue;
-        const auto d = g->view->diff(w);
-        g->base_version = version_;
-        if (d) std::erase_if(g->subs, [&](const subscriber& s) { return !s.sink->deliver(s.id, d); });
+    using clock = std::chrono::steady_clock;
+    // After a tick, diffs take at most a quarter of the tick period (past it, the due views wait
+    // for the next tick, first in line); a paused world's publish_now diffs every view at once,
+    // as its watchers are promised changes right after the request that made them.
+    const auto spend =
+        std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(0.25 / w.tick_hz()));
+    const auto t0 = clock::now();
+    bool out_of_time = false;
+    std::vector<const std::string*> diffed;  // keys diffed: their twins diff too, and then merge
+    const std::size_t n = groups_.size();
+    std::size_t resume = n;
+    stalled_ = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = (cursor_ + k) % n;
+        auto& g = *groups_[i];
+        if (!all && !g.owed && w.tick() % g.view->every() != 0) continue;
+        // Nobody reads it: every subscriber gets the whole state when it reads again.
+        if (std::none_of(g.subs.begin(), g.subs.end(),
+                         [](const subscriber& s) { return s.sink->wants(s.id); })) {
+            g.owed = false;
+            ++stalled_;
+            continue;
+        }
+        const auto& key = g.view->key();
+        const bool twin =
+            std::any_of(diffed.begin(), diffed.end(), [&](const std::string* d) { return *d == key; });
+        if (out_of_time && !twin) {
+            if (!g.owed) ++deferred_;
+            g.owed = true;
+            if (resume == n) resume = i;
+            continue;
+        }
+        const auto d = g.view->diff(w);
+        g.base_version = version_;
+        g.owed = false;
+        diffed.push_back(&key);
+        if (d) std::erase_if(g.subs, [&](const subscriber& s) { return !s.sink->deliver(s.id, d); });
+        if (!all && clock::now() - t0 >= spend) out_of_time = true;
     }
-    std::erase_if(groups_, [](const auto& g) { return g->subs.empty(); });
+    cursor_ = resume == n ? 0 : resume;
+    drop_empty();
+    if (cursor_ >= groups_.size()) cursor_ = 0;
     // Twins whose bases are both current share one diff from now on.
     for (std::size_t i = 0; i < groups_.size(); ++i) {
         if (groups_[i]->base_version != version_) continue;
@@ -747,10 +873,12 @@ void watch_hub::publish(const world::world& w, bool all) {
             if (groups_[j]->base_version == version_ && groups_[j]->view->key() == groups_[i]->view->key()) {
                 auto& into = groups_[i]->subs;
                 into.insert(into.end(), groups_[j]->subs.begin(), groups_[j]->subs.end());
-                groups_.erase(groups_.begin() + static_cast<std::ptrdiff_t>(j));
+                groups_[j]->subs.clear();
             }
         }
     }
+    drop_empty();
+    if (cursor_ >= groups_.size()) cursor_ = 0;
 }
 
 void watch_hub::world_replaced(const world::world& w) {
@@ -761,6 +889,7 @@ void watch_hub::end_all(std::uint64_t tick, std::string_view reason, std::string
     for (auto& g : groups_)
         for (auto& s : g->subs) s.sink->end(s.id, tick, reason, moved_to);
     groups_.clear();
+    release_all();
 }
 
 }  // namespace ecsd::net

@@ -11,7 +11,13 @@
 //               it). When it catches up, its connection's strand merges them per entity (latest
 //               value wins, enter+leave cancels out) into one notification with "coalesced": N.
 //               Past a byte bound the backlog is dropped and the subscriber gets the whole
-//               state again ("resync").
+//               state again ("resync"), as it is when it stays behind for more than
+//               max_behind_ticks: a reader that does not read stops costing the world anything
+//               (a view none of whose subscribers wants diffs is not diffed) until it reads again.
+//
+// Bounds on the work (watch_budget.hpp): distinct views per world and per server are capped, and
+// after a tick the due views diff until a quarter of the tick period is spent; the others wait
+// for the next tick, first in line (their diff then covers those ticks too).
 //
 // A subscriber joins a group only when the group's base is the current state (nothing changed
 // since its last diff); otherwise it starts a group of its own, which merges with its twin at
@@ -24,11 +30,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "hosting/watch_budget.hpp"
 #include "world/watch_view.hpp"
 
 namespace ecsd::net {
@@ -43,6 +51,9 @@ struct watch_limits {
     /// than min_backlog of them) before it is resynced.
     std::size_t pending_bytes = 16 << 20;
     std::size_t min_backlog = 4;
+    /// A subscriber behind for more than this many ticks is resynced when it reads again, and its
+    /// view is no longer diffed for it meanwhile.
+    std::uint64_t max_behind_ticks = 256;
 };
 
 struct server_config;
@@ -73,11 +84,15 @@ class watch_bytes {
 /// @brief One connection's subscriptions and the notifications waiting for it. Thread-safe.
 class watch_sink : public std::enable_shared_from_this<watch_sink> {
   public:
-    explicit watch_sink(watch_limits limits) : limits_(limits) {}
+    explicit watch_sink(watch_limits limits, std::shared_ptr<watch_budget> budget = nullptr)
+        : limits_(limits), budget_(std::move(budget)) {}
     /// @brief A connection's sink with the server's bounds; `wake` posts to the connection's
     /// strand (it is called with the sink's lock held, so it must only post).
     [[nodiscard]] static std::shared_ptr<watch_sink> for_connection(const server_config& cfg,
+                                                                    std::shared_ptr<watch_budget> budget,
                                                                     std::function<void()> wake);
+    /// @brief The server's bound on views (null: none), shared by every sink of the server.
+    [[nodiscard]] const std::shared_ptr<watch_budget>& budget() const noexcept { return budget_; }
 
     /// @brief How the connection is woken when notifications arrive (posts to its strand).
     void set_wake(std::function<void()> wake);
@@ -102,6 +117,9 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     void end(std::uint64_t sub, std::uint64_t tick, std::string_view reason, std::string_view moved_to = {});
     /// @brief world.unwatch: forgets a subscription; false when it was not there.
     bool remove(std::uint64_t sub);
+    /// @brief False when a diff would be thrown away: the subscription is gone, or it fell too far
+    /// behind and gets the whole state once its reader reads again.
+    [[nodiscard]] bool wants(std::uint64_t sub) const;
 
     // --- any strand ---
     /// @brief A whole line (with its newline) from outside any subscription: server.monitor's feed.
@@ -131,6 +149,8 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     void close();
     /// @brief Subscriptions open.
     [[nodiscard]] std::size_t size() const;
+    /// @brief Notification bytes queued for the connection and not taken yet.
+    [[nodiscard]] std::size_t queued_bytes() const;
 
   private:
     enum class mode : std::uint8_t { current, behind, needs_resync, resync_asked };
@@ -144,7 +164,8 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
         // subscribers, never copied; merged on the connection's strand when it catches up.
         std::vector<std::shared_ptr<const world::watch_diff>> backlog;
         std::size_t backlog_bytes = 0;
-        std::uint64_t tick = 0;  // ~0: ended
+        std::uint64_t behind_since = 0;  // behind: the tick of its oldest diff not sent
+        std::uint64_t tick = 0;          // ~0: ended
     };
     struct item {
         std::uint64_t sub;
@@ -180,6 +201,7 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     static void render_brp_end(std::string& out, const std::string& id_json, std::string_view why);
 
     watch_limits limits_;
+    std::shared_ptr<watch_budget> budget_;
     mutable std::mutex mutex_;
     std::function<void()> wake_;
     bool wake_pending_ = false;
@@ -199,6 +221,11 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
 /// @brief A world's subscriptions, grouped by view. Used only on the world's strand.
 class watch_hub {
   public:
+    watch_hub() = default;
+    ~watch_hub();
+    watch_hub(const watch_hub&) = delete;
+    watch_hub& operator=(const watch_hub&) = delete;
+
     /// @brief world.watch: validates, registers, and returns the answer as JSON text
     /// `{"subscription":S,"tick":T,"entities":[...]}`. Throws on bad input or at the limit.
     std::string subscribe(const world::world& w, const std::shared_ptr<watch_sink>& sink,
@@ -224,6 +251,9 @@ class watch_hub {
     /// @brief The world goes away: every subscription ends with `reason` (and `moved_to`).
     void end_all(std::uint64_t tick, std::string_view reason, std::string_view moved_to = {});
     [[nodiscard]] bool empty() const noexcept { return groups_.empty(); }
+    /// @brief world.info's "watches": views, subscribers, views not diffed at the last publish
+    /// because no subscriber reads them (stalled), and due diffs put off by the tick budget.
+    [[nodiscard]] nlohmann::json figures() const;
 
   private:
     struct subscriber {
@@ -234,13 +264,24 @@ class watch_hub {
         std::unique_ptr<world::watch_view> view;
         std::vector<subscriber> subs;
         std::uint64_t base_version = 0;
+        bool owed = false;  // was due, put off by the tick budget: diffs at the next publish
     };
     void publish(const world::world& w, bool all);
     group& place(std::unique_ptr<world::watch_view> view, subscriber s, const world::world& w,
                  std::string& state);
+    // A subscription to `key` may open: throws limit_reached when it is a new view past a bound.
+    void reserve_view(const std::string& key, const std::shared_ptr<watch_sink>& sink);
+    // Erases groups without subscribers; a key with no group left releases its view.
+    void drop_empty();
+    void release_all() noexcept;
 
     std::vector<std::unique_ptr<group>> groups_;
-    std::uint64_t version_ = 0;  // bumped by every tick and every change made by a request
+    std::uint64_t version_ = 0;             // bumped by every tick and every change made by a request
+    std::shared_ptr<watch_budget> budget_;  // the server's (from the first sink)
+    std::unordered_map<std::string, std::size_t> keys_;  // view key -> its groups (twins)
+    std::size_t cursor_ = 0;                             // where the next publish starts
+    std::size_t stalled_ = 0;
+    std::uint64_t deferred_ = 0;
 };
 
 }  // namespace ecsd::net

@@ -219,10 +219,21 @@ http_connection::http_connection(asio::ip::tcp::socket socket, server_services& 
 
 void http_connection::start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
-        self->session_.watches =
-            watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
+        self->session_.watches = watch_sink::for_connection(
+            self->services_.config, self->services_.watch_views, [weak = self->weak_from_this()] {
                 if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump_stream(); });
             });
+        self->output_account_ = self->services_.output.open([weak = self->weak_from_this()] {
+            if (auto c = weak.lock()) {
+                asio::post(c->strand_, [c] {
+                    if (c->stopped_) return;
+                    spdlog::warn(
+                        "http {}: closed to keep --max-output-total: {} bytes unsent, the slowest reader",
+                        c->session_.id, c->unsent());
+                    c->close("slow reader (--max-output-total)");
+                });
+            }
+        });
         self->last_activity_ = std::chrono::steady_clock::now();
         self->note_idle(true);
         spdlog::debug("http {}: opened from {}", self->session_.id, self->session_.peer);
@@ -594,6 +605,7 @@ void http_connection::pump_stream() {
         start = end + 1;
     }
     if (!out_.empty() && !write_in_flight_) do_write();
+    note_output(false);
 }
 
 // --- writing ---------------------------------------------------------------------------------
@@ -639,6 +651,14 @@ void http_connection::after_response() {
 void http_connection::write(std::string_view bytes) {
     out_ += bytes;
     if (!write_in_flight_) do_write();
+    note_output(false);
+}
+
+void http_connection::note_output(bool moved) {
+    // Notifications waiting in the watch sink count too: they are this client's output as well.
+    if (output_account_ && !stopped_)
+        services_.output.update(*output_account_,
+                                unsent() + (session_.watches ? session_.watches->queued_bytes() : 0), moved);
 }
 
 void http_connection::do_write() {
@@ -658,6 +678,7 @@ void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
         return;
     write_pos_ += n;
     last_activity_ = std::chrono::steady_clock::now();
+    note_output(true);
     if (write_pos_ < writing_.size()) {
         socket_.async_write_some(
             asio::buffer(writing_.data() + write_pos_, writing_.size() - write_pos_),
@@ -755,6 +776,7 @@ void http_connection::close(std::string_view why) {
     timer_.cancel();
     lingering_read_.reset();
     if (session_.watches) session_.watches->close();
+    if (output_account_) services_.output.close(output_account_);
     spdlog::debug("http {}: closed ({})", session_.id, why);
     owner_.remove(shared_from_this());
 }

@@ -32,6 +32,7 @@
 #include "http/request_parser.hpp"
 #include "rpc/dispatcher.hpp"
 #include "rpc/job_runner.hpp"
+#include "rpc/output_budget.hpp"
 #include "rpc/session.hpp"
 
 namespace ecsd::net {
@@ -98,6 +99,7 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void write(std::string_view bytes);
     void do_write();
     void on_write(const asio::error_code& ec, std::size_t n);
+    void note_output(bool moved);  // tells --max-output-total what this connection holds unsent
     void after_response();
     void arm_timer();
     void on_timer(const asio::error_code& ec);
@@ -140,6 +142,7 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     std::chrono::steady_clock::time_point request_began_;
     bool request_open_ = false;  // bytes of a request arrived, its message is not complete
     std::shared_ptr<std::function<void()>> lingering_read_;
+    std::shared_ptr<output_budget::account> output_account_;
     std::atomic<std::int64_t> idle_since_{0};
     std::atomic<std::int64_t> stalled_since_{0};
 };

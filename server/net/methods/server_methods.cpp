@@ -88,6 +88,9 @@ json info(method_context& ctx) {
               {"max", c.max_connections}}},
             {"requests_total", s.requests_total.load()},
             {"bytes", {{"in", s.bytes_in.load()}, {"out", s.bytes_out.load()}}},
+            {"output",
+             {{"unsent", s.output.total()}, {"max", s.output.limit()}, {"dropped", s.output.dropped()}}},
+            {"watch_views", {{"open", s.watch_views->views.load()}, {"max", s.watch_views->max_views_total}}},
             {"methods", s.stats ? s.stats->to_json(s.methods) : json::object()},
             {"memory", memory_of(s)},
             {"cpu", cpu_of()},
@@ -103,7 +106,10 @@ json info(method_context& ctx) {
               {"max_worlds", c.max_worlds},
               {"idle_timeout_s", c.idle_timeout},
               {"request_timeout_s", c.request_timeout},
-              {"max_watches", c.max_watches}}},
+              {"max_watches", c.max_watches},
+              {"max_watch_views", c.max_watch_views},
+              {"max_watch_views_total", c.max_watch_views_total},
+              {"max_output_total", c.max_output_total}}},
             {"auth_required", !c.token.empty()},
             {"config", config_to_json(c)}};
 }

@@ -51,7 +51,9 @@ json list(method_context& ctx) {
 }
 
 json info(method_context& ctx) {
-    return ctx.world().info();
+    auto out = ctx.world().info();
+    out["watches"] = ctx.hosted->watches().figures();
+    return out;
 }
 
 json pause(method_context& ctx) {

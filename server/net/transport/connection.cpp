@@ -145,10 +145,21 @@ void connection::start() {
         asio::error_code ignored;
         self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
         self->last_activity_ = self->opened_ = std::chrono::steady_clock::now();
-        self->session_.watches =
-            watch_sink::for_connection(self->services_.config, [weak = self->weak_from_this()] {
+        self->session_.watches = watch_sink::for_connection(
+            self->services_.config, self->services_.watch_views, [weak = self->weak_from_this()] {
                 if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump(); });
             });
+        self->output_account_ = self->services_.output.open([weak = self->weak_from_this()] {
+            if (auto c = weak.lock()) {
+                asio::post(c->strand_, [c] {
+                    if (c->stopped_) return;
+                    spdlog::warn(
+                        "conn {}: closed to keep --max-output-total: {} bytes unsent, the slowest reader",
+                        c->session_.id, c->buffered_bytes());
+                    c->close("slow reader (--max-output-total)");
+                });
+            }
+        });
         self->stalled_since_.store(steady_ns(self->opened_), std::memory_order_relaxed);
         self->arm_idle_timer();
         self->do_read();
@@ -595,7 +606,16 @@ void connection::flush() {
     if (stopped_) return;
     move_ready();
     if (!write_in_flight_ && out_bytes_ > 0) do_write();
+    note_output(false);
     maybe_finish();
+}
+
+void connection::note_output(bool moved) {
+    // Notifications waiting in the watch sink count too: they are this client's output as well.
+    if (output_account_ && !stopped_)
+        services_.output.update(*output_account_,
+                                buffered_bytes() + (session_.watches ? session_.watches->queued_bytes() : 0),
+                                moved);
 }
 
 void connection::do_write() {
@@ -641,6 +661,7 @@ void connection::on_write(const asio::error_code& ec, std::size_t n) {
     }
     write_in_flight_ = false;
     in_flight_ = 0;
+    note_output(true);
     pump();  // room may have opened for lines, jobs and reads held back by the output bound
 }
 
@@ -745,6 +766,7 @@ void connection::close(std::string_view why) {
     stopped_ = true;
     closed_.store(true, std::memory_order_relaxed);  // world strands stop computing for us
     if (session_.watches) session_.watches->close();
+    if (output_account_) services_.output.close(output_account_);
     stalled_since_.store(0, std::memory_order_relaxed);
     asio::error_code ignored;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

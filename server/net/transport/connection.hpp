@@ -33,6 +33,7 @@
 #include "ecsd/protocol/framer.hpp"
 #include "rpc/dispatcher.hpp"
 #include "rpc/job_runner.hpp"
+#include "rpc/output_budget.hpp"
 #include "rpc/session.hpp"
 
 namespace ecsd::net {
@@ -127,6 +128,7 @@ class connection : public std::enable_shared_from_this<connection> {
     void do_write();
     void write_some();
     void on_write(const asio::error_code& ec, std::size_t n);
+    void note_output(bool moved);  // tells --max-output-total what this connection holds unsent
     void arm_idle_timer();
     void on_idle(const asio::error_code& ec);
     void begin_drain(std::string_view why);
@@ -185,6 +187,7 @@ class connection : public std::enable_shared_from_this<connection> {
         std::chrono::steady_clock::time_point::max();  // max: unarmed
     std::atomic<std::int64_t> stalled_since_{0};
     std::uint64_t requests_ = 0;
+    std::shared_ptr<output_budget::account> output_account_;
 };
 
 }  // namespace ecsd::net
