@@ -3,9 +3,9 @@
 // sent, over every connection, TCP and HTTP alike. --max-output-bytes bounds one connection; this
 // bounds them all together, so many clients that stop reading cannot take the machine's memory
 // between them. Each connection keeps an account here and reports what it holds unsent whenever
-// that changes; once the total passes the bound, the slowest readers are dropped until what they
-// hold brings it back under: the reader whose unsent bytes, times the time since its output last
-// moved, is largest goes first. A client that reads keeps its output moving and is dropped only
+// that changes; once the total passes the bound, the slowest readers are dropped until what the
+// rest hold is back under 7/8 of it: the reader whose unsent bytes, times the time since its
+// output last moved, is largest goes first. A client that reads keeps its output moving and is dropped only
 // when nobody slower is left.
 #include <algorithm>
 #include <atomic>
@@ -87,9 +87,12 @@ class output_budget {
             }
         }
         if (held <= limit_) return;
+        // Down to 7/8 of the bound, not just under it: otherwise every next write past it would
+        // scan all connections again to drop one more.
+        const std::size_t target = limit_ - limit_ / 8;
         std::sort(slow.begin(), slow.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
         for (const auto& [score, a] : slow) {
-            if (held <= limit_) break;
+            if (held <= target) break;
             a->dropping = true;
             held -= std::min(held, a->unsent.load(std::memory_order_relaxed));
             dropped_.fetch_add(1, std::memory_order_relaxed);
