@@ -131,7 +131,10 @@ bool ends_event_stream(std::string_view line) {
     // A stream ends with its watch: a world.watch notification whose params say "ended": true, or
     // a +watch stream's closing error response. Only the envelope's own members and those of its
     // params are read; what values hold (a component named "error", a field "ended") is skipped
-    // whole, and a result, which holds the world's data, is not looked into at all.
+    // whole, and a result, which holds the world's data, is not looked into at all. A watch's
+    // last notification has only scalar members (watch_sink::end: tick, ended, reason, moved_to),
+    // so params whose members reach an array or object (a diff's entered, a resync's entities)
+    // are a diff or a state: read no further, a large event costs only its first members.
     std::size_t i = 0;
     skip_space(line, i);
     if (i >= line.size() || line[i] != '{') return false;
@@ -144,6 +147,7 @@ bool ends_event_stream(std::string_view line) {
             ++i;
             std::string_view member;
             while (read_key(line, i, member)) {
+                if (i < line.size() && (line[i] == '[' || line[i] == '{')) return false;
                 const auto end = skip_value(line, i);
                 if (end == std::string_view::npos) return false;
                 auto value = line.substr(i, end - i);
