@@ -313,6 +313,14 @@ void connection::process_lines() {
             begin_drain("line too large");
             return;
         }
+        if (looks_like_http(fr.line)) {
+            spdlog::warn(
+                "conn {}: HTTP sent to the JSON-RPC port from {} (a browser made to post here?); "
+                "closing without running anything",
+                session_.id, session_.peer);
+            begin_drain("HTTP on the JSON-RPC port");
+            return;
+        }
         completed = true;
         any_line_ = true;
         if (!blank(fr.line)) handle_line(fr.line);
@@ -324,14 +332,6 @@ void connection::process_lines() {
         // server.auth may just have succeeded: lift the small pre-auth cap.
         framer_.set_max_line_bytes(session_.authenticated ? services_.config.max_line_bytes
                                                           : services_.config.preauth_line_bytes);
-        if (looks_like_http(fr.line)) {
-            spdlog::warn(
-                "conn {}: HTTP sent to the JSON-RPC port from {} (a browser made to post here?); "
-                "closing without running anything",
-                session_.id, session_.peer);
-            begin_drain("HTTP on the JSON-RPC port");
-            return;
-        }
     }
 }
 
