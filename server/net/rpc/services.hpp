@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "hosting/watch_budget.hpp"
 #include "hosting/world_transfers.hpp"
 #include "rpc/observe.hpp"
+#include "rpc/output_budget.hpp"
 #include "transport/auth_limiter.hpp"
 
 namespace ecsd::net {
@@ -23,7 +25,10 @@ class world_directory;
 /// @brief Shared, thread-safe server state.
 struct server_services {
     server_services(const server_config& cfg, const method_table& table, world_directory& directory)
-        : config(cfg), methods(table), worlds(directory), slowlog(cfg.slowlog_us, cfg.slowlog_len) {}
+        : config(cfg), methods(table), worlds(directory), slowlog(cfg.slowlog_us, cfg.slowlog_len) {
+        watch_views->max_views_per_world = cfg.max_watch_views;
+        watch_views->max_views_total = cfg.max_watch_views_total;
+    }
 
     const server_config& config;
     const method_table& methods;
@@ -40,6 +45,10 @@ struct server_services {
     slow_log slowlog;
     monitor_hub monitors;
     world_transfers transfers;  ///< world.export / world.import in progress
+    /// Distinct watch views in all worlds (--max-watch-views, --max-watch-views-total); every
+    /// connection's watch_sink holds it.
+    std::shared_ptr<watch_budget> watch_views = std::make_shared<watch_budget>();
+    output_budget output{config.max_output_total};  ///< unsent bytes of all connections (--max-output-total)
 
     /// @brief What every write completion does first, TCP and HTTP alike: counts the bytes sent
     /// and says whether the connection goes on. When it was stopped, or the write failed (then
