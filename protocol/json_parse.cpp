@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "ecsd/protocol/depth.hpp"
+
 namespace ecsd::protocol {
 namespace {
 
@@ -87,12 +89,18 @@ bool read_dom(std::string_view text, simdjson::dom::element& root) {
 }
 
 json parse_json(std::string_view text) {
+    if (exceeds_depth(text, max_document_depth)) return json(json::value_t::discarded);
     simdjson::dom::element root;
     if (read_dom(text, root)) {
         json out;
         build(root, out);
         return out;
     }
+    return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+json parse_document(std::string_view text) {
+    if (exceeds_depth(text, max_document_depth)) return json(json::value_t::discarded);
     return json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 

@@ -102,10 +102,13 @@ void typed_write_text(json_text& w, const T& value) {
 }
 
 namespace internal {
-/// @brief Runs component_traits<T>::check(value) when the traits define one: a rule across a
-/// value's fields (a mass is not negative), thrown as invalid_value naming the field.
+/// @brief Runs component_traits<T>::check(value) and bound(value) when the traits define them: a
+/// rule across a value's fields (a mass is not negative), thrown as invalid_value naming the field.
+/// A restored world skips check() (it loads what an older server let through), but never bound():
+/// the limits that keep a value's size in check hold for every door, a snapshot and an import too.
 template <typename T>
 void check_value(const T& value) {
+    if constexpr (requires { component_traits<T>::bound(value); }) component_traits<T>::bound(value);
     if constexpr (requires { component_traits<T>::check(value); }) {
         if (!restoring()) component_traits<T>::check(value);
     }

@@ -66,6 +66,10 @@ inline constexpr double max_exact = 9007199254740992.0;
 /// from valid values cannot reach inf or NaN (which JSON cannot carry back).
 inline constexpr double max_number = 1e15;
 
+/// @brief Longest string a component field holds, in bytes: the same for a client's request, a
+/// snapshot file and an import (a restored world is held to it too, so no door lets a larger one in).
+inline constexpr std::size_t max_string_bytes = 65536;
+
 /// @brief Nonzero while a saved world is being restored on this thread (see restoring_scope).
 inline thread_local int restoring_depth = 0;
 /// @brief True while restoring: values are taken as the world held them, not as a client sends them.
@@ -182,7 +186,12 @@ struct value_codec<std::string> {
     static constexpr const char* type_name = "string";
     static std::string read(const json& j, std::string_view where) {
         if (!j.is_string()) internal::bad_value(where, "a string", j);
-        return j.get<std::string>();
+        const auto& text = j.get_ref<const std::string&>();
+        if (text.size() > internal::max_string_bytes)
+            throw ecs_error(reason::invalid_value, std::string(where) + ": expected a string of at most " +
+                                                       std::to_string(internal::max_string_bytes) +
+                                                       " bytes, got " + std::to_string(text.size()));
+        return text;
     }
     static json write(const std::string& v) { return v; }
     static void hash(state_hasher& h, const std::string& v) { h.add_string(v); }

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/json_parse.hpp"
 #include "persist/atomic_file.hpp"
 #include "persist/snapshot.hpp"
@@ -332,6 +333,8 @@ bool journal_reader::next(journal_record& out, std::uint64_t parse_after) {
         text = line.substr(9);
         std::uint32_t want = 0;
         good = parse_hex8(line.substr(0, 8), want) && crc32(text) == want;
+        // Deeper than any accepted request could make it: damage, never a tree to build.
+        if (good && protocol::exceeds_depth(text, protocol::max_document_depth)) good = false;
         if (good) {
             dom = quick_check(text, root, check);
             good = (dom || json::sax_parse(text, &check, json::input_format_t::json, true, false)) &&

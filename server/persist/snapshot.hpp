@@ -22,6 +22,10 @@ using nlohmann::json;
 /// @brief The snapshot format version this server writes and the newest it reads.
 inline constexpr int snapshot_version = 1;
 
+/// @brief Ticks and journal sequence numbers a snapshot may hold: below 2^53 (see counter() in
+/// snapshot.cpp).
+inline constexpr std::uint64_t max_counter = std::uint64_t{1} << 53U;
+
 /// @brief A file that cannot be loaded; what() names the file and the problem.
 class persist_error : public std::runtime_error {
   public:
@@ -37,6 +41,19 @@ class persist_error : public std::runtime_error {
 
 /// @brief A world rebuilt from a snapshot document; throws persist_error naming `source`.
 [[nodiscard]] std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& source);
+
+/// @brief `text` parsed as a snapshot's document (or a part of one, named by `what`); throws
+/// persist_error naming `source` where it is not JSON or nests deeper than any snapshot ecsd writes
+/// (protocol::max_document_depth), so no tree built from a file or an import can be deep enough
+/// for a recursive copy to run out of stack.
+[[nodiscard]] json read_document(std::string_view text, const std::string& source, std::string_view what);
+
+/// @brief A world rebuilt from a JSON snapshot text a client sent (world.import), named `name`
+/// whatever the text says: the checksum when there is one, the nesting depth, the header, every
+/// value and counter are checked as for a file. Throws persist_error saying what is wrong.
+/// The text is read in place (taken by value: move it in), through simdjson's DOM, so the import
+/// holds about the text, its DOM and the world, not a whole tree of the text.
+[[nodiscard]] std::unique_ptr<world::world> world_from_import(std::string text, const std::string& name);
 
 /// @brief The journal sequence number a snapshot document includes.
 [[nodiscard]] std::uint64_t snapshot_journal_seq(const json& doc);

@@ -345,6 +345,8 @@ std::unique_ptr<world::world> from_binary_snapshot(std::string_view bytes, const
     if (bytes.size() < header_bytes + trailer_bytes)
         fail(source, "binary snapshot of " + std::to_string(bytes.size()) + " bytes is shorter than its " +
                          std::to_string(header_bytes + trailer_bytes) + "-byte header and checksum");
+    if (binary_snapshot_journal_seq(bytes) >= max_counter)
+        fail(source, "journal_seq " + std::to_string(binary_snapshot_journal_seq(bytes)) + " is past 2^53 - 1");
     const auto flags = read_at<std::uint32_t>(bytes, 12);
     if ((flags & ~flag_zstd) != 0)
         fail(source, "binary snapshot has flags " + std::to_string(flags) + " this server does not know");
@@ -366,7 +368,7 @@ std::unique_ptr<world::world> from_binary_snapshot(std::string_view bytes, const
 
     return rebuild_world(source, [&] {
         byte_reader in(body, source);
-        const json head = json::parse(in.text("the head"));
+        const json head = read_document(in.text("the head"), source, "the head");
         check_snapshot_header(head, source);
         auto w = world_from_head(head, source);
         auto& reg = w->registry();
@@ -452,7 +454,7 @@ std::unique_ptr<world::world> from_binary_snapshot(std::string_view bytes, const
                 }
                 case encoding::json:
                     for (std::uint64_t i = 0; i < count; ++i)
-                        reg.restore_component(c, id_at(i), json::parse(in.text("a value")));
+                        reg.restore_component(c, id_at(i), read_document(in.text("a value"), source, "a value"));
                     break;
                 default:
                     fail(source,

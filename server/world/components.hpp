@@ -139,8 +139,9 @@ struct component_traits<world::Name> {
     using C = world::Name;
     static constexpr const char* name = "Name";
     static constexpr auto fields = std::make_tuple(field("name", &C::name));
-    static void check(const C& v) {
-        // A name stands where an id would: it must never read as one.
+    // bound, not check: a name stands where an id would and must never read as one, in a
+    // restored world too.
+    static void bound(const C& v) {
         const bool digits = !v.name.empty() && v.name.find_first_not_of("0123456789") == std::string::npos;
         if (v.name.empty() || v.name.size() > 64 || digits)
             throw ecs_error(

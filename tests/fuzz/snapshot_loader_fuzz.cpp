@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ecsd/protocol/json_parse.hpp"
 #include "persist/journal.hpp"
 #include "persist/snapshot.hpp"
 #include "persist/snapshot_binary.hpp"
@@ -71,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         check(seal.computed == persist::crc32(text.substr(0, seal.offset)));
         check((seal.status == persist::snapshot_seal::state::good) == (seal.stored == seal.computed));
     }
-    const json doc = json::parse(text, nullptr, false);
+    const json doc = ecsd::protocol::parse_document(text);  // as world_log.cpp: depth first
     if (doc.is_discarded()) return 0;
     std::unique_ptr<ecsd::world::world> w;
     std::uint64_t seq = 0;

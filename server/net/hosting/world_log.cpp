@@ -14,6 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include "ecs/value_codec.hpp"
+#include "ecsd/protocol/depth.hpp"
+#include "ecsd/protocol/json_parse.hpp"
 #include "ecsd/protocol/names.hpp"
 #include "hosting/hosted_world.hpp"
 #include "persist/atomic_file.hpp"
@@ -36,7 +38,7 @@ std::uint64_t journal_seq_of(const fs::path& path) {
     std::string bytes;
     if (!persist::read_file_from(path, 0, bytes)) return 0;
     if (persist::is_binary_snapshot(bytes)) return persist::binary_snapshot_journal_seq(bytes);
-    const json doc = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+    const json doc = protocol::parse_document(bytes);
     return doc.is_object() && doc.contains("journal_seq") && doc["journal_seq"].is_number_unsigned()
                ? doc["journal_seq"].get<std::uint64_t>()
                : 0;
@@ -310,10 +312,15 @@ std::shared_ptr<world::world> read_snapshot(const fs::path& dir, const std::stri
         }
     } else {
         json doc;
-        try {
-            doc = json::parse(text);
-        } catch (const json::parse_error& e) {
-            problem = "not valid JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0);
+        if (protocol::exceeds_depth(text, protocol::max_document_depth)) {
+            problem = "nested deeper than " + std::to_string(protocol::max_document_depth) +
+                      " levels, deeper than any snapshot ecsd writes";
+        } else {
+            try {
+                doc = json::parse(text);
+            } catch (const json::parse_error& e) {
+                problem = "not valid JSON at byte offset " + std::to_string(e.byte > 0 ? e.byte - 1 : 0);
+            }
         }
         if (problem.empty()) {
             persist::check_snapshot_header(doc,

@@ -108,7 +108,7 @@ json export_world(method_context& ctx) {
                 persist::seal_snapshot(persist::snapshot_text(ctx.world(), 0)));
         e = {name, state.tick, std::move(text)};
         try {
-            id = transfers.add_export(e, state);
+            id = transfers.add_export(e, state, ctx.services.config.max_export_bytes);
         } catch (const std::length_error& err) {
             throw protocol::rpc_error(protocol::reason::limit_reached, err.what(), {{"world", name}});
         }
@@ -175,25 +175,13 @@ json import_world(method_context& ctx) {
     }
     std::string text = services.transfers.take_import(name);
     const std::size_t text_bytes = text.size();
-    const auto refuse = [&](const std::string& why) {
-        return protocol::rpc_error(protocol::reason::invalid_params,
-                                   "cannot import world '" + name + "': " + why, {{"world", name}});
-    };
-    const auto seal = persist::check_snapshot_seal(text);
-    if (seal.status == persist::snapshot_seal::state::mismatch)
-        throw refuse("the snapshot fails its checksum (changed or damaged on the way)");
-    json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) throw refuse("the data is not a JSON snapshot");
-    // The world takes the name it is imported as (a copy may be renamed); the rest is as exported.
-    if (auto wj = doc.find("world"); wj != doc.end() && wj->is_object()) (*wj)["name"] = name;
     std::shared_ptr<world::world> w;
     try {
-        persist::check_snapshot_header(doc, "the import");
-        w = persist::from_snapshot(doc, "the import");
+        w = persist::world_from_import(std::move(text), name);
     } catch (const persist::persist_error& e) {
-        throw refuse(e.what());
+        throw protocol::rpc_error(protocol::reason::invalid_params,
+                                  "cannot import world '" + name + "': " + e.what(), {{"world", name}});
     }
-    std::string().swap(text);  // the world holds it all now
     // A move imports paused (to compare hashes at the export's tick) and resumes after.
     if (const auto p = ctx.params.find("paused"); p != ctx.params.end()) {
         if (p->get<bool>())

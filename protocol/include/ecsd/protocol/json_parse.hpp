@@ -14,8 +14,13 @@ namespace ecsd::protocol {
 /// non-negative integers unsigned, a repeated key's last value kept, a discarded value where the
 /// text is not JSON. simdjson reads the text; whatever it refuses or might read differently (a
 /// `\u` escape, an integer `-0`, a number past 64 bits, a text over 1 MiB) goes to nlohmann's
-/// parser, so the two never disagree. Never throws on bad input.
+/// parser, so the two never disagree. A text nested deeper than max_document_depth is discarded
+/// too, unread. Never throws on bad input.
 [[nodiscard]] nlohmann::json parse_json(std::string_view text);
+
+/// @brief A large document (a snapshot, an import) as `json::parse(text, nullptr, false)` reads
+/// it, or a discarded value where it is not JSON or nests deeper than max_document_depth.
+[[nodiscard]] nlohmann::json parse_document(std::string_view text);
 
 /// @brief simdjson's DOM of `text`, read by this thread's parser: valid until the thread's next
 /// call. False where simdjson refuses the text, where it is over 1 MiB, or where simdjson might read
