@@ -108,12 +108,57 @@ TEST(Auth, WrongTokensAreRateLimitedPerConnectionAndPerAddress) {
     const auto fifth = d.call("server.auth", {{"token", "guess"}});
     EXPECT_EQ(reason_of(fifth), "rate_limited") << fifth.dump();
     EXPECT_GT(fifth["error"]["data"]["retry_after"].get<double>(), 0.5);
+    EXPECT_EQ(reason_of(d.call("server.auth", {{"token", "s3cret"}})), "rate_limited")
+        << "a connection that sent a wrong token waits out the lockout, even with the right one";
+    line_client g(server.port());
+    EXPECT_EQ(reason_of(g.call("server.auth", {{"token", "guess"}})), "rate_limited");
+    EXPECT_TRUE(g.wait_closed(std::chrono::seconds(2))) << "one wrong guess per connection in a lockout";
+    // Issue 40, 13: five wrong tokens from an address used to lock the right one out too.
     line_client e(server.port());
-    const auto locked = e.call("server.auth", {{"token", "s3cret"}});
-    EXPECT_EQ(reason_of(locked), "rate_limited") << "even the right token waits out the lockout";
-    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-    EXPECT_EQ(e.call("server.auth", {{"token", "s3cret"}})["result"]["authenticated"], true);
+    EXPECT_EQ(e.call("server.auth", {{"token", "s3cret"}})["result"]["authenticated"], true)
+        << "the right token is never locked out";
     EXPECT_EQ(e.call("server.ping")["result"], "pong");
+}
+
+// Issue 40, 13: 800 guesses from 200 addresses (127.0.0.2 to 127.0.0.201), four each, drew no
+// rate_limited: the limit counts every address's wrong tokens together too.
+TEST(Auth, WrongTokensFromManyAddressesAreLimitedTogether) {
+    ecsd_server server({"--token", "s3cret"});
+    int limited = 0;
+    int tries = 0;
+    for (int a = 2; a < 40 && limited == 0; ++a) {
+        const std::string from = "127.0.0." + std::to_string(a);
+        line_client c(server.port(), "127.0.0.1", 0, from);
+        for (int i = 0; i < 2 && limited == 0; ++i) {
+            ++tries;
+            if (reason_of(c.call("server.auth", {{"token", "guess"}})) == "rate_limited") ++limited;
+        }
+    }
+    EXPECT_EQ(limited, 1) << "no lockout after " << tries << " wrong tokens from " << tries / 2 << " addresses";
+    EXPECT_LE(tries, 50) << "auth_limiter::server_free_failures";
+    line_client right(server.port(), "127.0.0.1", 0, "127.0.0.250");
+    EXPECT_EQ(right.call("server.auth", {{"token", "s3cret"}})["result"]["authenticated"], true);
+}
+
+// Issue 40, 12: with --slowlog-us 0 every request went to server.slowlog, server.auth's token with it.
+TEST(Auth, NoTokenReachesTheSlowlogOrMonitors) {
+    ecsd_server server({"--token", "s3cret", "--slowlog-us", "0"});
+    line_client admin(server.port());
+    ASSERT_EQ(admin.result("server.auth", {{"token", "s3cret"}})["authenticated"], true);
+    ASSERT_TRUE(admin.send_line(request_line(1, "server.monitor")));
+    ASSERT_TRUE(admin.read_json().contains("result"));
+    line_client other(server.port());
+    (void)other.call("server.auth", {{"token", "another-clients-guess"}});
+    (void)other.call("server.auth", json::array({"positional-guess"}));
+    (void)other.call("server.auth", {{"token", "s3cret"}});
+    std::string seen;
+    for (int i = 0; i < 3; ++i) seen += admin.read_json().dump();
+    const auto slowlog = admin.result("server.slowlog", {{"count", 100}}).dump();
+    for (const auto& text : {seen, slowlog}) {
+        EXPECT_NE(text.find("server.auth"), std::string::npos) << text;
+        for (const auto* secret : {"s3cret", "another-clients-guess", "positional-guess"})
+            EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in " << text;
+    }
 }
 
 }  // namespace

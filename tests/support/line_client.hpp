@@ -16,8 +16,10 @@ namespace ecsd::test {
 class line_client {
   public:
     /// @brief Connects to host:port; throws std::runtime_error on failure. A positive
-    /// receive_buffer sets SO_RCVBUF before connecting (to make a slow reader).
-    explicit line_client(int port, const std::string& host = "127.0.0.1", int receive_buffer = 0);
+    /// receive_buffer sets SO_RCVBUF before connecting (to make a slow reader); a non-empty
+    /// `source` binds the local end to that address first (127.0.0.2: another client address).
+    explicit line_client(int port, const std::string& host = "127.0.0.1", int receive_buffer = 0,
+                         const std::string& source = "");
     line_client(const line_client&) = delete;
     line_client& operator=(const line_client&) = delete;
     ~line_client();

@@ -123,15 +123,18 @@ json auth(method_context& ctx) {
     auto& guard = ctx.services.auth_guard;
     const auto address = auth_limiter::address_of(ctx.caller->peer);
     const auto now = auth_limiter::clock::now();
-    if (const auto wait = guard.locked(address, now)) {
+    // During a lockout, a connection that has sent no wrong token still has its token checked: the
+    // right one is never locked out, and a wrong one closes the connection (auth_limiter.hpp).
+    const auto wait = guard.locked(address, now);
+    if (wait && ctx.caller->auth_failures > 0) {
         throw protocol::rpc_error(protocol::reason::rate_limited,
-                                  "too many wrong tokens from " + address + "; try again in " +
+                                  "too many wrong tokens; try again in " +
                                       std::to_string(static_cast<int>(*wait + 0.999)) + " s",
                                   {{"retry_after", *wait}});
     }
     if (!constant_time_equal(ctx.params.at("token").get_ref<const std::string&>(), expected)) {
-        const double lockout = guard.failed(address, now);
-        if (++ctx.caller->auth_failures >= auth_limiter::connection_failures)
+        const double lockout = std::max(wait.value_or(0.0), guard.failed(address, now));
+        if (++ctx.caller->auth_failures >= auth_limiter::connection_failures || wait)
             ctx.caller->close_requested = true;
         if (lockout > 0) {
             throw protocol::rpc_error(protocol::reason::rate_limited,
@@ -219,7 +222,7 @@ void register_server_methods(method_table& table) {
          .summary = "Authenticates the connection with the server's token; required first when one is set.",
          .params = object_schema({{"token", {{"type", "string"}, {"maxLength", 1024}}}}, {"token"}),
          .result = object_schema({{"authenticated", {{"const", true}}}}, {"authenticated"}),
-         .flags = method_flags::pre_auth,
+         .flags = method_flags::pre_auth | method_flags::secret,
          .handler = auth});
 }
 

@@ -20,6 +20,9 @@
 namespace ecsd::net {
 namespace {
 
+/// @brief What logs, monitors and the slowlog show for the params of a method_flags::secret method.
+constexpr std::string_view hidden_params = "(hidden)";
+
 using nlohmann::json;
 using protocol::reason;
 
@@ -82,7 +85,9 @@ void dispatcher::note_done(const method_entry& method, const json& params, std::
     if (services_.stats)
         services_.stats->record(static_cast<std::size_t>(&method - services_.methods.methods().data()), ns,
                                 error);
-    if (services_.slowlog.wants(ns)) services_.slowlog.add(ns, method.name, params, connection);
+    if (services_.slowlog.wants(ns))
+        services_.slowlog.add(ns, method.name, has(method.flags, method_flags::secret) ? json(hidden_params) : params,
+                              connection);
 }
 
 job_result dispatcher::invoke(const method_entry& method, method_context& ctx,
@@ -142,14 +147,14 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
     }
     if (method == nullptr)
         return refuse(reason::method_not_found, "no method '" + req.method + "'", {{"method", req.method}});
-    if (spdlog::should_log(spdlog::level::debug)) {  // every request, at debug level (tokens hidden)
-        const bool secret = req.method == "server.auth";
+    const bool secret = has(method->flags, method_flags::secret);
+    if (spdlog::should_log(spdlog::level::debug)) {  // every request, at debug level (secrets hidden)
         spdlog::debug("conn {}: {} {}", caller.id, req.method,
-                      secret ? std::string("(token hidden)")
+                      secret ? std::string(hidden_params)
                              : req.params.dump(-1, ' ', false, json::error_handler_t::replace));
     }
     if (services_.monitors.active())
-        services_.monitors.publish(caller.id, caller.peer, req.method, req.params);
+        services_.monitors.publish(caller.id, caller.peer, req.method, secret ? json(hidden_params) : req.params);
     if (services_.config.read_only &&
         (has(method->flags, method_flags::mutating) || has(method->flags, method_flags::admin))) {
         return refuse(reason::unauthorized, "the server is read-only");

@@ -15,6 +15,7 @@ std::vector<std::string> flag_names(method_flags flags) {
     if (has(flags, method_flags::pre_auth)) out.emplace_back("pre_auth");
     if (has(flags, method_flags::in_slices)) out.emplace_back("in_slices");
     if (has(flags, method_flags::opens_stream)) out.emplace_back("opens_stream");
+    if (has(flags, method_flags::secret)) out.emplace_back("secret");
     if (has(flags, method_flags::background)) out.emplace_back("background");
     return out;
 }

@@ -80,6 +80,9 @@ enum class method_flags : std::uint32_t {
     /// answers once, then keeps sending notifications on the connection (world.watch); the
     /// connection lets them out only after that answer
     opens_stream = 1U << 6,
+    /// its params hold a secret (server.auth's token): never logged, shown to server.monitor or
+    /// kept in server.slowlog, whatever their shape
+    secret = 1U << 7,
     /// runs on the server's lane (world_transfers::lane: one thread of its own, one request at a
     /// time, in order) instead of a network thread: work that may take seconds (world.import's
     /// final chunk builds a whole world) never holds other connections up

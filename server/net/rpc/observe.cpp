@@ -134,8 +134,7 @@ bool monitor_hub::remove(std::uint64_t connection) {
 
 void monitor_hub::publish(std::uint64_t connection, std::string_view peer, std::string_view method,
                           const json& params) {
-    json shown = params;
-    if (method == "server.auth" && shown.is_object() && shown.contains("token")) shown["token"] = "(hidden)";
+    json shown = params;  // a secret method's are hidden already (the dispatcher's hidden_params)
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     json line{{"jsonrpc", "2.0"},

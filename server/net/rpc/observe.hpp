@@ -90,7 +90,7 @@ class monitor_hub {
     void add(std::uint64_t connection, const std::shared_ptr<watch_sink>& sink);
     /// @brief Stops the feed to `connection`; false when it had none.
     bool remove(std::uint64_t connection);
-    /// @brief One request, as the monitors see it (server.auth's token is hidden).
+    /// @brief One request, as the monitors see it (the dispatcher hides a secret method's params).
     void publish(std::uint64_t connection, std::string_view peer, std::string_view method,
                  const nlohmann::json& params);
 

@@ -6,9 +6,22 @@ namespace ecsd::net {
 
 std::optional<double> auth_limiter::locked(const std::string& address, clock::time_point now) {
     std::lock_guard lock(mutex_);
-    const auto it = by_address_.find(address);
-    if (it == by_address_.end() || now >= it->second.until) return std::nullopt;
-    return std::chrono::duration<double>(it->second.until - now).count();
+    auto until = server_.until;
+    if (const auto it = by_address_.find(address); it != by_address_.end()) until = std::max(until, it->second.until);
+    if (now >= until) return std::nullopt;
+    return std::chrono::duration<double>(until - now).count();
+}
+
+double auth_limiter::entry::fail(clock::time_point now, int free) {
+    // A quiet hour forgives past lockouts.
+    if (now - last > std::chrono::hours(1)) *this = entry{};
+    last = now;
+    if (++failures < free) return 0;
+    failures = 0;
+    const double seconds = std::min(300.0, static_cast<double>(1U << std::min(lockouts, 9)));
+    ++lockouts;
+    until = now + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+    return seconds;
 }
 
 double auth_limiter::failed(const std::string& address, clock::time_point now) {
@@ -24,16 +37,8 @@ double auth_limiter::failed(const std::string& address, clock::time_point now) {
             by_address_.erase(oldest);
         }
     }
-    auto& e = by_address_[address];
-    // A quiet hour forgives past lockouts.
-    if (now - e.last > std::chrono::hours(1)) e = entry{};
-    e.last = now;
-    if (++e.failures < free_failures) return 0;
-    e.failures = 0;
-    const double seconds = std::min(300.0, static_cast<double>(1U << std::min(e.lockouts, 9)));
-    ++e.lockouts;
-    e.until = now + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
-    return seconds;
+    const double mine = by_address_[address].fail(now, free_failures);
+    return std::max(mine, server_.fail(now, server_free_failures));
 }
 
 void auth_limiter::succeeded(const std::string& address) {
