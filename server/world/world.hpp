@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ecs/registry.hpp"
@@ -271,9 +273,17 @@ class world {
     [[nodiscard]] std::vector<std::pair<ecs::component_id, const json*>> resolve_components(
         const json& components) const;
     void check_capacity(std::size_t more) const;
+    /// @brief The names a batch of spawns is checked against: the world's, walked once for the
+    /// whole batch when its first Name comes (not once per entity, which made a batch of n named
+    /// entities cost n x named), and the batch's own so far.
+    struct batch_names {
+        bool walked = false;
+        std::unordered_map<std::string_view, entity_id> owners;
+        std::unordered_set<std::string> given;
+    };
     /// @brief Throws invalid_value when `components` gives `self` a Name another live entity has,
-    /// or one already in `taken` (names of the same batch, added to as it goes).
-    void check_name(const json& components, entity_id self, std::vector<std::string>* taken = nullptr) const;
+    /// or one the same batch gave already (`batch`, added to as it goes).
+    void check_name(const json& components, entity_id self, batch_names* batch = nullptr) const;
     /// @brief Adds the components another one needs: a RigidBody gets a Velocity {0, 0}.
     void add_required(entity_id e);
     /// @brief A new entity with resolved components (checked already) and what they require.

@@ -165,22 +165,36 @@ entity_id world::entity_ref(const json& ref) const {
     return e;
 }
 
-void world::check_name(const json& components, entity_id self, std::vector<std::string>* taken) const {
+void world::check_name(const json& components, entity_id self, batch_names* batch) const {
     if (!components.is_object()) return;
     const auto it = components.find("Name");
     if (it == components.end() || !it->is_object()) return;
     const auto n = it->find("name");
     if (n == it->end() || !n->is_string()) return;  // validation reports it
     const auto& name = n->get_ref<const std::string&>();
-    const entity_id owner = find_named(name);
-    const bool in_batch = taken && std::find(taken->begin(), taken->end(), name) != taken->end();
+    entity_id owner = 0;
+    if (batch) {
+        if (!batch->walked) {
+            const auto& names = reg_.storage<Name>();
+            batch->owners.reserve(names.size());
+            for (std::size_t i = 0; i < names.size(); ++i) {
+                const auto slot = names.slots()[i];
+                batch->owners.emplace(names.get(slot).name, reg_.entities().id_of(slot));
+            }
+            batch->walked = true;
+        }
+        if (const auto at = batch->owners.find(name); at != batch->owners.end()) owner = at->second;
+    } else {
+        owner = find_named(name);
+    }
+    const bool in_batch = batch && batch->given.contains(name);
     if ((owner != 0 && owner != self) || in_batch)
         throw ecs_error(
             reason::invalid_value,
             "Name '" + name + "' is taken" +
                 (owner != 0 && owner != self ? " by entity " + std::to_string(owner) : " in this request") +
                 ": names are unique in a world");
-    if (taken) taken->push_back(name);
+    if (batch) batch->given.insert(name);
 }
 
 entity_id world::spawn(const json& components) {
@@ -208,7 +222,7 @@ std::vector<entity_id> world::spawn_many(const json& list) {
         throw ecs_error(reason::invalid_params, "entities must be an array of component objects");
     std::vector<std::vector<std::pair<ecs::component_id, const json*>>> all;
     all.reserve(list.size());
-    std::vector<std::string> names;
+    batch_names names;
     for (const auto& item : list) {
         const json& comps = item.is_object() && item.contains("components") ? item["components"] : item;
         all.push_back(resolve_components(comps));
@@ -562,7 +576,7 @@ std::vector<entity_id> world::spawn_prefab(const std::string& name, std::size_t 
     // What spawn_many would do with `count` copies, without making them: 100k copies of a prefab's
     // json were ~60 MB of short-lived nodes, which malloc kept as the process's RSS afterwards.
     const auto resolved = resolve_components(components);
-    std::vector<std::string> names;
+    batch_names names;
     // spawn_many checks each copy's Name against the batch; the second copy is the first refused.
     for (std::size_t i = 0; i < std::min<std::size_t>(count, 2); ++i) check_name(components, 0, &names);
     check_capacity(count);
