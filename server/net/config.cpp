@@ -111,6 +111,9 @@ std::vector<setting> make_settings() {
     t.push_back(row("max-import-bytes", "ECSD_MAX_IMPORT_BYTES",
                     "most snapshot text world.import gathers, all imports together", &server_config::max_import_bytes,
                     positive));
+    t.push_back(row("max-export-bytes", "ECSD_MAX_EXPORT_BYTES",
+                    "snapshot text world.export may hold, all exports together (or twice the largest)",
+                    &server_config::max_export_bytes, positive));
     t.push_back(row("token", "ECSD_TOKEN", "require server.auth with this token first", &server_config::token,
                     {},
                     /*secret=*/true));

@@ -38,7 +38,7 @@ struct scratch_dir {
 void fill(line_client& c, const std::string& world, int count) {
     ASSERT_TRUE(c.result("world.create", {{"world", world}, {"paused", true}}).is_object());
     for (int done = 0; done < count;) {
-        const int n = std::min(100000, count - done);
+        const int n = std::min(10000, count - done);  // a batch stays under the 1 MiB line
         json batch = json::array();
         for (int i = 0; i < n; ++i) {
             const int k = done + i;
@@ -80,12 +80,6 @@ std::size_t import_all_but_last(line_client& c, const std::string& world,
     return offset;
 }
 
-std::size_t total_bytes(const std::vector<std::string>& chunks) {
-    std::size_t n = 0;
-    for (const auto& ch : chunks) n += ch.size();
-    return n;
-}
-
 /// @brief Files in `dir` whose name mentions `world` (its snapshot, journal or temp file).
 std::vector<std::string> files_of(const fs::path& dir, const std::string& world) {
     std::vector<std::string> out;
@@ -98,13 +92,13 @@ std::vector<std::string> files_of(const fs::path& dir, const std::string& world)
 
 // Issue 40, item 3: world.import's final chunk and world.create of the same name at once both wrote
 // the same temp snapshot, and the loser removed the winner's journal: the 20 acknowledged spawns
-// that followed were gone after kill -9 and a restart. Now the import claims the name before it
-// writes anything; the create meets the claim and writes nothing.
+// that followed were gone after kill -9 and a restart. Now whichever claims the name first makes
+// the world and the other gets world_exists and writes nothing, so every acknowledged write stays.
 TEST(WorldClaims, ACreateDuringAnImportsFinalChunkNeverTouchesTheImportedWorldsFiles) {
     scratch_dir dir("claims");
-    constexpr int bodies = 200000;
-    std::size_t ids_before = 0;
+    constexpr int bodies = 20000;
     std::vector<json> spawned;
+    std::size_t entities = 0;
     {
         ecsd_server server({"--data-dir", dir.path.string(), "--autosave", "0"});
         line_client a(server.port());
@@ -112,38 +106,49 @@ TEST(WorldClaims, ACreateDuringAnImportsFinalChunkNeverTouchesTheImportedWorldsF
         line_client c(server.port());
         fill(a, "src", bodies);
         const auto chunks = export_all(a, "src");
-        const auto offset = import_all_but_last(a, "x", chunks);
-        ASSERT_TRUE(a.send_line(
-            request_line(900, "world.import",
-                         {{"world", "x"}, {"data", chunks.back()}, {"offset", offset}, {"final", true}})));
-        // The create goes as the import's snapshot is being written, as the probe sent it.
-        const auto temp = dir.path / ".x.snapshot.tmp";
-        const auto give_up = std::chrono::steady_clock::now() + 60s;
-        while (!fs::exists(temp) && std::chrono::steady_clock::now() < give_up)
-            std::this_thread::sleep_for(100us);
-        const auto created = b.call("world.create", {{"world", "x"}});
-        const auto imported = a.read_json(60s);
-        ASSERT_TRUE(imported.contains("result")) << imported.dump().substr(0, 300);
-        EXPECT_EQ(reason_of(created), "world_exists") << created.dump();
-        ids_before = imported["result"]["entities"].get<std::size_t>();
-        ASSERT_EQ(ids_before, static_cast<std::size_t>(bodies));
-        for (int i = 0; i < 20; ++i) {
-            const auto r = c.call("world.spawn_entity",
-                                  {{"world", "x"}, {"components", {{"Position", {{"x", -i}, {"y", 7}}}}}});
-            ASSERT_TRUE(r.contains("result")) << r.dump();
-            spawned.push_back(r["result"]["entity"]);
+        for (int round = 0; round < 3; ++round) {
+            const std::string x = "x" + std::to_string(round);
+            const auto offset = import_all_but_last(a, x, chunks);
+            ASSERT_TRUE(a.send_line(
+                request_line(900, "world.import",
+                             {{"world", x}, {"data", chunks.back()}, {"offset", offset}, {"final", true}})));
+            // The create goes as the import's snapshot is written (as the probe sent it), or as soon
+            // after the final chunk as the temp file is not seen.
+            const auto temp = dir.path / ("." + x + ".snapshot.tmp");
+            const auto give_up = std::chrono::steady_clock::now() + 500ms;
+            while (!fs::exists(temp) && std::chrono::steady_clock::now() < give_up)
+                std::this_thread::sleep_for(50us);
+            const auto created = b.call("world.create", {{"world", x}});
+            const auto imported = a.read_json(60s);
+            // Exactly one of the two made the world; the other was told world_exists.
+            ASSERT_NE(imported.contains("result"), created.contains("result"))
+                << imported.dump().substr(0, 300) << "\n" << created.dump();
+            EXPECT_EQ(reason_of(imported.contains("result") ? created : imported), "world_exists");
+            const std::size_t made = imported.contains("result") ? bodies : 0;
+            for (int i = 0; i < 20; ++i) {
+                const auto r = c.call("world.spawn_entity",
+                                      {{"world", x}, {"components", {{"Position", {{"x", -i}, {"y", 7}}}}}});
+                ASSERT_TRUE(r.contains("result")) << r.dump();
+                spawned.push_back(r["result"]["entity"]);
+            }
+            entities += made + 20;
         }
         (void)server.stop(SIGKILL);
     }
     ecsd_server again({"--data-dir", dir.path.string(), "--autosave", "0"});
     line_client c(again.port());
-    const auto info = c.call("world.info", {{"world", "x"}});
-    ASSERT_TRUE(info.contains("result")) << info.dump();
-    EXPECT_EQ(info["result"]["entities"].get<std::size_t>(), ids_before + 20)
-        << "acknowledged spawns were lost";
-    for (const auto& id : spawned)
-        EXPECT_TRUE(c.call("world.get_components", {{"world", "x"}, {"entity", id}}).contains("result"))
-            << id;
+    std::size_t found = 0;
+    for (int round = 0; round < 3; ++round) {
+        const auto info = c.call("world.info", {{"world", "x" + std::to_string(round)}});
+        ASSERT_TRUE(info.contains("result")) << info.dump();
+        found += info["result"]["entities"].get<std::size_t>();
+    }
+    EXPECT_EQ(found, entities) << "acknowledged spawns were lost";
+    for (std::size_t i = 0; i < spawned.size(); ++i) {
+        const auto world = "x" + std::to_string(i / 20);
+        EXPECT_TRUE(c.call("world.get_components", {{"world", world}, {"entity", spawned[i]}}).contains("result"))
+            << world << " " << spawned[i];
+    }
 }
 
 // Issue 40, item 4: with --max-worlds 3, world.create and world.import answered limit_reached but
@@ -183,34 +188,32 @@ TEST(WorldClaims, AnImportsFinalChunkIsBuiltOffTheNetworkThreads) {
     ecsd_server server({"--threads", "1"});
     line_client a(server.port());
     line_client b(server.port());
-    fill(a, "src", 300000);
+    fill(a, "src", 60000);
     const auto chunks = export_all(a, "src");
     const auto offset = import_all_but_last(a, "copy", chunks);
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_TRUE(a.send_line(
         request_line(901, "world.import",
                      {{"world", "copy"}, {"data", chunks.back()}, {"offset", offset}, {"final", true}})));
-    std::this_thread::sleep_for(20ms);  // the final is being built
-    auto slowest = 0ms;
+    auto slowest = 0us;
     int pings = 0;
     json imported;
     for (;;) {
         const auto p0 = std::chrono::steady_clock::now();
         ASSERT_EQ(b.call("server.ping")["result"], "pong");
-        slowest = std::max(slowest, std::chrono::duration_cast<std::chrono::milliseconds>(
+        slowest = std::max(slowest, std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now() - p0));
         ++pings;
         imported = a.read_json(1ms);
         if (!imported.is_null()) break;
         ASSERT_LT(std::chrono::steady_clock::now() - t0, 60s);
     }
-    const auto took =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
     ASSERT_TRUE(imported.contains("result")) << imported.dump().substr(0, 300);
-    EXPECT_EQ(imported["result"]["entities"], 300000);
-    // The build takes several hundred ms; a ping waiting for it would take as long.
-    EXPECT_LT(slowest, 150ms * sanitizer_time_factor)
-        << pings << " pings while the import took " << took.count() << " ms";
+    EXPECT_EQ(imported["result"]["entities"], 60000);
+    // A ping that waited for the build (on the one network thread) would take most of it.
+    EXPECT_GE(pings, 3) << "the import took " << took.count() << " us";
+    EXPECT_LT(slowest * 3, took) << pings << " pings while the import took " << took.count() << " us";
 }
 
 // Issue 40, item 6: the text all imports gather is capped (--max-import-bytes): past it the
@@ -234,12 +237,12 @@ TEST(WorldClaims, AnImportPastMaxImportBytesIsRefused) {
 // held 615 MB. Exports of one world at one state now share one text, and the texts all exports
 // hold together are bounded: past it, a new export is refused (limit_reached).
 TEST(WorldClaims, ExportsOfOneStateShareOneTextAndAllExportsAreBounded) {
-    ecsd_server server;
+    ecsd_server server({"--max-export-bytes", "1"});  // then: at most twice the largest text
     line_client c(server.port());
-    fill(c, "big", 200000);
+    fill(c, "big", 30000);
     const auto first = c.result("world.export", {{"world", "big"}, {"max_bytes", 16}});
     const auto bytes = first["bytes"].get<long>();
-    ASSERT_GT(bytes, 8L << 20);
+    ASSERT_GT(bytes, 1L << 20);
     const long before = server.rss_kib();
     for (int i = 0; i < 15; ++i) {
         const auto r = c.result("world.export", {{"world", "big"}, {"max_bytes", 16}});

@@ -51,7 +51,7 @@ std::shared_ptr<const std::string> world_transfers::shared_text(const std::strin
     return nullptr;
 }
 
-std::string world_transfers::add_export(export_text e, const export_state& state) {
+std::string world_transfers::add_export(export_text e, const export_state& state, std::size_t max_bytes) {
     const auto now = clock::now();
     std::lock_guard lock(mutex_);
     expire(now);
@@ -65,7 +65,7 @@ std::string world_transfers::add_export(export_text e, const export_state& state
             largest = std::max(largest, k.e.text->size());
         }
         const bool shared = seen.contains(e.text.get());
-        return held + (shared ? 0 : e.text->size()) <= std::max(2 * largest, export_floor_bytes);
+        return held + (shared ? 0 : e.text->size()) <= std::max(2 * largest, max_bytes);
     };
     if (!fits()) {
         // Room goes to exports being read: the ones nobody read from lately go first.
@@ -73,8 +73,9 @@ std::string world_transfers::add_export(export_text e, const export_state& state
         if (!fits()) {
             throw std::length_error("exports hold " + std::to_string(export_bytes_locked()) +
                                     " bytes of snapshots already (at most twice the largest, or " +
-                                    std::to_string(export_floor_bytes) +
-                                    "): read those to the end, or wait a few seconds, and try again");
+                                    std::to_string(max_bytes) +
+                                    ", --max-export-bytes): read those to the end, or wait a few seconds, "
+                                    "and try again");
         }
     }
     if (exports_.size() >= max_transfers) {

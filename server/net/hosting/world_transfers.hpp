@@ -5,7 +5,7 @@
 // world. Any strand may call; a mutex guards the maps (held for map updates only).
 //
 // What they hold is bounded. Exports of one world in one state share one text, and the texts all
-// exports hold together stay under max(2 x the largest, export_floor_bytes): past it, exports
+// exports hold together stay under max(2 x the largest, --max-export-bytes): past it, exports
 // idle for a while are dropped first, then a new one is refused. Imports together hold at most
 // --max-import-bytes of text. Every import request runs on the lane (one thread of its own, one
 // request at a time), so building a world from its text never holds a network thread, and only
@@ -38,8 +38,6 @@ class world_transfers {
     static constexpr auto export_idle_limit = std::chrono::seconds(20);
     /// @brief An export untouched this long is dropped when a new one needs its room.
     static constexpr auto export_abandoned = std::chrono::seconds(5);
-    /// @brief Exports may always hold this much text together (small worlds are never refused).
-    static constexpr std::size_t export_floor_bytes = std::size_t{64} << 20;
     /// @brief Most exports and imports kept at once (each kind).
     static constexpr std::size_t max_transfers = 16;
 
@@ -71,8 +69,9 @@ class world_transfers {
     [[nodiscard]] std::shared_ptr<const std::string> shared_text(const std::string& world,
                                                                  const export_state& state);
     /// @brief Keeps a new export; returns its id (the oldest is dropped beyond max_transfers).
-    /// Throws std::length_error when its text would put what exports hold past the bound.
-    std::string add_export(export_text e, const export_state& state);
+    /// Throws std::length_error when its text would put what exports hold past max(2 x the largest,
+    /// `max_bytes`).
+    std::string add_export(export_text e, const export_state& state, std::size_t max_bytes);
     /// @brief The export with this id, or nullopt (unknown, finished or dropped).
     [[nodiscard]] std::optional<export_text> find_export(std::string_view id);
     /// @brief Forgets an export (its last chunk was read).
