@@ -480,7 +480,8 @@ std::unique_ptr<world::world> from_snapshot(const json& doc, const std::string& 
         c.slots = whole<std::size_t>(alloc.at("slots"), source, "allocator.slots");
         c.free = slot_pairs(alloc.value("free", json::array()), source);
         c.retired = slot_pairs(alloc.value("retired", json::array()), source);
-        for (const auto& [name, ids] : doc.value("dense_order", json::object()).items()) {
+        const json order = doc.value("dense_order", json::object());  // kept: items() refers to it
+        for (const auto& [name, ids] : order.items()) {
             auto& listed = c.order.emplace_back(name, std::vector<entity_id>{}).second;
             for (const auto& idj : ids) listed.push_back(whole<entity_id>(idj, source, "a dense_order id"));
         }
