@@ -109,8 +109,8 @@ std::vector<setting> make_settings() {
     t.push_back(
         row("max-worlds", "ECSD_MAX_WORLDS", "most worlds at once", &server_config::max_worlds, positive));
     t.push_back(row("max-import-bytes", "ECSD_MAX_IMPORT_BYTES",
-                    "most snapshot text world.import gathers, all imports together", &server_config::max_import_bytes,
-                    positive));
+                    "most snapshot text world.import gathers, all imports together",
+                    &server_config::max_import_bytes, positive));
     t.push_back(row("max-export-bytes", "ECSD_MAX_EXPORT_BYTES",
                     "snapshot text world.export may hold, all exports together (or twice the largest)",
                     &server_config::max_export_bytes, positive));

@@ -180,7 +180,8 @@ namespace {
 
 json read_document(std::string_view text, const std::string& source, std::string_view what) {
     if (protocol::exceeds_depth(text, protocol::max_document_depth))
-        fail(source, std::string(what) + " nests deeper than " + std::to_string(protocol::max_document_depth) +
+        fail(source, std::string(what) + " nests deeper than " +
+                         std::to_string(protocol::max_document_depth) +
                          " levels, deeper than any snapshot ecsd writes");
     json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) fail(source, std::string(what) + " is not JSON");
@@ -345,8 +346,10 @@ void restore_contents(world::world& w, const contents<H>& c, const std::string& 
         for (const auto id : ids) {
             const auto it = c.by_id.find(id);
             if (it == c.by_id.end() || !has_component(it->second, name))
-                fail(source, "dense_order of " + name + " names entity " + std::to_string(id) + " without it");
-            with_component(it->second, name, [&](const json& value) { reg.restore_component(component, id, value); });
+                fail(source,
+                     "dense_order of " + name + " names entity " + std::to_string(id) + " without it");
+            with_component(it->second, name,
+                           [&](const json& value) { reg.restore_component(component, id, value); });
         }
     }
     for (const auto id : c.live) {
@@ -362,7 +365,8 @@ void check_journal_seq(const json& doc, const std::string& source) {
     // Which journal records replay (and whether the journal is emptied) follows from it: a value
     // snapshot_journal_seq cannot read as a count is damage.
     if (!doc.contains("journal_seq")) return;
-    if (!doc["journal_seq"].is_number_unsigned()) fail(source, "\"journal_seq\" is not a non-negative integer");
+    if (!doc["journal_seq"].is_number_unsigned())
+        fail(source, "\"journal_seq\" is not a non-negative integer");
     (void)counter(doc["journal_seq"], source, "journal_seq");
 }
 
@@ -382,14 +386,17 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> dom_slot_pairs(simdjson::do
     out.reserve(pairs.size());
     for (const auto p : pairs) {
         simdjson::dom::array two;
-        if (p.get(two) != simdjson::SUCCESS || two.size() < 2) fail(source, "an allocator entry is not [slot, generation]");
-        out.emplace_back(whole<std::uint32_t>(scalar(two.at(0).value_unsafe()), source, "an allocator slot"),
-                         whole<std::uint32_t>(scalar(two.at(1).value_unsafe()), source, "an allocator generation"));
+        if (p.get(two) != simdjson::SUCCESS || two.size() < 2)
+            fail(source, "an allocator entry is not [slot, generation]");
+        out.emplace_back(
+            whole<std::uint32_t>(scalar(two.at(0).value_unsafe()), source, "an allocator slot"),
+            whole<std::uint32_t>(scalar(two.at(1).value_unsafe()), source, "an allocator generation"));
     }
     return out;
 }
 
-std::vector<entity_id> dom_ids(simdjson::dom::element list, const std::string& source, const std::string& what) {
+std::vector<entity_id> dom_ids(simdjson::dom::element list, const std::string& source,
+                               const std::string& what) {
     simdjson::dom::array ids;
     if (list.get(ids) != simdjson::SUCCESS) fail(source, what + " is not an array of ids");
     std::vector<entity_id> out;
@@ -404,7 +411,8 @@ std::vector<entity_id> dom_ids(simdjson::dom::element list, const std::string& s
 std::unique_ptr<world::world> from_dom(simdjson::dom::element root, const std::string& name,
                                        const std::string& source) {
     simdjson::dom::object top;
-    if (root.get(top) != simdjson::SUCCESS) fail(source, "not an ecsd snapshot (no \"format\": \"ecsd-snapshot\")");
+    if (root.get(top) != simdjson::SUCCESS)
+        fail(source, "not an ecsd snapshot (no \"format\": \"ecsd-snapshot\")");
     json head = json::object();
     simdjson::dom::element entities, allocator, order;
     bool has_entities = false, has_allocator = false, has_order = false;
@@ -430,7 +438,8 @@ std::unique_ptr<world::world> from_dom(simdjson::dom::element root, const std::s
         auto w = world_from_head(head, source);
         contents<simdjson::dom::element> c;
         simdjson::dom::array list;
-        if (!has_entities || entities.get(list) != simdjson::SUCCESS) fail(source, "\"entities\" is not an array");
+        if (!has_entities || entities.get(list) != simdjson::SUCCESS)
+            fail(source, "\"entities\" is not an array");
         c.live.reserve(list.size());
         for (const auto e : list) {
             simdjson::dom::element id, comps;
@@ -439,10 +448,12 @@ std::unique_ptr<world::world> from_dom(simdjson::dom::element root, const std::s
                 fail(source, "an entity is not {\"id\", \"components\"}");
             const auto eid = whole<entity_id>(scalar(id), source, "an entity id");
             c.live.push_back(eid);
-            if (!c.by_id.emplace(eid, comps).second) fail(source, "entity " + std::to_string(eid) + " appears twice");
+            if (!c.by_id.emplace(eid, comps).second)
+                fail(source, "entity " + std::to_string(eid) + " appears twice");
         }
         simdjson::dom::element slots;
-        if (!has_allocator || !allocator.is_object() || allocator.at_key("slots").get(slots) != simdjson::SUCCESS)
+        if (!has_allocator || !allocator.is_object() ||
+            allocator.at_key("slots").get(slots) != simdjson::SUCCESS)
             fail(source, "\"allocator\" has no \"slots\"");
         c.slots = whole<std::size_t>(scalar(slots), source, "allocator.slots");
         if (simdjson::dom::element l; allocator.at_key("free").get(l) == simdjson::SUCCESS)
@@ -453,7 +464,8 @@ std::unique_ptr<world::world> from_dom(simdjson::dom::element root, const std::s
             simdjson::dom::object storages;
             if (order.get(storages) != simdjson::SUCCESS) fail(source, "\"dense_order\" is not an object");
             for (const auto storage : storages)
-                c.order.emplace_back(std::string(storage.key), dom_ids(storage.value, source, "a dense_order id"));
+                c.order.emplace_back(std::string(storage.key),
+                                     dom_ids(storage.value, source, "a dense_order id"));
         }
         restore_contents(*w, c, source);
         return w;

@@ -346,7 +346,8 @@ std::unique_ptr<world::world> from_binary_snapshot(std::string_view bytes, const
         fail(source, "binary snapshot of " + std::to_string(bytes.size()) + " bytes is shorter than its " +
                          std::to_string(header_bytes + trailer_bytes) + "-byte header and checksum");
     if (binary_snapshot_journal_seq(bytes) >= max_counter)
-        fail(source, "journal_seq " + std::to_string(binary_snapshot_journal_seq(bytes)) + " is past 2^53 - 1");
+        fail(source,
+             "journal_seq " + std::to_string(binary_snapshot_journal_seq(bytes)) + " is past 2^53 - 1");
     const auto flags = read_at<std::uint32_t>(bytes, 12);
     if ((flags & ~flag_zstd) != 0)
         fail(source, "binary snapshot has flags " + std::to_string(flags) + " this server does not know");
@@ -454,7 +455,8 @@ std::unique_ptr<world::world> from_binary_snapshot(std::string_view bytes, const
                 }
                 case encoding::json:
                     for (std::uint64_t i = 0; i < count; ++i)
-                        reg.restore_component(c, id_at(i), read_document(in.text("a value"), source, "a value"));
+                        reg.restore_component(c, id_at(i),
+                                              read_document(in.text("a value"), source, "a value"));
                     break;
                 default:
                     fail(source,

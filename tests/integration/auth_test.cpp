@@ -134,7 +134,8 @@ TEST(Auth, WrongTokensFromManyAddressesAreLimitedTogether) {
             if (reason_of(c.call("server.auth", {{"token", "guess"}})) == "rate_limited") ++limited;
         }
     }
-    EXPECT_EQ(limited, 1) << "no lockout after " << tries << " wrong tokens from " << tries / 2 << " addresses";
+    EXPECT_EQ(limited, 1) << "no lockout after " << tries << " wrong tokens from " << tries / 2
+                          << " addresses";
     EXPECT_LE(tries, 50) << "auth_limiter::server_free_failures";
     line_client right(server.port(), "127.0.0.1", 0, "127.0.0.250");
     EXPECT_EQ(right.call("server.auth", {{"token", "s3cret"}})["result"]["authenticated"], true);

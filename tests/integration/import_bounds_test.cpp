@@ -15,8 +15,8 @@ std::string snapshot(const std::string& systems, const std::string& types, const
                      const std::string& tick = "0") {
     return R"({"format":"ecsd-snapshot","version":1,"world":{"name":"x","tick":)" + tick +
            R"(,"tick_hz":60,"gravity":{"x":0,"y":0},"paused":true},"systems":)" + systems +
-           R"(,"component_types":)" + types + R"(,"allocator":{"slots":1},"entities":[{"id":4294967296,"components":)" +
-           components + "}]}";
+           R"(,"component_types":)" + types +
+           R"(,"allocator":{"slots":1},"entities":[{"id":4294967296,"components":)" + components + "}]}";
 }
 
 std::string nested(std::size_t depth) {
@@ -71,18 +71,19 @@ TEST(ImportBounds, StringsAndNamesHaveTheSameLimitsAsEverywhere) {
     ecsd_server server;
     line_client c(server.port());
     const std::string long_name(70000, 'a');
-    const auto spawned = c.call("world.spawn_entity", {{"components", {{"Appearance", {{"name", long_name}}}}}});
+    const auto spawned =
+        c.call("world.spawn_entity", {{"components", {{"Appearance", {{"name", long_name}}}}}});
     EXPECT_EQ(reason_of(spawned), "invalid_value") << spawned.dump().substr(0, 300);
     const auto imported =
         import_final(c, "long", snapshot("{}", "[]", R"({"Appearance":{"name":")" + long_name + "\"}}"));
     EXPECT_EQ(reason_of(imported), "invalid_params") << imported.dump().substr(0, 300);
     EXPECT_NE(imported.dump().find("65536"), std::string::npos) << imported.dump().substr(0, 300);
-    const auto named = import_final(c, "named", snapshot("{}", "[]", R"({"Name":{"name":")" +
-                                                                          std::string(100, 'n') + "\"}}"));
+    const auto named = import_final(
+        c, "named", snapshot("{}", "[]", R"({"Name":{"name":")" + std::string(100, 'n') + "\"}}"));
     EXPECT_EQ(reason_of(named), "invalid_params") << named.dump().substr(0, 300);
     EXPECT_EQ(c.result("world.list")["worlds"], json({"default"}));
-    const auto fits =
-        import_final(c, "fits", snapshot("{}", "[]", R"({"Appearance":{"name":")" + std::string(60000, 'a') + "\"}}"));
+    const auto fits = import_final(
+        c, "fits", snapshot("{}", "[]", R"({"Appearance":{"name":")" + std::string(60000, 'a') + "\"}}"));
     EXPECT_EQ(fits["result"]["entities"], 1) << fits.dump().substr(0, 300);
 }
 

@@ -122,7 +122,8 @@ TEST(WorldClaims, ACreateDuringAnImportsFinalChunkNeverTouchesTheImportedWorldsF
             const auto imported = a.read_json(60s);
             // Exactly one of the two made the world; the other was told world_exists.
             ASSERT_NE(imported.contains("result"), created.contains("result"))
-                << imported.dump().substr(0, 300) << "\n" << created.dump();
+                << imported.dump().substr(0, 300) << "\n"
+                << created.dump();
             EXPECT_EQ(reason_of(imported.contains("result") ? created : imported), "world_exists");
             const std::size_t made = imported.contains("result") ? bodies : 0;
             for (int i = 0; i < 20; ++i) {
@@ -146,7 +147,8 @@ TEST(WorldClaims, ACreateDuringAnImportsFinalChunkNeverTouchesTheImportedWorldsF
     EXPECT_EQ(found, entities) << "acknowledged spawns were lost";
     for (std::size_t i = 0; i < spawned.size(); ++i) {
         const auto world = "x" + std::to_string(i / 20);
-        EXPECT_TRUE(c.call("world.get_components", {{"world", world}, {"entity", spawned[i]}}).contains("result"))
+        EXPECT_TRUE(
+            c.call("world.get_components", {{"world", world}, {"entity", spawned[i]}}).contains("result"))
             << world << " " << spawned[i];
     }
 }
@@ -208,7 +210,8 @@ TEST(WorldClaims, AnImportsFinalChunkIsBuiltOffTheNetworkThreads) {
         if (!imported.is_null()) break;
         ASSERT_LT(std::chrono::steady_clock::now() - t0, 60s);
     }
-    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+    const auto took =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
     ASSERT_TRUE(imported.contains("result")) << imported.dump().substr(0, 300);
     EXPECT_EQ(imported["result"]["entities"], 60000);
     // A ping that waited for the build (on the one network thread) would take most of it.

@@ -86,10 +86,11 @@ json export_world(method_context& ctx) {
         id = ctx.params.at("export").get<std::string>();
         auto found = transfers.find_export(id);
         if (!found || found->world != name) {
-            throw protocol::rpc_error(protocol::reason::invalid_params,
-                                      "no export '" + id + "' of world '" + name +
-                                          "' (finished, idle for over 20 s, dropped for room, or never begun)",
-                                      {{"world", name}, {"export", id}});
+            throw protocol::rpc_error(
+                protocol::reason::invalid_params,
+                "no export '" + id + "' of world '" + name +
+                    "' (finished, idle for over 20 s, dropped for room, or never begun)",
+                {{"world", name}, {"export", id}});
         }
         e = std::move(*found);
     } else {

@@ -127,10 +127,10 @@ json auth(method_context& ctx) {
     // right one is never locked out, and a wrong one closes the connection (auth_limiter.hpp).
     const auto wait = guard.locked(address, now);
     if (wait && ctx.caller->auth_failures > 0) {
-        throw protocol::rpc_error(protocol::reason::rate_limited,
-                                  "too many wrong tokens; try again in " +
-                                      std::to_string(static_cast<int>(*wait + 0.999)) + " s",
-                                  {{"retry_after", *wait}});
+        throw protocol::rpc_error(
+            protocol::reason::rate_limited,
+            "too many wrong tokens; try again in " + std::to_string(static_cast<int>(*wait + 0.999)) + " s",
+            {{"retry_after", *wait}});
     }
     if (!constant_time_equal(ctx.params.at("token").get_ref<const std::string&>(), expected)) {
         const double lockout = std::max(wait.value_or(0.0), guard.failed(address, now));

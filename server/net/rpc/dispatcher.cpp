@@ -86,7 +86,8 @@ void dispatcher::note_done(const method_entry& method, const json& params, std::
         services_.stats->record(static_cast<std::size_t>(&method - services_.methods.methods().data()), ns,
                                 error);
     if (services_.slowlog.wants(ns))
-        services_.slowlog.add(ns, method.name, has(method.flags, method_flags::secret) ? json(hidden_params) : params,
+        services_.slowlog.add(ns, method.name,
+                              has(method.flags, method_flags::secret) ? json(hidden_params) : params,
                               connection);
 }
 
@@ -154,7 +155,8 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
                              : req.params.dump(-1, ' ', false, json::error_handler_t::replace));
     }
     if (services_.monitors.active())
-        services_.monitors.publish(caller.id, caller.peer, req.method, secret ? json(hidden_params) : req.params);
+        services_.monitors.publish(caller.id, caller.peer, req.method,
+                                   secret ? json(hidden_params) : req.params);
     if (services_.config.read_only &&
         (has(method->flags, method_flags::mutating) || has(method->flags, method_flags::admin))) {
         return refuse(reason::unauthorized, "the server is read-only");
@@ -184,8 +186,13 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
     if (has(method->flags, method_flags::background)) {
         // Queued on the lane's strand like a world job; the connection answers when it is done.
         prepared p;
-        p.job = world_job{services_.transfers.lane(), method, std::move(req.id), std::move(req.params),
-                          req.notification, caller.id, &caller};
+        p.job = world_job{services_.transfers.lane(),
+                          method,
+                          std::move(req.id),
+                          std::move(req.params),
+                          req.notification,
+                          caller.id,
+                          &caller};
         return p;
     }
 

@@ -7,7 +7,8 @@ namespace ecsd::net {
 std::optional<double> auth_limiter::locked(const std::string& address, clock::time_point now) {
     std::lock_guard lock(mutex_);
     auto until = server_.until;
-    if (const auto it = by_address_.find(address); it != by_address_.end()) until = std::max(until, it->second.until);
+    if (const auto it = by_address_.find(address); it != by_address_.end())
+        until = std::max(until, it->second.until);
     if (now >= until) return std::nullopt;
     return std::chrono::duration<double>(until - now).count();
 }
