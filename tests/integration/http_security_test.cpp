@@ -18,107 +18,12 @@
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
+#include "http_client.hpp"
 
 namespace ecsd::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-struct response {
-    int status = 0;
-    std::string head;  // status line and headers, lower case
-    std::string body;
-    [[nodiscard]] bool has(const std::string& header) const {
-        return head.find(lower(header)) != std::string::npos;
-    }
-};
-
-/// A raw HTTP/1.1 client: whole requests out, Content-Length framed responses or events in.
-class http_client {
-  public:
-    explicit http_client(int port) : conn_(port) {}
-    bool send(const std::string& bytes) { return conn_.send_raw(bytes); }
-    std::optional<response> read(std::chrono::milliseconds timeout = 5s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            const auto end = buf_.find("\r\n\r\n");
-            if (end != std::string::npos) {
-                response r;
-                r.head = lower(buf_.substr(0, end));
-                r.status = std::stoi(r.head.substr(9, 3));
-                std::size_t length = 0;
-                const auto cl = r.head.find("content-length: ");
-                if (cl != std::string::npos) length = std::stoul(r.head.substr(cl + 16));
-                if (buf_.size() >= end + 4 + length) {
-                    r.body = buf_.substr(end + 4, length);
-                    buf_.erase(0, end + 4 + length);
-                    return r;
-                }
-            }
-            if (!fill(deadline)) return std::nullopt;
-        }
-    }
-    /// The head of an event stream; its events follow (event()).
-    std::optional<std::string> read_head(std::chrono::milliseconds timeout = 5s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            const auto end = buf_.find("\r\n\r\n");
-            if (end != std::string::npos) {
-                auto head = buf_.substr(0, end);
-                buf_.erase(0, end + 4);
-                return head;
-            }
-            if (!fill(deadline)) return std::nullopt;
-        }
-    }
-    std::optional<json> event(std::chrono::milliseconds timeout = 5s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            const auto end = buf_.find("\n\n");
-            if (end != std::string::npos) {
-                const std::string block = buf_.substr(0, end);
-                buf_.erase(0, end + 2);
-                if (block.rfind("data: ", 0) == 0) return json::parse(block.substr(6));
-                continue;
-            }
-            if (!fill(deadline)) return std::nullopt;
-        }
-    }
-    bool closed(std::chrono::milliseconds timeout = 5s) { return conn_.wait_closed(timeout); }
-
-  private:
-    bool fill(std::chrono::steady_clock::time_point deadline) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{conn_.fd(), POLLIN, 0};
-        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-        char chunk[65536];
-        const auto n = ::recv(conn_.fd(), chunk, sizeof chunk, 0);
-        if (n <= 0) return false;
-        buf_.append(chunk, static_cast<std::size_t>(n));
-        return true;
-    }
-    line_client conn_;
-    std::string buf_;
-};
 
 /// A request with these headers (each "Name: value"), a Content-Length and the body.
 std::string request(const std::string& method, const std::vector<std::string>& headers,
@@ -136,16 +41,12 @@ struct fixture {
     int http = 0;
     std::unique_ptr<ecsd_server> server;
     explicit fixture(const std::vector<std::string>& more = {}, const std::vector<std::string>& env = {}) {
-        for (int attempt = 0; attempt < 5; ++attempt) {
-            http = free_port();
-            server_options o;
-            o.args = {"--http-port", std::to_string(http)};
-            o.args.insert(o.args.end(), more.begin(), more.end());
-            o.env = env;
-            server = std::make_unique<ecsd_server>(o);
-            if (server->http_port() == http) return;
-        }
-        ADD_FAILURE() << "five ports in a row were taken, or ecsd printed no viewer line";
+        server_options o;
+        o.args = more;
+        o.env = env;
+        server = start_with_http(o, &http);
+        if (server->http_port() != http)
+            ADD_FAILURE() << "five ports in a row were taken, or ecsd printed no viewer line";
     }
     [[nodiscard]] std::string host() const { return "Host: 127.0.0.1:" + std::to_string(http); }
     [[nodiscard]] std::string own_origin() const {
@@ -350,9 +251,10 @@ TEST(HttpSecurity, TheViewerCannotBeFramedAndRunsOnlyItsOwnScript) {
     ASSERT_EQ(page->status, 200);
     EXPECT_TRUE(page->has("x-frame-options: deny")) << page->head;
     EXPECT_TRUE(page->has("x-content-type-options: nosniff")) << page->head;
-    const auto csp_at = page->head.find("content-security-policy: ");
+    const auto low = lower(page->head);
+    const auto csp_at = low.find("content-security-policy: ");
     ASSERT_NE(csp_at, std::string::npos) << page->head;
-    const auto csp = page->head.substr(csp_at, page->head.find("\r\n", csp_at) - csp_at);
+    const auto csp = low.substr(csp_at, low.find("\r\n", csp_at) - csp_at);
     EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << csp;
     EXPECT_NE(csp.find("connect-src 'self'"), std::string::npos) << csp;
     const auto nonce_at = csp.find("'nonce-");

@@ -15,117 +15,19 @@
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
+#include "http_client.hpp"
 
 namespace ecsd::test {
 namespace {
 
 using namespace std::chrono_literals;
 
-/// A port nobody listens on right now (bind to 0, read it, close).
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-/// One HTTP response as read off the wire.
-struct response {
-    int status = 0;
-    std::string head;
-    std::string body;
-};
-
-/// A raw HTTP client: send bytes, read whole responses (Content-Length framed) or stream events.
-class http_client {
-  public:
-    explicit http_client(int port) : conn_(port) {}
-    bool send(const std::string& bytes) { return conn_.send_raw(bytes); }
-    /// Reads one response; nullopt on timeout or close before it was complete.
-    std::optional<response> read(std::chrono::milliseconds timeout = 5s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            const auto end = buf_.find("\r\n\r\n");
-            if (end != std::string::npos) {
-                response r;
-                r.head = buf_.substr(0, end);
-                r.status = std::stoi(r.head.substr(9, 3));
-                std::size_t length = 0;
-                const auto cl = lower(r.head).find("content-length: ");
-                if (cl != std::string::npos) length = std::stoul(r.head.substr(cl + 16));
-                if (buf_.size() >= end + 4 + length) {
-                    r.body = buf_.substr(end + 4, length);
-                    buf_.erase(0, end + 4 + length);
-                    return r;
-                }
-            }
-            if (!fill(deadline)) return std::nullopt;
-        }
-    }
-    /// The next SSE `data:` payload (after the head has been read with read_head()).
-    std::optional<json> event(std::chrono::milliseconds timeout = 5s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            const auto end = buf_.find("\n\n");
-            if (end != std::string::npos) {
-                const std::string block = buf_.substr(0, end);
-                buf_.erase(0, end + 2);
-                if (block.rfind("data: ", 0) == 0) return json::parse(block.substr(6));
-                continue;  // a comment (keep-alive)
-            }
-            if (!fill(deadline)) return std::nullopt;
-        }
-    }
-    /// Reads the head of a streamed response (no Content-Length).
-    std::optional<std::string> read_head(std::chrono::milliseconds timeout = 5s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            const auto end = buf_.find("\r\n\r\n");
-            if (end != std::string::npos) {
-                auto head = buf_.substr(0, end);
-                buf_.erase(0, end + 4);
-                return head;
-            }
-            if (!fill(deadline)) return std::nullopt;
-        }
-    }
-    bool closed(std::chrono::milliseconds timeout = 5s) { return conn_.wait_closed(timeout); }
-    int fd() const { return conn_.fd(); }
-
-  private:
-    static std::string lower(std::string s) {
-        for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        return s;
-    }
-    bool fill(std::chrono::steady_clock::time_point deadline) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{conn_.fd(), POLLIN, 0};
-        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
-        char chunk[65536];
-        const auto n = ::recv(conn_.fd(), chunk, sizeof chunk, 0);
-        if (n <= 0) return false;
-        buf_.append(chunk, static_cast<std::size_t>(n));
-        return true;
-    }
-    line_client conn_;
-    std::string buf_;
-};
-
 std::string post(const std::string& body, const std::string& extra = {}) {
     return "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra +
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-// A free port can be taken by another test between free_port() and ecsd's bind (ctest runs tests
-// side by side). ecsd then runs without HTTP and prints no `viewer at` line: start it again on
-// another port, so a test never talks to someone else's server.
+/// ecsd with its HTTP face on a free port (start_with_http: again on another if it was taken).
 struct http_fixture {
     int http = 0;
     std::unique_ptr<ecsd_server> owned;
@@ -137,13 +39,9 @@ struct http_fixture {
 
   private:
     std::unique_ptr<ecsd_server> start(const std::vector<std::string>& more) {
-        for (int attempt = 0;; ++attempt) {
-            http = free_port();
-            std::vector<std::string> a{"--http-port", std::to_string(http)};
-            a.insert(a.end(), more.begin(), more.end());
-            auto s = std::make_unique<ecsd_server>(a);
-            if (s->http_port() == http || attempt == 4) return s;
-        }
+        server_options o;
+        o.args = more;
+        return start_with_http(o, &http);
     }
 };
 

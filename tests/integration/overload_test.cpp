@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
+#include "http_client.hpp"
 
 namespace ecsd::test {
 namespace {
@@ -175,34 +176,12 @@ TEST(Overload, WatchersThatNeverReadStopCostingTheTickAndResyncWhenTheyRead) {
     EXPECT_EQ(f["stalled"], per) << f.dump();
 }
 
-/// A port nobody listens on right now.
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-/// ecsd with its HTTP face on a free port (tried again when another test took the port first).
-std::unique_ptr<ecsd_server> with_http(std::vector<std::string> args, int& http) {
-    for (int attempt = 0;; ++attempt) {
-        http = free_port();
-        std::vector<std::string> a{"--http-port", std::to_string(http)};
-        a.insert(a.end(), args.begin(), args.end());
-        auto s = std::make_unique<ecsd_server>(a);
-        if (s->http_port() == http || attempt == 4) return s;
-    }
-}
-
 TEST(Overload, PastTheServerWideOutputBoundTheStalledReadersAreDroppedAndTheReaderStays) {
     // One connection may hold 64 MiB unsent, all of them together 2 MiB.
     int http = 0;
-    auto server = with_http({"--max-output-bytes", "67108864", "--max-output-total", "2097152"}, http);
+    server_options options;
+    options.args = {"--max-output-bytes", "67108864", "--max-output-total", "2097152"};
+    auto server = start_with_http(options, &http);
     ASSERT_EQ(server->http_port(), http);
     line_client driver(server->port());
     ASSERT_TRUE(driver.result("world.create", {{"world", "o"}, {"tick_hz", 20}}).is_object());
