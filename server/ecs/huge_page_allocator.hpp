@@ -1,10 +1,9 @@
 #pragma once
-// Allocator for the big packed arrays. On these VMs the first touch of a fresh
-// 4 KiB page costs ~10 us, so large blocks come straight from mmap with
-// MADV_HUGEPAGE (2 MiB pages: 512x fewer faults); from 16 MiB up, all but the last 2 MiB, which a
-// vector fills last (see allocate_block). Middle-sized ones (from 256 KiB, such as a
-// 1M-entity pool's one-byte write stamps) are mapped on their own too, in 4 KiB pages, so that a
-// forked save can take its copy of them (see mapped_blocks); small ones use operator new.
+// Allocator for the big packed arrays. The first touch of every fresh 4 KiB page is a page fault,
+// so large blocks come straight from mmap with MADV_HUGEPAGE (2 MiB pages: 512x fewer faults); from 16 MiB
+// up, all but the last 2 MiB, which a vector fills last (see allocate_block). Middle-sized ones (from 256
+// KiB, such as a 1M-entity pool's one-byte write stamps) are mapped on their own too, in 4 KiB pages, so that
+// a forked save can take its copy of them (see mapped_blocks); small ones use operator new.
 
 #include <sys/mman.h>
 
@@ -103,12 +102,11 @@ inline constexpr std::size_t mapped_from = std::size_t{256} << 10;
     void* p = map_block(rounded);
     if (p == nullptr) throw std::bad_alloc();
     // A vector's block ends in capacity it has not used yet, and a huge page is resident in full from
-    // its first byte: the last one of a 1M-entity pool's 16 MiB of values held 0.7 MiB that nothing
-    // used. The last 2 MiB of a big block are left in small pages, resident only as far as they are
-    // written (a grown vector's copy fills the first half, so the tail is reached only as it fills
-    // up). Not in smaller blocks: a vector growing one push at a time fills each of them whole on its
-    // way, and a small-page tail then costs 512 faults for nothing (ecs_bench's create_unreserved
-    // took 15% longer with every block so).
+    // its first byte, so the last one would hold unused capacity as resident memory. The last 2 MiB of a big
+    // block are left in small pages, resident only as far as they are written (a grown vector's copy fills
+    // the first half, so the tail is reached only as it fills up). Not in smaller blocks: a vector growing
+    // one push at a time fills each of them whole on its way, and a small-page tail then costs 512 faults for
+    // nothing.
     if (rounded >= small_tail_from)
         ::madvise(static_cast<char*>(p) + rounded - huge_page, huge_page, MADV_NOHUGEPAGE);
     note_mapped(p, rounded);
@@ -143,11 +141,10 @@ void for_each_mapped_block(F&& f) {
 /// the parent writes one of them first (the child was descheduled past the next tick), the kernel
 /// splits the parent's mapping of those 2 MiB into 512 small pages, and it stays so: each later fork
 /// copies 512 page-table entries for it instead of one, and each later write after a fork faults 512
-/// times. Through the server, with 1M movers and a save a second, forks measured 2.35 ms at the
-/// median and 6.2 ms at most over 40 saves when left so, 1.43 and 2.11 ms with this run after each.
+/// times.
 ///
 /// MADV_COLLAPSE (Linux 6.1) copies such a range back into a huge page; on a range already in one it
-/// only looks (about 0.1 ms for a 1M-entity world). It can take milliseconds for a split block, so
+/// only looks, which is cheap. It can take milliseconds for a split block, so
 /// call it off the world's strand once a save has ended: the world may write on meanwhile (the
 /// kernel makes a writer wait for the 2 MiB being copied), and a block freed meanwhile makes it fail
 /// harmlessly. Where the kernel has no MADV_COLLAPSE or no huge page to give, nothing changes.

@@ -2,9 +2,9 @@
 // The 8 KiB pages of the sparse sets' slot-to-position arrays, cut from 2 MiB blocks in huge pages
 // (huge_page_allocator.hpp's allocate_block) rather than from malloc's small pages.
 //
-// Why: a 1M-entity world with two components holds 8 MB of such pages. From malloc they were 2000
-// small pages, and a background save's fork() copies a page-table entry for each small page of the
-// process (about 0.1 us each here); from this arena they are four huge pages, one entry each. Being
+// Why: a background save's fork() copies a page-table entry for each small page of the process, and
+// a large world holds many such pages. From malloc each is two small pages; from this arena 256 of
+// them share one huge page and one entry. Being
 // in mapped blocks, they are also among the blocks the saving child copies for itself (see
 // persist/background_save.cpp), so a spawn after a fork does not copy them page by page either.
 //

@@ -48,10 +48,9 @@ void close_inherited(int keep) noexcept {
 /// mapped (the big ones in huge pages, the middle-sized ones such as write stamps in small pages)
 /// with a private copy at the same address, so the parent, writing its world on, no longer shares
 /// those pages. A page the parent writes while the child still maps it is copied by the kernel, in
-/// the parent, at about 4 us a 4 KiB page (the tick after a fork of a 1M-entity world took 17 ms
-/// more); once the child holds its own copy the parent's pages are its own again, and a write
-/// costs one fault per page (2 MiB for a big block) and no copy. The fork comes right after a tick, so the
-/// copy has a period to end before the next one (about 10 ms for the 60 MB of a 1M-entity world here): the
+/// the parent, on the world's tick; once the child holds its own copy the parent's pages are its own
+/// again, and a write costs one fault per page (2 MiB for a big block) and no copy. The fork comes
+/// right after a tick, so the copy has a whole tick period to end before the next one: the
 /// largest blocks (a component's values) first. One thread: ThreadSanitizer refuses threads started in the
 /// child of a threaded process, and the parent's next tick wants the other core. A block that cannot be
 /// copied (no memory) stays shared, as before. A block goes into one of `spares` of its size where
@@ -110,10 +109,8 @@ std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* co
                             std::vector<spare_blocks::block>& spares, pid_t parent, int report,
                             std::chrono::steady_clock::time_point forked) noexcept {
     // First of all, the core back to the parent: a new child may be put on the parent's core ahead
-    // of it, and the world then waits for the child's time slice to end. Through the server (1M
-    // movers, a save a second, 30 saves), fork() took 1.0 ms of the world's CPU time either way, but
-    // 2.4 ms of its wall time at the median and 5.4 ms at the 90th percentile without this line;
-    // 1.3 and 1.6 ms with it.
+    // of it, and the world then waits for the child's time slice to end, so the world's stop for the
+    // fork would be longer in wall time than the fork's own work.
     ::sched_yield();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(3);  // the parent died before PDEATHSIG was set
@@ -234,7 +231,7 @@ std::unique_ptr<background_save> background_save::start(const job& write, std::s
         spares.release();  // the child's references to these pages are now the only ones
         (void)write_all(fds[0], "g");
     }
-    // The world's stop: the fork, and the unmapping of the spares (0.04-0.1 ms for 57 MB here).
+    // The world's stop: the fork, and the unmapping of the spares (one page-table entry per 2 MiB).
     const double fork_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     const double fork_cpu_ms = thread_cpu_ms() - cpu0;

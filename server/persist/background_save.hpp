@@ -26,15 +26,15 @@ namespace ecsd::persist {
 /// its alone and already resident, and allocates nothing.
 ///
 /// Why: on a VM whose balloon reports free memory back to the host (this project's CI machines do),
-/// memory freed more than a few hundred ms ago costs a host fault per page on its next first touch.
-/// A child copying 57 MB into such memory took 90-150 ms instead of 10-12 (12 saves of 40, a save a
-/// second), and the world's next tick, which wrote those arrays before the child had its copy,
-/// overran its period (18-52 ms). Preparing the memory ahead moves that cost to a network thread.
+/// memory freed a while ago costs a host fault per page on its next first touch. A child copying
+/// into such memory can be slow enough that the world's next tick writes those arrays before the
+/// child has its copy, and pays the copy-on-write itself. Preparing the memory ahead moves that
+/// cost to a network thread.
 class spare_blocks {
   public:
     spare_blocks() noexcept = default;
     /// @brief Maps and touches a block the size of each block mapped now, all cut from one mapping in
-    /// huge pages. Slow where fresh memory is (up to ~150 ms for 57 MB on such a VM): call it off
+    /// huge pages. Slow where fresh memory is (on such a VM): call it off
     /// the world's strand, ahead of the save. Empty when that mapping cannot be had (the child then
     /// copies into fresh memory, as before).
     [[nodiscard]] static spare_blocks prepare() noexcept;

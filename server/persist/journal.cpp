@@ -280,7 +280,7 @@ class record_check : public nlohmann::json_sax<json> {
     top_key key_ = top_key::other;
 };
 
-/// @brief The same check, read by simdjson (a few times faster than the SAX lexer), on `root`
+/// @brief The same check, read by simdjson (a vectorised parse, cheaper than the SAX lexer), on `root`
 /// (read_dom's DOM of the record). False where it cannot say how json::parse would read the
 /// record (not JSON to simdjson, or read otherwise): then the SAX check decides.
 bool quick_check(std::string_view text, simdjson::dom::element& root, record_check& check) {

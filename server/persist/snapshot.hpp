@@ -36,7 +36,7 @@ class persist_error : public std::runtime_error {
 [[nodiscard]] json to_snapshot(const world::world& w, std::uint64_t journal_seq);
 
 /// @brief The same document as text, written entity by entity without building the whole
-/// tree in memory first (what saving uses: about twice as fast for large worlds).
+/// tree in memory first (what saving uses: no tree of the whole world is built and freed).
 [[nodiscard]] std::string snapshot_text(const world::world& w, std::uint64_t journal_seq);
 
 /// @brief A world rebuilt from a snapshot document; throws persist_error naming `source`.

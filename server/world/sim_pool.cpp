@@ -26,11 +26,11 @@ unsigned sim_pool::pieces(std::uint32_t n, std::uint32_t min_piece) const noexce
 }
 
 namespace {
-// A thread that sleeps on a condition variable takes 50 us on average to wake on this kind of VM
-// (a halted vCPU woken by the host), and a split tick calls parallel_for several times in a row:
-// the caller waits for the other pieces, and a worker for the next job, spinning this long
-// before they sleep. Pieces are at least a few hundred microseconds of work, so the spin is a
-// small share of a job and costs nothing once the tick is over.
+// Waking a thread that sleeps on a condition variable is slow on a VM (the host wakes a halted
+// vCPU), and a split tick calls parallel_for several times in a row: the caller waits for the
+// other pieces, and a worker for the next job, spinning this long before they sleep. Pieces are
+// large (world::min_piece), so the spin is a small share of a job, and being bounded it costs
+// nothing once the tick is over.
 constexpr auto spin_for = std::chrono::microseconds(100);
 
 template <typename Done>

@@ -573,8 +573,8 @@ std::vector<entity_id> world::spawn_prefab(const std::string& name, std::size_t 
                 components[comp] = value;
         }
     }
-    // What spawn_many would do with `count` copies, without making them: 100k copies of a prefab's
-    // json were ~60 MB of short-lived nodes, which malloc kept as the process's RSS afterwards.
+    // What spawn_many would do with `count` copies, without making them: `count` copies of a
+    // prefab's json are that many trees of short-lived nodes, which malloc keeps as RSS afterwards.
     const auto resolved = resolve_components(components);
     batch_names names;
     // spawn_many checks each copy's Name against the batch; the second copy is the first refused.
