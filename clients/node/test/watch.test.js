@@ -180,7 +180,7 @@ test('every: at most one notification every N ticks', async (t) => {
 });
 
 for (const [bytes, kind] of [
-  [1000000, 'coalesced'],
+  [4000000, 'coalesced'],
   [20000, 'resync'],
 ]) {
   test(`a client that stops reading gets ${kind} notifications, and its state stays exact`, async (t) => {
@@ -189,15 +189,18 @@ for (const [bytes, kind] of [
     const c = await slow.client({ world: 'r' });
     const driver = await slow.client({ world: 'r' });
     await c.createWorld('r', { paused: true, gravity: 0 });
-    await c.spawnMany(Array.from({ length: 2000 }, (_, i) => ({ Position: { x: i }, Velocity: { x: 1 } })));
+    await c.spawnMany(Array.from({ length: 4000 }, (_, i) => ({ Position: { x: i }, Velocity: { x: 1 } })));
     const watch = c.watch('Position, Velocity', { fields: ['Position'] });
     await watch.ready;
     c._socket.pause(); // stop reading: the server must hold, merge or drop what it would send
-    for (let i = 0; i < 60; i++) await driver.step(5); // about 10 MB of notifications
+    // About 30 MB of notifications, far more than the kernel's socket buffers hold, in 200 ticks:
+    // fewer than the 256 ticks behind after which the server resyncs a reader instead of merging
+    // (watch_limits::max_behind_ticks), however early the buffers fill.
+    for (let i = 0; i < 40; i++) await driver.step(5);
     c._socket.resume();
     const expected = await queried(driver, 'Position, Velocity', ['Position']);
-    await watch.until((state) => isDeepStrictEqual(state, expected), { timeout: 10000 });
-    assert.equal(watch.tick, 300);
+    await watch.until((state) => isDeepStrictEqual(state, expected), { timeout: 20000 });
+    assert.equal(watch.tick, 200);
     const kinds = new Set(watch._queue.map((n) => (n.resync ? 'resync' : n.coalesced ? 'coalesced' : 'plain')));
     assert.ok(kinds.has(kind), `no ${kind} notification (saw ${[...kinds]})`);
   });
