@@ -6,7 +6,7 @@
 
 #include "config.hpp"
 #include "logging.hpp"
-#include "transport/server.hpp"
+#include "server.hpp"
 
 int main(int argc, char** argv) {
     try {

@@ -188,7 +188,7 @@ std::pair<double, double> replay_seconds(const std::filesystem::path& dir, std::
     net::world_directory worlds(io, 16);
     net::server_services services(cfg, methods, worlds);
     t0 = std::chrono::steady_clock::now();
-    const auto loaded = net::load_world(dir, name, io, services);
+    const auto loaded = net::load_world(dir, name, io, net::replay_through(services));
     const double s = ms_since(t0) / 1000;
     if (loaded.replayed != records) throw std::runtime_error("replayed " + std::to_string(loaded.replayed));
     std::filesystem::remove(net::world_log::snapshot_path(dir, name));

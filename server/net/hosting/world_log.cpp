@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "config.hpp"
 #include "ecs/value_codec.hpp"
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/json_parse.hpp"
@@ -20,8 +21,6 @@
 #include "hosting/hosted_world.hpp"
 #include "persist/atomic_file.hpp"
 #include "persist/snapshot.hpp"
-#include "rpc/method_table.hpp"
-#include "rpc/services.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {
@@ -227,8 +226,7 @@ void world_log::remove_files() {
     fs::remove(snapshot_path(dir_, world_, persist::snapshot_format::json_text), ignored);
 }
 
-void attach_log(hosted_world& hosted, const server_services& services, std::uint64_t seq, bool save_now) {
-    const auto& cfg = services.config;
+void attach_log(hosted_world& hosted, const server_config& cfg, std::uint64_t seq, bool save_now) {
     if (cfg.data_dir.empty()) return;
     auto log = std::make_unique<world_log>(
         cfg.data_dir, hosted.name(), persist::parse_fsync_policy(cfg.appendfsync), seq,
@@ -481,7 +479,7 @@ class journal_prefetch {
 };
 
 loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_context& io,
-                       server_services& services, bool repair, std::vector<std::string>& repairs) {
+                       const journal_replay& replay, bool repair, std::vector<std::string>& repairs) {
     loaded_world out;
     std::shared_ptr<world::world> loaded = read_snapshot(dir, name, repair, out.seq, repairs);
     if (!loaded) return out;
@@ -518,25 +516,14 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
             while (w.tick() < tick) w.run_tick();
             if (r->request) {
                 const auto& method = r->method;
-                const auto* entry = services.methods.find(method);
-                if (!entry)
+                const auto done = replay(*out.hosted, method, r->params);
+                if (!done.known)
                     throw damage_at(*r, records,
                                     "unknown method " + method + " in record " + std::to_string(seq));
-                method_context ctx{r->params, services, out.hosted.get(), nullptr, {}, {}};
-                try {
-                    // A journaled request was accepted when it ran; an older ecsd's rules may have been
-                    // looser than today's input bounds, and its state must load all the same.
-                    const ecs::restoring_scope as_saved;
-                    (void)entry->handler(ctx);
-                } catch (const std::exception& e) {
-                    throw damage_at(
-                        *r, records,
-                        "record " + std::to_string(seq) + " (" + method + ") no longer applies: " + e.what());
-                }
-                if (ctx.failed)
+                if (!done.failure.empty())
                     throw damage_at(*r, records,
                                     "record " + std::to_string(seq) + " (" + method +
-                                        ") no longer applies: " + ctx.failed->message);
+                                        ") no longer applies: " + done.failure);
             }
             out.seq = seq;
             ++out.replayed;
@@ -557,11 +544,11 @@ loaded_world load_once(const fs::path& dir, const std::string& name, asio::io_co
 }  // namespace
 
 loaded_world load_world(const fs::path& dir, const std::string& name, asio::io_context& io,
-                        server_services& services, bool repair) {
+                        const journal_replay& replay, bool repair) {
     std::vector<std::string> repairs;
     for (;;) {
         try {
-            auto out = load_once(dir, name, io, services, repair, repairs);
+            auto out = load_once(dir, name, io, replay, repair, repairs);
             out.repairs = std::move(repairs);
             return out;
         } catch (const persist::journal_error& e) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,8 +33,17 @@ class world;
 namespace ecsd::net {
 
 class hosted_world;
-class method_table;
-struct server_services;
+struct server_config;
+
+/// @brief What replaying one journaled request came to. The journal is replayed through the same
+/// handlers that ran the requests, which live in a layer above this one; load_world is handed them.
+struct replay_outcome {
+    bool known = true;    ///< false: no such method (a journal of a newer ecsd)
+    std::string failure;  ///< empty: it applied; else why it no longer does
+};
+/// @brief Applies one journaled request (method and params) to a hosted world being loaded.
+using journal_replay =
+    std::function<replay_outcome(hosted_world&, const std::string& method, const nlohmann::json& params)>;
 
 /// @brief What a save wrote.
 struct save_report {
@@ -142,7 +152,8 @@ struct loaded_world {
 /// is kept as FILE.damaged); a snapshot with a bad checksum that still loads is loaded as it is
 /// (a copy kept); one that does not load is moved aside with its journal and `hosted` is null.
 [[nodiscard]] loaded_world load_world(const std::filesystem::path& dir, const std::string& name,
-                                      asio::io_context& io, server_services& services, bool repair = false);
+                                      asio::io_context& io, const journal_replay& replay,
+                                      bool repair = false);
 
 /// @brief Start-up check for journals whose snapshot is missing (a world that cannot be rebuilt):
 /// throws persist::persist_error naming them, or with `repair` moves them aside as FILE.damaged.
@@ -151,7 +162,7 @@ void check_orphan_journals(const std::filesystem::path& dir, bool repair);
 
 /// @brief Gives a hosted world (not yet started) its log when the server has a data folder;
 /// with `save_now` writes its first snapshot at once. No-op without a data folder.
-void attach_log(hosted_world& hosted, const server_services& services, std::uint64_t seq, bool save_now);
+void attach_log(hosted_world& hosted, const server_config& cfg, std::uint64_t seq, bool save_now);
 
 /// @brief Names of the worlds saved in a folder (from their snapshot files).
 [[nodiscard]] std::vector<std::string> saved_world_names(const std::filesystem::path& dir);

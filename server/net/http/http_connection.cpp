@@ -13,9 +13,8 @@
 #include "hosting/watch.hpp"
 #include "http/http_server.hpp"
 #include "http/viewer_page.hpp"
+#include "rpc/constant_time.hpp"
 #include "rpc/services.hpp"
-#include "transport/connection.hpp"
-#include "transport/constant_time.hpp"
 
 namespace ecsd::net {
 namespace {

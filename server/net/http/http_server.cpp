@@ -13,7 +13,7 @@ namespace ecsd::net {
 namespace {
 
 // At the connection limit, a connection idle or stalled this long may be closed to make room
-// (the TCP port's rule, transport/server.cpp).
+// (the TCP port's rule, server.cpp).
 constexpr auto eviction_age = std::chrono::seconds(1);
 
 std::string lower(std::string_view s) {

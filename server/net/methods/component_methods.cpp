@@ -9,13 +9,14 @@ namespace ecsd::net {
 namespace {
 
 using nlohmann::json;
+using protocol::reason;
 
 json get_components(method_context& ctx) {
     // The hottest read: written as text, keys in json::dump() order ("components" < "entity").
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     const auto& reg = ctx.world().registry();
     // The common error, answered without a throw: it must cost no more than a success.
-    if (!reg.alive(e)) return ctx.fail(ecs::reason::no_such_entity, reg.why_not_alive(e));
+    if (!reg.alive(e)) return ctx.fail(reason::no_such_entity, reg.why_not_alive(e));
     ecs::json_text w(ctx.raw_result);  // kept only when the handler returns (not on a throw)
     w.raw(R"({"components":)");
     ctx.world().write_components(e, schemas::optional_names(ctx.params, "components"), w);
@@ -28,7 +29,7 @@ json get_components(method_context& ctx) {
 json insert_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     if (!ctx.world().registry().alive(e))
-        return ctx.fail(ecs::reason::no_such_entity, ctx.world().registry().why_not_alive(e));
+        return ctx.fail(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     ctx.world().insert_components(e, ctx.params.at("components"));
     return {{"entity", e}};
 }
@@ -36,7 +37,7 @@ json insert_components(method_context& ctx) {
 json mutate_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     if (!ctx.world().registry().alive(e))
-        return ctx.fail(ecs::reason::no_such_entity, ctx.world().registry().why_not_alive(e));
+        return ctx.fail(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     const auto& component = ctx.params.at("component").get_ref<const std::string&>();
     ctx.world().mutate_component(e, component, ctx.params.at("path").get_ref<const std::string&>(),
                                  ctx.params.at("value"));
@@ -57,7 +58,7 @@ json mutate_components(method_context& ctx) {
 json remove_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     if (!ctx.world().registry().alive(e))
-        return ctx.fail(ecs::reason::no_such_entity, ctx.world().registry().why_not_alive(e));
+        return ctx.fail(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     ctx.world().remove_components(e, ctx.params.at("components").get<std::vector<std::string>>());
     return {{"entity", e}};
 }

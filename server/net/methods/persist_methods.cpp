@@ -49,7 +49,8 @@ json load(method_context& ctx) {
     // Read the world back from its snapshot and journal, as a restart would.
     loaded_world loaded;
     try {
-        loaded = load_world(ctx.services.config.data_dir, name, ctx.services.worlds.io(), ctx.services);
+        loaded = load_world(ctx.services.config.data_dir, name, ctx.services.worlds.io(),
+                            replay_through(ctx.services));
     } catch (const std::exception& e) {  // damaged or unreadable files: the world is left as it was
         throw protocol::rpc_error(protocol::reason::storage_error, std::string("cannot load: ") + e.what(),
                                   {{"world", name}, {"detail", e.what()}});
@@ -57,7 +58,7 @@ json load(method_context& ctx) {
     auto world = loaded.hosted->world_ptr();
     loaded.hosted->stop();  // it only carried the replay; this hosted world runs the result
     ctx.hosted->drop_log(/*remove_files=*/false);
-    attach_log(*ctx.hosted, ctx.services, loaded.seq, /*save_now=*/false);
+    attach_log(*ctx.hosted, ctx.services.config, loaded.seq, /*save_now=*/false);
     ctx.hosted->replace_world(world);
     return {{"world", name},
             {"tick", world->tick()},
@@ -196,7 +197,7 @@ json import_world(method_context& ctx) {
                 {"tick", w->tick()},
                 {"entities", w->registry().size()}};
     auto hosted = std::make_shared<hosted_world>(services.worlds.io(), name, std::move(w));
-    attach_log(*hosted, services, 0, /*save_now=*/true);
+    attach_log(*hosted, services.config, 0, /*save_now=*/true);
     services.worlds.add_hosted(std::move(hosted), std::move(claim));
     return result;
 }

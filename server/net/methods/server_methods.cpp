@@ -12,10 +12,10 @@
 #include "hosting/hosted_world.hpp"
 #include "hosting/world_directory.hpp"
 #include "methods.hpp"
+#include "rpc/constant_time.hpp"
 #include "rpc/method_table.hpp"
 #include "rpc/services.hpp"
 #include "rpc/session.hpp"
-#include "transport/constant_time.hpp"
 
 namespace ecsd::net {
 namespace {

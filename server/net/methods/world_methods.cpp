@@ -32,7 +32,7 @@ json create(method_context& ctx) {
     w->set_default_threads(ctx.services.worlds.sim_threads());
     json info = w->info();  // safe: nobody else sees the world before add()
     auto hosted = std::make_shared<hosted_world>(ctx.services.worlds.io(), name, std::move(w));
-    attach_log(*hosted, ctx.services, 0, /*save_now=*/true);  // its snapshot exists from the start
+    attach_log(*hosted, ctx.services.config, 0, /*save_now=*/true);  // its snapshot exists from the start
     ctx.services.worlds.add_hosted(std::move(hosted), std::move(claim));
     return info;
 }

@@ -8,11 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include "ecs/error.hpp"
+#include "ecs/value_codec.hpp"
 #include "ecsd/protocol/names.hpp"
 #include "hosting/hosted_world.hpp"
 #include "hosting/world_directory.hpp"
 #include "hosting/world_log.hpp"
 #include "persist/atomic_file.hpp"
+#include "rpc/core_reasons.hpp"
 #include "rpc/services.hpp"
 #include "rpc/session.hpp"
 #include "world/world.hpp"
@@ -109,7 +111,7 @@ job_result dispatcher::invoke(const method_entry& method, method_context& ctx,
     } catch (const protocol::rpc_error& e) {
         fail(e.why(), e.what(), e.data());
     } catch (const ecs::ecs_error& e) {
-        fail(e.why(), e.what());
+        fail(wire_reason(e.why()), e.what());
     } catch (const persist::storage_error& e) {
         // A snapshot or journal that cannot be written (world.save, world.create on a full disk).
         fail(reason::storage_error, e.what(), {{"detail", e.what()}});
@@ -256,6 +258,34 @@ std::optional<std::string> dispatcher::finish(const world_job& job, const job_re
         return result.is_error ? protocol::make_error_text(job.id, result.text)
                                : protocol::make_result_text(job.id, result.text);
     return protocol::make_response(job.id, result.value, result.is_error);
+}
+
+std::string batch_too_large(std::size_t limit) {
+    return "the batch's answer would exceed --max-output-bytes (" + std::to_string(limit) +
+           "); this element was not run";
+}
+
+journal_replay replay_through(server_services& services) {
+    return [&services](hosted_world& hosted, const std::string& method, const json& params) {
+        replay_outcome out;
+        const auto* entry = services.methods.find(method);
+        if (!entry) {
+            out.known = false;
+            return out;
+        }
+        method_context ctx{params, services, &hosted, nullptr, {}, {}};
+        try {
+            // A journaled request was accepted when it ran; an older ecsd's rules may have been
+            // looser than today's input bounds, and its state must load all the same.
+            const ecs::restoring_scope as_saved;
+            (void)entry->handler(ctx);
+        } catch (const std::exception& e) {
+            out.failure = e.what();
+            return out;
+        }
+        if (ctx.failed) out.failure = ctx.failed->message;
+        return out;
+    };
 }
 
 }  // namespace ecsd::net

@@ -70,4 +70,8 @@ class dispatcher {
     server_services& services_;
 };
 
+/// @brief The message of a batch element answered too_large without running: the batch's answer
+/// reached --max-output-bytes (`limit`). The TCP port's and the HTTP face's.
+[[nodiscard]] std::string batch_too_large(std::size_t limit);
+
 }  // namespace ecsd::net

@@ -12,10 +12,11 @@
 
 #include "config.hpp"
 #include "hosting/watch_budget.hpp"
+#include "hosting/world_log.hpp"
 #include "hosting/world_transfers.hpp"
+#include "rpc/auth_limiter.hpp"
 #include "rpc/observe.hpp"
 #include "rpc/output_budget.hpp"
-#include "transport/auth_limiter.hpp"
 
 namespace ecsd::net {
 
@@ -63,5 +64,9 @@ struct server_services {
         return false;
     }
 };
+
+/// @brief load_world's replay: a journaled request runs through the method table's handler, as it
+/// did when it was accepted, under the rules of the state it was saved in (ecs::restoring_scope).
+[[nodiscard]] journal_replay replay_through(server_services& services);
 
 }  // namespace ecsd::net

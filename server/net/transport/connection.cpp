@@ -117,11 +117,6 @@ std::string peer_of(const asio::ip::tcp::socket& s) {
 
 }  // namespace
 
-std::string batch_too_large(std::size_t limit) {
-    return "the batch's answer would exceed --max-output-bytes (" + std::to_string(limit) +
-           "); this element was not run";
-}
-
 connection::connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
                        connection_manager& manager, std::uint64_t id)
     : socket_(std::move(socket)),

@@ -41,10 +41,6 @@ namespace ecsd::net {
 class connection_manager;
 struct server_services;
 
-/// @brief The message of a batch element answered too_large without running: the batch's answer
-/// reached --max-output-bytes (`limit`). The TCP port's and the HTTP face's.
-[[nodiscard]] std::string batch_too_large(std::size_t limit);
-
 /// @brief A client connection.
 class connection : public std::enable_shared_from_this<connection> {
   public:

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "transport/constant_time.hpp"
+#include "rpc/constant_time.hpp"
 
 using namespace ecsd::net;
 

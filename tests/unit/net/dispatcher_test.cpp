@@ -6,6 +6,7 @@
 #include "hosting/hosted_world.hpp"
 #include "hosting/world_directory.hpp"
 #include "hosting/world_log.hpp"
+#include "rpc/core_reasons.hpp"
 #include "rpc/services.hpp"
 #include "rpc/session.hpp"
 
@@ -94,6 +95,15 @@ TEST_F(DispatcherTest, ErrorsKeepTheirReason) {
     auto crash = call("t.crash");
     EXPECT_EQ(reason_of(crash), "internal");
     EXPECT_EQ(crash.dump().find("secret"), std::string::npos);
+}
+
+// The core's reasons are its own (it does not link the protocol); each is answered with the wire
+// reason of the same name.
+TEST(CoreReasons, EachIsAnsweredWithTheWireReasonOfTheSameName) {
+    for (auto r = std::uint8_t{0}; r <= static_cast<std::uint8_t>(ecsd::ecs::reason::no_such_system); ++r) {
+        const auto core = static_cast<ecsd::ecs::reason>(r);
+        EXPECT_EQ(p::name(ecsd::net::wire_reason(core)), ecsd::ecs::name(core));
+    }
 }
 
 TEST_F(DispatcherTest, NotificationsRunButAnswerNothing) {

@@ -1,4 +1,4 @@
-#include "transport/server.hpp"
+#include "server.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -113,9 +113,9 @@ void server::load_worlds() {
         check_orphan_journals(dir, config_.repair);
         for (const auto& name : saved_world_names(dir)) {
             auto claim = worlds_.claim(name);  // before its files are read or written
-            auto loaded = load_world(dir, name, io_, services_, config_.repair);
+            auto loaded = load_world(dir, name, io_, replay_through(services_), config_.repair);
             if (!loaded.hosted) continue;  // --repair moved an unreadable snapshot aside
-            attach_log(*loaded.hosted, services_, loaded.seq, /*save_now=*/false);
+            attach_log(*loaded.hosted, config_, loaded.seq, /*save_now=*/false);
             spdlog::info("world '{}': loaded from {} at tick {} ({} entities, {} journal records replayed{})",
                          name, dir.string(), loaded.hosted->world().tick(),
                          loaded.hosted->world().registry().size(), loaded.replayed,
@@ -133,7 +133,7 @@ void server::load_worlds() {
             spdlog::info("world 'default': the demo scene ({} entities; --demo)", w->registry().size());
         }
         auto hosted = std::make_shared<hosted_world>(io_, "default", std::move(w));
-        attach_log(*hosted, services_, 0, /*save_now=*/true);
+        attach_log(*hosted, config_, 0, /*save_now=*/true);
         worlds_.add_hosted(std::move(hosted), std::move(claim));
     }
 }

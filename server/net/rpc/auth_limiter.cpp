@@ -1,4 +1,4 @@
-#include "transport/auth_limiter.hpp"
+#include "rpc/auth_limiter.hpp"
 
 #include <algorithm>
 
