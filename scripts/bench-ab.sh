@@ -2,7 +2,7 @@
 # Two (or more) ecsd binaries under the same load, alternating, so that a noisy machine weighs on
 # each alike: for each run and each binary, a fresh ecsd, then `ecsd_load -c 50 -P 16 -m METHOD`
 # (`--pipeline 1` for one request in flight per connection), and one line of requests/s and server
-# CPU per request. The figures of docs/design.md's "before
+# CPU per request. The figures of docs/benchmarks.md's "before
 # and after" steps on the request path come from it.
 #   scripts/bench-ab.sh --ecsd /tmp/prev/bin/ecsd --ecsd build/release/bin/ecsd
 #   scripts/bench-ab.sh --method mutate --runs 5 --seconds 3 --ecsd A --ecsd B

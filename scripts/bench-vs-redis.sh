@@ -69,7 +69,7 @@ redis_pid=$!
 "$build_dir/bin/ecsd" --port "$ecsd_port" --http-port 0 --log-level warn >"$work/ecsd.log" 2>&1 &
 pids+=($!)
 # The same binary with one network thread, as Redis has: the rows that show what the second
-# thread's hand-offs cost per request (docs/design.md, "Against Redis").
+# thread's hand-offs cost per request (docs/benchmarks.md, "Requests").
 "$build_dir/bin/ecsd" --port "$ecsd1_port" --threads 1 --http-port 0 --log-level warn >"$work/ecsd1.log" 2>&1 &
 pids+=($!)
 wait_port "$redis_port"

@@ -5,8 +5,8 @@
 //                      only ticks (allocating little) still returns what a burst of requests left;
 //   dirty_decay_ms     one second, not ten, before unused pages are returned;
 //   muzzy_decay_ms     at once after that (MADV_DONTNEED rather than MADV_FREE, so RSS shows it).
-// Measured with scripts/bench-autosave.sh: RSS per entity after spawning 1M entities and six saves
-// read 79 B with these settings, 99 B with jemalloc's defaults, and 77-82 B with glibc's malloc.
+// These keep RSS per entity where glibc's malloc left it (scripts/bench-autosave.sh measures it;
+// docs/benchmarks.md); jemalloc's defaults keep freed pages resident far longer.
 extern "C" {
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): jemalloc reads this symbol
 const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";

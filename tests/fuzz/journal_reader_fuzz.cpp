@@ -28,7 +28,7 @@ void check(bool ok) {
 }
 
 /// @brief A scratch file of this process, removed at exit. In memory (/dev/shm) where there is
-/// one: rewriting a file on ext4 flushes it to disk each time, a hundred times slower.
+/// one: rewriting a file on ext4 flushes it to disk each time, far slower.
 struct scratch_file {
     fs::path path = (fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path()) /
                     ("ecsd-journal-fuzz-" + std::to_string(::getpid()));

@@ -38,15 +38,16 @@ std::string error_text(const json& id, reason why, std::string_view detail, cons
 
 /// @brief Lets through at most `per_second` error lines each second, process-wide, and says how many
 /// it held back when the next second opens. Without it a client that sends nothing but bad requests
-/// makes the server spend most of its time writing the log (an error cost 3x a success at 100k/s)
-/// and can fill the disk the log goes to. Counts may be off by a few under races; nothing breaks.
+/// makes the server spend most of its time writing the log (an error line costs more than the
+/// request that caused it) and can fill the disk the log goes to. Counts may be off by a few under races;
+/// nothing breaks.
 class error_log_gate {
   public:
     static constexpr std::uint32_t per_second = 100;
 
     bool admit() {
-        // The coarse clock: a read of the kernel's last tick, where the exact one cost a twentieth
-        // of an error's server time on this VM; a gate per second needs no better.
+        // The coarse clock: a read of the kernel's last tick, cheaper than the exact clock on
+        // every error; a gate per second needs no better.
         timespec ts{};
         ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
         const std::int64_t now = ts.tv_sec;

@@ -28,7 +28,7 @@
 //
 //   2. Declare register_entity_methods in methods/methods.hpp and call it from
 //      register_all_methods() in methods/all_methods.cpp.
-//   3. Add the file to the ecsd_net sources in server/net/CMakeLists.txt.
+//   3. Add the file to the ecsd_methods sources in server/net/CMakeLists.txt.
 //
 // Rules the dispatcher enforces so handlers never repeat them:
 //   - params are an object (absent params count as {}) that conforms to `params`;
