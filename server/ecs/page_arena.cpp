@@ -18,7 +18,7 @@ void* page_arena::allocate() {
         return b.free_list != nullptr || b.untouched < pages_per_block;
     });
     if (it == blocks_.end()) {
-        auto* base = static_cast<char*>(allocate_block(huge_page));  // throws bad_alloc
+        auto* base = static_cast<char*>(memory::allocate_block(memory::huge_page));  // throws bad_alloc
         block fresh{base, nullptr, 0, 0};
         it = blocks_.insert(std::upper_bound(blocks_.begin(), blocks_.end(), fresh,
                                              [](const block& a, const block& b) { return a.base < b.base; }),
@@ -40,7 +40,7 @@ void page_arena::free(void* page) noexcept {
     if (page == nullptr) return;
     const std::lock_guard lock(m_);
     auto* at = static_cast<char*>(page);
-    char* base = at - reinterpret_cast<std::uintptr_t>(at) % huge_page;  // blocks are 2 MiB aligned
+    char* base = at - reinterpret_cast<std::uintptr_t>(at) % memory::huge_page;  // blocks are 2 MiB aligned
     const auto it = std::lower_bound(blocks_.begin(), blocks_.end(), base,
                                      [](const block& b, const char* key) { return b.base < key; });
     if (it == blocks_.end() || it->base != base) return;  // not ours: cannot happen
@@ -48,7 +48,7 @@ void page_arena::free(void* page) noexcept {
     it->free_list = page;
     if (--it->used > 0) return;
     // Empty: unmapped at once, as its huge page would be resident in full until reused.
-    free_block(it->base, huge_page);
+    memory::free_block(it->base, memory::huge_page);
     blocks_.erase(it);
 }
 

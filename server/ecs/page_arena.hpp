@@ -1,12 +1,12 @@
 #pragma once
 // The 8 KiB pages of the sparse sets' slot-to-position arrays, cut from 2 MiB blocks in huge pages
-// (huge_page_allocator.hpp's allocate_block) rather than from malloc's small pages.
+// (memory::allocate_block) rather than from malloc's small pages.
 //
-// Why: a background save's fork() copies a page-table entry for each small page of the process, and
+// Why: a background save's fork copies a page-table entry for each small page of the process, and
 // a large world holds many such pages. From malloc each is two small pages; from this arena 256 of
 // them share one huge page and one entry. Being
 // in mapped blocks, they are also among the blocks the saving child copies for itself (see
-// persist/background_save.cpp), so a spawn after a fork does not copy them page by page either.
+// memory/forked_save.cpp), so a spawn after a fork does not copy them page by page either.
 //
 // Resident memory is about what malloc's 8 KiB slabs took: a block is resident whole from its first
 // page. A page is taken from the lowest block with room, so freed pages are reused before a new
@@ -27,7 +27,7 @@ namespace ecsd::ecs::internal {
 class page_arena {
   public:
     static constexpr std::size_t page_bytes = std::size_t{8} << 10;
-    static constexpr std::size_t pages_per_block = huge_page / page_bytes;
+    static constexpr std::size_t pages_per_block = memory::huge_page / page_bytes;
 
     /// @brief The process's arena (all worlds share it).
     static page_arena& instance();

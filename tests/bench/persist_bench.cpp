@@ -27,9 +27,9 @@
 #include "hosting/hosted_world.hpp"
 #include "hosting/world_directory.hpp"
 #include "hosting/world_log.hpp"
+#include "memory/forked_save.hpp"
 #include "methods/methods.hpp"
 #include "persist/atomic_file.hpp"
-#include "persist/background_save.hpp"
 #include "persist/journal.hpp"
 #include "persist/snapshot.hpp"
 #include "persist/snapshot_binary.hpp"
@@ -79,11 +79,11 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
     const auto start = clock::now();
     auto deadline = start;
     auto next_save = start + std::chrono::seconds(1);
-    std::unique_ptr<persist::background_save> bg;
+    std::unique_ptr<memory::background_save> bg;
     clock::time_point bg_started{};
     bool after_fork = false;
     std::thread collapse;
-    std::future<persist::spare_blocks> spares;  // made ready ahead of each save, as ecsd does
+    std::future<memory::spare_blocks> spares;  // made ready ahead of each save, as ecsd does
     const auto job = [&w, &path, format] {
         const std::string text = snapshot_file(w, format);
         persist::write_file_atomically(path, text);
@@ -93,19 +93,19 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
         std::this_thread::sleep_until(deadline);
         const auto t0 = clock::now();
         bool starts_save = false;
-        const auto state = bg ? bg->poll() : persist::background_save::state::running;
-        if (bg && state != persist::background_save::state::running) {
-            if (state == persist::background_save::state::failed) run.error = bg->error();
+        const auto state = bg ? bg->poll() : memory::background_save::state::running;
+        if (bg && state != memory::background_save::state::running) {
+            if (state == memory::background_save::state::failed) run.error = bg->error();
             run.save_max_ms = std::max(run.save_max_ms, ms_since(bg_started));
             bg.reset();
             // As ecsd does, off the ticking thread: huge pages back where a late child split them.
             if (collapse.joinable()) collapse.join();
-            collapse = std::thread([] { (void)ecs::restore_huge_pages(); });
+            collapse = std::thread([] { (void)memory::restore_huge_pages(); });
         }
         w.run_tick();
         if (mode == save_mode::fork_save && !spares.valid() &&
             t0 >= next_save - std::chrono::milliseconds(300))
-            spares = std::async(std::launch::async, persist::spare_blocks::prepare);
+            spares = std::async(std::launch::async, memory::spare_blocks::prepare);
         // A save starts right after a tick, as ecsd's autosave does: the child then has a whole
         // period to take its copy of the world before the next tick writes it.
         if (mode != save_mode::none && t0 >= next_save && !bg) {
@@ -120,8 +120,8 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
                 // Spares not ready yet are not waited for (ecsd forks only once they are).
                 const bool ready =
                     spares.valid() && spares.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-                bg = persist::background_save::start(job, w.registry().arrays_written_lately(),
-                                                     ready ? spares.get() : persist::spare_blocks{});
+                bg = memory::background_save::start(job, w.registry().arrays_written_lately(),
+                                                    ready ? spares.get() : memory::spare_blocks{});
                 run.forks_ms.push_back(bg->fork_ms());
             }
         }
@@ -134,7 +134,7 @@ tick_run tick_at_60hz(world::world& w, const std::filesystem::path& path, double
         for (auto now = clock::now(); now >= deadline + period; deadline += period) ++run.skipped;
     }
     if (bg) {  // let the last one finish, so its time is counted
-        while (bg->poll() == persist::background_save::state::running)
+        while (bg->poll() == memory::background_save::state::running)
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         run.save_max_ms = std::max(run.save_max_ms, ms_since(bg_started));
     }

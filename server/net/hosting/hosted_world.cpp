@@ -2,9 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "ecs/huge_page_allocator.hpp"
 #include "hosting/world_log.hpp"
-#include "persist/background_save.hpp"
+#include "memory/blocks.hpp"
+#include "memory/forked_save.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {
@@ -65,16 +65,16 @@ void hosted_world::arm_autosave() {
         // A save still being written when the next is due: that one is skipped, not queued.
         if (self->log_->background_save_running()) return;
         // First, on a network thread, the memory the child will copy the world's arrays into
-        // (persist::spare_blocks: fresh memory can be slow to touch, and the world's thread must
+        // (memory::spare_blocks: fresh memory can be slow to touch, and the world's thread must
         // not wait for it).
         asio::post(self->strand_.get_inner_executor(), [self] {
-            auto spares = std::make_unique<persist::spare_blocks>(persist::spare_blocks::prepare());
+            auto spares = std::make_unique<memory::spare_blocks>(memory::spare_blocks::prepare());
             asio::post(self->strand_, [self, spares = std::move(spares)]() mutable {
                 if (self->stopped_ || !self->log_) return;
                 self->spares_ = std::move(spares);
                 // A ticking world forks right after its next tick, which leaves the child a whole
                 // period to take its copy of the world's arrays before the tick after that writes
-                // them (see take_private_copies in persist/background_save.cpp); a world that does
+                // them (see take_private_copies in memory/forked_save.cpp); a world that does
                 // not tick forks now.
                 if (self->world_->paused() || self->sealed_) {
                     self->start_autosave();
@@ -91,7 +91,7 @@ void hosted_world::start_autosave() {
     if (!log_ || stopped_) return;
     // A save still being written when the next is due: that one is skipped, not queued.
     if (log_->background_save_running()) return;
-    auto spares = spares_ ? std::move(*spares_) : persist::spare_blocks{};
+    auto spares = spares_ ? std::move(*spares_) : memory::spare_blocks{};
     spares_.reset();
     try {
         if (log_->start_background_save(*world_, std::move(spares))) poll_save();
@@ -109,8 +109,8 @@ void hosted_world::poll_save() {
             return;
         }
         // Off the strand (any of the network threads): huge pages back where the child, late, let
-        // this world's next tick split them (see ecs::restore_huge_pages).
-        asio::post(self->strand_.get_inner_executor(), [] { (void)ecs::restore_huge_pages(); });
+        // this world's next tick split them (see memory::restore_huge_pages).
+        asio::post(self->strand_.get_inner_executor(), [] { (void)memory::restore_huge_pages(); });
     });
 }
 

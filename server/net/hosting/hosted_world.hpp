@@ -17,7 +17,7 @@
 namespace ecsd::world {
 class world;
 }
-namespace ecsd::persist {
+namespace ecsd::memory {
 class spare_blocks;
 }
 
@@ -135,7 +135,7 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     asio::steady_timer save_poll_timer_;
     double autosave_seconds_ = 0;
     bool autosave_due_ = false;  ///< the autosave timer fired: fork right after the next tick
-    std::unique_ptr<persist::spare_blocks> spares_;  ///< made ready for the due autosave's child
+    std::unique_ptr<memory::spare_blocks> spares_;  ///< made ready for the due autosave's child
     watch_hub watches_;
     figures figures_;
     std::atomic<std::chrono::steady_clock::rep> last_beat_{

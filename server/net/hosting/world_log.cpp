@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -127,7 +128,7 @@ void world_log::abandon_background_save() noexcept {
     fs::remove(persist::temp_path_for(bg_path_), ignored);
 }
 
-bool world_log::start_background_save(const world::world& w, persist::spare_blocks spares) {
+bool world_log::start_background_save(const world::world& w, memory::spare_blocks spares) {
     if (bg_) return false;
     const auto path = snapshot_path(dir_, world_, format_);
     const auto t0 = std::chrono::steady_clock::now();
@@ -135,14 +136,14 @@ bool world_log::start_background_save(const world::world& w, persist::spare_bloc
         // The child sees the world as it is now, and the journal's first `bytes()` bytes are
         // exactly the records up to seq_: the snapshot and the journal meet at that seam.
         const auto hot = w.registry().arrays_written_lately();
-        bg_ = persist::background_save::start(
+        bg_ = memory::background_save::start(
             [this, &w, path] {
                 const std::string bytes = snapshot_bytes(w, format_);
                 persist::write_file_atomically(path, bytes);
                 return static_cast<std::uint64_t>(bytes.size());
             },
             hot, std::move(spares));
-    } catch (const persist::storage_error& e) {
+    } catch (const std::system_error& e) {  // no fork (or no socket pair for it)
         spdlog::warn("world '{}': {}: saving in-process instead (the world waits for it)", world_, e.what());
         (void)save(w);
         return false;
@@ -159,11 +160,11 @@ bool world_log::start_background_save(const world::world& w, persist::spare_bloc
 bool world_log::finish_background_save() {
     if (!bg_) return true;
     const auto state = bg_->poll();
-    if (state == persist::background_save::state::running) return false;
+    if (state == memory::background_save::state::running) return false;
     const auto path = bg_path_;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bg_started_).count();
-    if (state == persist::background_save::state::failed) {
+    if (state == memory::background_save::state::failed) {
         spdlog::error("world '{}': autosave failed: {}; the journal keeps every record", world_,
                       bg_->error());
         abandon_background_save();

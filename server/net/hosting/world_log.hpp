@@ -22,7 +22,7 @@
 #include <asio.hpp>
 #include <nlohmann/json.hpp>
 
-#include "persist/background_save.hpp"
+#include "memory/forked_save.hpp"
 #include "persist/journal.hpp"
 #include "persist/snapshot_binary.hpp"
 
@@ -89,8 +89,8 @@ class world_log {
     /// and keeps the ones written since. Returns true when a child now runs: false while one
     /// still runs (nothing started), and false when the fork failed and the save was done
     /// in-process (save()) instead, with a warning. `spares`: memory made ready ahead for the
-    /// child's copies (persist::spare_blocks).
-    bool start_background_save(const world::world& w, persist::spare_blocks spares = {});
+    /// child's copies (memory::spare_blocks).
+    bool start_background_save(const world::world& w, memory::spare_blocks spares = {});
     /// @brief Never blocks: true once no background save runs any more (it ended and its journal
     /// prefix was dropped, or it failed and was logged; the journal then keeps everything).
     bool finish_background_save();
@@ -129,7 +129,7 @@ class world_log {
     std::uint64_t seq_;
     bool failing_ = false;  ///< the last journal write failed: logged once per episode
 
-    std::unique_ptr<persist::background_save> bg_;  ///< the child writing a snapshot, if any
+    std::unique_ptr<memory::background_save> bg_;  ///< the child writing a snapshot, if any
     std::uint64_t bg_journal_bytes_ = 0;  ///< the journal's length at the fork: what the snapshot holds
     std::uint64_t bg_tick_ = 0;
     std::filesystem::path bg_path_;

@@ -108,7 +108,7 @@ TEST(HugePageAllocator, RestoreHugePagesMendsWhatAWriteDuringAForkSplitAndKeepsE
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
 
-    const std::size_t collapsed = restore_huge_pages();
+    const std::size_t collapsed = ecsd::memory::restore_huge_pages();
     const std::size_t huge_after = huge_kb_over(values.data(), 4 * mib);
     for (std::size_t i = 0; i < values.size(); ++i)
         ASSERT_EQ(values[i], i % (2 * mib / sizeof(std::uint64_t)) == 0 ? i + 1 : i) << "at " << i;

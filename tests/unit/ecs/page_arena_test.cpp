@@ -16,10 +16,10 @@ TEST(PageArena, HandsOutDistinctAlignedPagesFromListedBlocksAndGivesEmptiedBlock
     const auto listed_block_of = [](const void* p) {
         const auto at = reinterpret_cast<std::uintptr_t>(p);
         bool found = false;
-        for_each_mapped_block([&](void* b, std::size_t n) {
+        for (const auto& [b, n] : ecsd::memory::mapped_blocks()) {
             const auto base = reinterpret_cast<std::uintptr_t>(b);
-            found = found || (at >= base && at < base + n && n == internal::huge_page);
-        });
+            found = found || (at >= base && at < base + n && n == ecsd::memory::huge_page);
+        }
         return found;
     };
 

@@ -1,5 +1,3 @@
-#include "persist/background_save.hpp"
-
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,9 +13,13 @@
 #include <gtest/gtest.h>
 
 #include "ecs/huge_page_allocator.hpp"
+#include "memory/blocks.hpp"
+#include "memory/forked_save.hpp"
 #include "persist/atomic_file.hpp"
 
 using namespace ecsd::persist;
+using ecsd::memory::background_save;
+using ecsd::memory::spare_blocks;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
@@ -87,9 +89,8 @@ TEST(BackgroundSave, TheChildWritesTheMemoryAsItWasAtTheFork) {
 TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
     const auto listed = [](const void* p) {
         bool found = false;
-        ecsd::ecs::for_each_mapped_block([&](void* at, std::size_t bytes) {
+        for (const auto& [at, bytes] : ecsd::memory::mapped_blocks())
             found = found || (at == p && bytes % (std::size_t{2} << 20) == 0);
-        });
         return found;
     };
     const void* freed = nullptr;
@@ -106,9 +107,8 @@ TEST(BackgroundSave, BigBlocksAreAlignedListedAndCopiedAsTheyWereAtTheFork) {
     // in whole small pages; a small one comes from operator new and is not listed.
     const auto listed_in_small_pages = [](const void* p) {
         bool found = false;
-        ecsd::ecs::for_each_mapped_block([&](void* at, std::size_t n) {
+        for (const auto& [at, n] : ecsd::memory::mapped_blocks())
             found = found || (at == p && n % 4096 == 0 && n < (std::size_t{2} << 20));
-        });
         return found;
     };
     bytes stamps(1 << 20, 5);

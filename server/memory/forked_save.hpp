@@ -1,7 +1,8 @@
 #pragma once
-// A save written by a forked child, as Redis's BGSAVE does: the parent stops only for fork(), the
-// child sees the memory as it was at that instant (copy-on-write) and writes the file while the
-// parent goes on ticking. docs/design.md ("Saves without a hitch") says why fork and not a copy.
+// The memory module's fork (see blocks.hpp): a save written by a forked child, as Redis's BGSAVE does: the
+// parent stops only for fork(), the child sees the memory as it was at that instant (copy-on-write) and
+// writes the file while the parent goes on ticking. docs/design.md ("Saves without a hitch") says why fork
+// and not a copy.
 //
 // The child runs one function and leaves with _exit: it closes every inherited descriptor first
 // (sockets, the journal, epoll), dies with its parent (PR_SET_PDEATHSIG), and must not take a lock
@@ -17,11 +18,13 @@
 #include <utility>
 #include <vector>
 
-namespace ecsd::persist {
+#include "memory/blocks.hpp"
+
+namespace ecsd::memory {
 
 /// @brief Memory made ready ahead of a save for the child's copies of the world's arrays: one fresh
-/// block, touched, the size of each block ecs::huge_page_allocator has mapped (see
-/// take_private_copies in background_save.cpp). background_save::start hands them to the child: the
+/// block, touched, the size of each block allocate_block has mapped (see take_private_copies in
+/// forked_save.cpp). background_save::start hands them to the child: the
 /// parent unmaps its side right after the fork, so the child writes its copies into pages that are
 /// its alone and already resident, and allocates nothing.
 ///
@@ -51,12 +54,6 @@ class spare_blocks {
     [[nodiscard]] bool empty() const noexcept { return blocks_.empty(); }
     [[nodiscard]] std::size_t bytes() const noexcept;
 
-    /// @brief One spare: `bytes` mapped at `at`.
-    struct block {
-        void* at;
-        std::size_t bytes;
-    };
-
   private:
     friend class background_save;
     void release() noexcept;
@@ -70,10 +67,10 @@ class background_save {
     /// exception's what() comes back to the parent as error().
     using job = std::function<std::uint64_t()>;
 
-    /// @brief Forks a child that runs `write`. Throws storage_error when the fork fails (the
+    /// @brief Forks a child that runs `write`. Throws std::system_error when the fork fails (the
     /// caller may then save in-process instead). The child first takes its own copy of every
     /// mapped block of the world, those holding an address of `hot` first (the arrays the parent
-    /// is about to write: see take_private_copies in background_save.cpp), into `spares` where one
+    /// is about to write: see take_private_copies in forked_save.cpp), into `spares` where one
     /// of the same size is there (the parent unmaps them all right after the fork).
     [[nodiscard]] static std::unique_ptr<background_save> start(const job& write,
                                                                 std::span<const void* const> hot = {},
@@ -124,4 +121,4 @@ class background_save {
     std::string error_;
 };
 
-}  // namespace ecsd::persist
+}  // namespace ecsd::memory

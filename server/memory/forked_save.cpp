@@ -1,4 +1,4 @@
-#include "persist/background_save.hpp"
+#include "memory/forked_save.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -17,15 +17,26 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <system_error>
 #include <utility>
 #include <vector>
 
-#include "ecs/huge_page_allocator.hpp"
-#include "persist/atomic_file.hpp"
+#include "memory/internal.hpp"
 
-namespace ecsd::persist {
+namespace ecsd::memory {
 
 namespace {
+
+/// @brief Writes all of `data` to the socket to or from the child; false when it cannot.
+bool send_all(int fd, std::string_view data) noexcept {
+    while (!data.empty()) {
+        const auto n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
 
 /// @brief CPU time this thread has used, in milliseconds.
 double thread_cpu_ms() noexcept {
@@ -44,7 +55,7 @@ void close_inherited(int keep) noexcept {
     }
 }
 
-/// @brief In the child, first thing: replaces each block of the world that ecs::huge_page_allocator
+/// @brief In the child, first thing: replaces each block of the world that allocate_block
 /// mapped (the big ones in huge pages, the middle-sized ones such as write stamps in small pages)
 /// with a private copy at the same address, so the parent, writing its world on, no longer shares
 /// those pages. A page the parent writes while the child still maps it is copied by the kernel, in
@@ -57,11 +68,10 @@ void close_inherited(int keep) noexcept {
 /// there is one (memory the parent made ready and has let go of: see spare_blocks), else into fresh
 /// memory. Returns the bytes copied and, apart, how many of them went into spares.
 std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* const> hot,
-                                                        std::vector<spare_blocks::block>& spares) noexcept {
-    using block = spare_blocks::block;  // `bytes` mapped at `at`, a world's block or a spare alike
-    std::vector<block> blocks;
+                                                        std::vector<block>& spares) noexcept {
+    std::vector<block> blocks;  // a world's block or a spare alike: `bytes` mapped at `at`
     try {
-        ecs::for_each_mapped_block([&](void* at, std::size_t bytes) { blocks.push_back({at, bytes}); });
+        blocks = mapped_blocks();
     } catch (...) {
         return {0, 0};
     }
@@ -91,12 +101,12 @@ std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* co
             *spare = spares.back();
             spares.pop_back();
         } else {
-            fresh = ecs::internal::map_block(n);  // in pages of the original's size
+            fresh = internal::map_block(n);  // in pages of the original's size
         }
         if (fresh == nullptr) continue;
         std::memcpy(fresh, at, n);
         if (::mremap(fresh, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, at) == MAP_FAILED) {
-            ::munmap(fresh, n);
+            internal::unmap(fresh, n);
             continue;
         }
         copied += n;
@@ -106,7 +116,7 @@ std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* co
 }
 
 [[noreturn]] void run_child(const background_save::job& write, std::span<const void* const> hot,
-                            std::vector<spare_blocks::block>& spares, pid_t parent, int report,
+                            std::vector<block>& spares, pid_t parent, int report,
                             std::chrono::steady_clock::time_point forked) noexcept {
     // First of all, the core back to the parent: a new child may be put on the parent's core ahead
     // of it, and the world then waits for the child's time slice to end, so the world's stop for the
@@ -144,29 +154,27 @@ std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* co
         said = "unknown error";
         code = 1;
     }
-    (void)write_all(report, said);
+    (void)send_all(report, said);
     ::_exit(code);  // no atexit handlers, no flushing of the parent's buffers, no leak check
 }
 
 }  // namespace
 
 spare_blocks spare_blocks::prepare() noexcept {
-    namespace mem = ecs::internal;
     spare_blocks out;
     try {
         std::vector<std::size_t> sizes;
-        ecs::for_each_mapped_block([&sizes](void*, std::size_t bytes) { sizes.push_back(bytes); });
+        for (const auto& b : mapped_blocks()) sizes.push_back(b.bytes);
         // One mapping for all, in huge pages: the blocks in huge pages first, each on a 2 MiB
         // boundary, then the middle-sized ones, packed. The fork then copies, and the parent's
         // munmap then drops, one page-table entry per 2 MiB of spares (a middle-sized block's copy
         // is moved out of its huge page by the child: the split is the child's).
-        std::stable_partition(sizes.begin(), sizes.end(),
-                              [](std::size_t n) { return n % mem::huge_page == 0; });
+        std::stable_partition(sizes.begin(), sizes.end(), [](std::size_t n) { return n % huge_page == 0; });
         std::size_t used = 0;
         for (const std::size_t n : sizes) used += n;
         if (used == 0) return out;
-        const std::size_t bytes = (used + mem::huge_page - 1) & ~(mem::huge_page - 1);
-        auto* at = static_cast<char*>(mem::map_aligned(bytes));
+        const std::size_t bytes = (used + huge_page - 1) & ~(huge_page - 1);
+        auto* at = static_cast<char*>(internal::map_aligned(bytes));
         if (at == nullptr) return out;
         out.region_ = {at, bytes};
         out.blocks_.reserve(sizes.size());
@@ -176,8 +184,7 @@ spare_blocks spare_blocks::prepare() noexcept {
             offset += n;
         }
         // One write a small page makes each page resident (a huge page whole at its first).
-        for (std::size_t i = 0; i < used; i += mem::small_page)
-            static_cast<volatile char*>(out.region_.at)[i] = 0;
+        for (std::size_t i = 0; i < used; i += small_page) static_cast<volatile char*>(out.region_.at)[i] = 0;
     } catch (...) {  // no memory for the list: no spares (the region, if mapped, goes with `out`)
         out.blocks_.clear();
     }
@@ -201,7 +208,7 @@ std::size_t spare_blocks::bytes() const noexcept {
 }
 
 void spare_blocks::release() noexcept {
-    if (region_.at != nullptr) ::munmap(region_.at, region_.bytes);
+    if (region_.at != nullptr) internal::unmap(region_.at, region_.bytes);
     region_ = {nullptr, 0};
     blocks_.clear();
 }
@@ -212,7 +219,7 @@ std::unique_ptr<background_save> background_save::start(const job& write, std::s
     // the child reports back on the same descriptor.
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
-        throw storage_error(errno, "socket pair for a background save");
+        throw std::system_error(errno, std::generic_category(), "socket pair for a background save");
     const pid_t parent = ::getpid();
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = thread_cpu_ms();
@@ -225,11 +232,11 @@ std::unique_ptr<background_save> background_save::start(const job& write, std::s
     ::close(fds[1]);
     if (pid < 0) {
         ::close(fds[0]);
-        throw storage_error(err, "fork for a background save");
+        throw std::system_error(err, std::generic_category(), "fork for a background save");
     }
     if (!spares.empty()) {
         spares.release();  // the child's references to these pages are now the only ones
-        (void)write_all(fds[0], "g");
+        (void)send_all(fds[0], "g");
     }
     // The world's stop: the fork, and the unmapping of the spares (one page-table entry per 2 MiB).
     const double fork_ms =
@@ -295,4 +302,4 @@ void background_save::abandon() noexcept {
     error_ = "abandoned";
 }
 
-}  // namespace ecsd::persist
+}  // namespace ecsd::memory

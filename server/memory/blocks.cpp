@@ -1,0 +1,133 @@
+#include "memory/blocks.hpp"
+
+#include <sys/mman.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <new>
+
+#include "memory/internal.hpp"
+
+namespace ecsd::memory {
+
+namespace {
+
+/// One entry of the list of mapped blocks, so that a forked child (a background save) can take a
+/// copy of its own of each and stop sharing them with the parent. Lock-free, because the child may
+/// be forked while another thread is in the middle of an update; it then misses at most the block
+/// being added (still shared, so copied on write as before) and never sees a block that is
+/// unmapped, since a block leaves the list before it is unmapped.
+struct mapped_entry {
+    std::atomic<void*> addr{nullptr};  // nullptr: free; claimed(): being filled in
+    std::atomic<std::size_t> bytes{0};
+};
+void* claimed() noexcept {
+    static char mark;
+    return &mark;
+}
+constexpr std::size_t max_mapped_blocks = 4096;  // beyond that, blocks go untracked
+std::array<mapped_entry, max_mapped_blocks>& entries() noexcept {
+    static std::array<mapped_entry, max_mapped_blocks> blocks;
+    return blocks;
+}
+void note_mapped(void* p, std::size_t bytes) noexcept {
+    for (auto& b : entries()) {
+        void* expected = nullptr;
+        if (b.addr.compare_exchange_strong(expected, claimed(), std::memory_order_acq_rel)) {
+            b.bytes.store(bytes, std::memory_order_relaxed);
+            b.addr.store(p, std::memory_order_release);
+            return;
+        }
+    }
+}
+void note_unmapped(void* p) noexcept {
+    for (auto& b : entries()) {
+        if (b.addr.load(std::memory_order_relaxed) == p) {
+            b.addr.store(nullptr, std::memory_order_release);
+            return;
+        }
+    }
+}
+
+}  // namespace
+
+namespace internal {
+
+void* map_aligned(std::size_t rounded) noexcept {
+    void* got =
+        ::mmap(nullptr, rounded + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (got == MAP_FAILED) return nullptr;
+    auto* raw = static_cast<char*>(got);
+    const std::size_t head = (huge_page - reinterpret_cast<std::uintptr_t>(raw) % huge_page) % huge_page;
+    char* p = raw + head;
+    if (head > 0) ::munmap(raw, head);
+    if (head < huge_page) ::munmap(p + rounded, huge_page - head);
+    ::madvise(p, rounded, MADV_HUGEPAGE);
+    return p;
+}
+
+void* map_block(std::size_t rounded) noexcept {
+    if (rounded % huge_page == 0) return map_aligned(rounded);
+    void* got = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return got == MAP_FAILED ? nullptr : got;
+}
+
+void unmap(void* p, std::size_t bytes) noexcept {
+    ::munmap(p, bytes);
+}
+
+}  // namespace internal
+
+void* allocate_block(std::size_t bytes) {
+    if (bytes < mapped_from) return ::operator new(bytes);
+    const std::size_t rounded = mapped_size(bytes);
+    void* p = internal::map_block(rounded);
+    if (p == nullptr) throw std::bad_alloc();
+    // A vector's block ends in capacity it has not used yet, and a huge page is resident in full from
+    // its first byte, so the last one would hold unused capacity as resident memory. The last 2 MiB of
+    // a big block are left in small pages, resident only as far as they are written (a grown vector's
+    // copy fills the first half, so the tail is reached only as it fills up). Not in smaller blocks: a
+    // vector growing one push at a time fills each of them whole on its way, and a small-page tail
+    // then costs 512 faults for nothing.
+    if (rounded >= small_tail_from)
+        ::madvise(static_cast<char*>(p) + rounded - huge_page, huge_page, MADV_NOHUGEPAGE);
+    note_mapped(p, rounded);
+    return p;
+}
+
+void free_block(void* p, std::size_t bytes) noexcept {
+    if (bytes < mapped_from) {
+        ::operator delete(p);
+        return;
+    }
+    note_unmapped(p);
+    ::munmap(p, mapped_size(bytes));
+}
+
+std::vector<block> mapped_blocks() {
+    std::vector<block> out;
+    for (auto& b : entries()) {
+        void* a = b.addr.load(std::memory_order_acquire);
+        if (a != nullptr && a != claimed()) out.push_back({a, b.bytes.load(std::memory_order_relaxed)});
+    }
+    return out;
+}
+
+std::size_t restore_huge_pages() noexcept {
+    // Linux's value; Debian 12's glibc headers predate it (<linux/mman.h> has it, but clashes with them).
+    constexpr int madv_collapse = 25;
+    std::size_t collapsed = 0;
+    for (auto& b : entries()) {
+        void* at = b.addr.load(std::memory_order_acquire);
+        if (at == nullptr || at == claimed()) continue;
+        const std::size_t bytes = b.bytes.load(std::memory_order_relaxed);
+        if (bytes % huge_page != 0) continue;  // a middle-sized block, in small pages by design
+        // A big block's last 2 MiB are in small pages by design too (see allocate_block).
+        const std::size_t huge = bytes >= small_tail_from ? bytes - huge_page : bytes;
+        if (::madvise(at, huge, madv_collapse) == 0) ++collapsed;
+    }
+    return collapsed;
+}
+
+}  // namespace ecsd::memory
