@@ -22,6 +22,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(READLINE REQUIRED IMPORTED_TARGET readline)
 # Debian's libzstd-dev compresses binary snapshots on request (--snapshot-format zstd).
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+# Debian's liblua5.4-dev runs the systems and spells clients define (server/world/script.cpp).
+pkg_check_modules(LUA REQUIRED IMPORTED_TARGET lua5.4)
 
 # Debian's http-parser (libhttp-parser-dev) parses the HTTP face's requests; it ships no CMake or
 # pkg-config file.

@@ -36,7 +36,8 @@ json snapshot_head(const world::world& w, std::uint64_t journal_seq) {
               {"threads", s.threads}}},
             {"systems", std::move(systems)},
             {"component_types", std::move(types)},
-            {"prefabs", std::move(prefabs)}};
+            {"prefabs", std::move(prefabs)},
+            {"scripts", w.scripts_json()}};
 }
 
 namespace {
@@ -258,6 +259,8 @@ std::unique_ptr<world::world> world_from_head(const json& doc, const std::string
     for (const auto& t : types)
         w->register_component(t.at("name").get<std::string>(), t.value("fields", json::object()));
     for (const auto& [name, comps] : prefabs.items()) w->define_prefab(name, comps);
+    // Lua systems and spells (absent before scripts existed), before the enabled flags that name them.
+    w->restore_scripts(doc.value("scripts", json::array()));
     for (const auto& [name, state] : systems.items())
         w->set_system_enabled(name, state.value("enabled", true));
     return w;

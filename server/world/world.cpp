@@ -8,6 +8,7 @@
 #include "ecs/state_hasher.hpp"
 #include "ecs/value_codec.hpp"
 #include "world/collision.hpp"
+#include "world/script.hpp"
 #include "world/systems.hpp"
 
 namespace ecsd::world {
@@ -81,7 +82,11 @@ world::world(world_settings settings)
     clock_.restart(clock::now());
 }
 
-world::~world() = default;
+world::~world() {
+    // Scripts hold references into the Lua state, which scripts_ closes: they go first.
+    systems_.clear();
+    spells_.clear();
+}
 
 void world::set_default_threads(unsigned n) noexcept {
     default_threads_ = std::clamp(n, 1U, world_settings::max_threads);
@@ -138,21 +143,25 @@ void world::add_system() {
 }
 
 void world::add_spell(std::string name, std::string description, spell_fn fn) {
-    spells_.push_back({std::move(name), std::move(description), std::move(fn)});
+    spells_.push_back({std::move(name), std::move(description), std::move(fn), nullptr});
 }
 
 // --- running ------------------------------------------------------------------------------
 
 void world::time_system(system_def& s) {
     const auto t0 = clock::now();
-    s.run(*this);
+    if (s.user)
+        scripts_->run_system(s);
+    else
+        s.run(*this);
     s.stats.record(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
 }
 
 void world::run_tick() {
     const auto t0 = clock::now();
     for (auto& s : systems_) {
-        if (s.enabled) time_system(s);  // cleanup cannot be disabled (set_system_enabled)
+        // cleanup cannot be disabled (set_system_enabled); a user system may run every n ticks.
+        if (s.enabled && (s.every <= 1 || tick_ % s.every == 0)) time_system(s);
     }
     ++tick_;
     last_tick_ms_ = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
@@ -263,6 +272,13 @@ json world::list_systems() const {
                        {"last_ms", s.stats.last_ms()},
                        {"p50_ms", s.stats.quantile(0.5)},
                        {"p99_ms", s.stats.quantile(0.99)}});
+        if (s.user) {  // a client's Lua system: where it asked to be, and why it stopped if it did
+            auto& row = out.back();
+            row["lua"] = true;
+            row["phase_order"] = s.order;
+            row["every"] = s.every;
+            row["error"] = s.error.empty() ? json(nullptr) : json(s.error);
+        }
     }
     return out;
 }
@@ -273,6 +289,7 @@ void world::set_system_enabled(const std::string& name, bool enabled) {
         throw ecs_error(reason::invalid_value,
                         "cleanup cannot be disabled: deferred destruction depends on it");
     s.enabled = enabled;
+    if (enabled) s.error.clear();  // a user system disabled by a failed run gets another chance
 }
 
 void world::run_system(const std::string& name) {
@@ -303,7 +320,10 @@ json world::system_entities(const std::string& name, std::size_t limit, std::siz
 
 json world::list_spells() const {
     json out = json::array();
-    for (const auto& s : spells_) out.push_back({{"name", s.name}, {"description", s.description}});
+    for (const auto& s : spells_) {
+        out.push_back({{"name", s.name}, {"description", s.description}});
+        if (s.script) out.back()["lua"] = true;
+    }
     return out;
 }
 

@@ -22,6 +22,7 @@
 
 #include "ecs/registry.hpp"
 #include "world/components.hpp"
+#include "world/script.hpp"
 #include "world/sim_pool.hpp"
 #include "world/system_stats.hpp"
 #include "world/systems.hpp"
@@ -69,7 +70,11 @@ struct system_def {
     int watch = -1;  // member set kept current by the registry
     system_stats stats;
     const void* key = nullptr;    // identifies the system struct (world::state<S>)
-    std::shared_ptr<void> state;  // the system's own state, when it declares one
+    std::shared_ptr<void> state;  // the system's own state, when it declares one; a user system's script
+    bool user = false;            // defined by a client in Lua (world.define_system)
+    int order = 0;                // place within the phase: built-ins 0, user systems their `order`
+    std::uint32_t every = 1;      // user systems: run on the ticks divisible by this
+    std::string error;            // why a user system was disabled by a failed run; empty otherwise
 };
 
 /// @brief A spell: runs on the caster (and target) when the spells system reads a MagicInput.
@@ -79,6 +84,7 @@ struct spell_def {
     std::string name;
     std::string description;
     spell_fn cast;
+    std::shared_ptr<void> script;  // a spell defined in Lua (world.define_spell), or null
 };
 
 /// @brief A spell that could not be cast, kept for world.info (most recent last, bounded).
@@ -195,6 +201,25 @@ class world {
     [[nodiscard]] const spell_def* find_spell(const std::string& name) const;
     void record_spell_failure(entity_id caster, const std::string& spell, const std::string& error);
 
+    // --- scripts: systems and spells in Lua (world/script.cpp) ---------------------------
+    /// @brief Adds a user system, or replaces the one of that name from the next tick on (hot
+    /// reload). Throws invalid_params (a syntax error with its line and column, a bad query or
+    /// phase), invalid_value (a built-in's name) or limit_reached (--max-scripts, --max-script-bytes).
+    void define_system(const script_source& src);
+    /// @brief Takes a user system out of the pipeline; no_such_system when there is none.
+    void remove_system(const std::string& name);
+    /// @brief Adds (or replaces) a spell written in Lua; cast_spell casts it like a built-in.
+    void define_spell(const script_source& src);
+    /// @brief Every script, user systems in pipeline order then spells, with its state (what
+    /// snapshots and exports carry).
+    [[nodiscard]] json scripts_json() const;
+    /// @brief Defines the scripts scripts_json() listed (a restored world); a system's saved
+    /// enabled flag and error come back too.
+    void restore_scripts(const json& list);
+    /// @brief The Lua state of this world, or null before its first script.
+    [[nodiscard]] const script_host* scripts() const noexcept { return scripts_.get(); }
+    [[nodiscard]] const std::vector<spell_def>& spells() const noexcept { return spells_; }
+
     // --- entities and components as JSON (the protocol's world.* methods) ---------------
     /// @brief The live entity with this Name, or 0 (a scan of the named entities only).
     [[nodiscard]] entity_id find_named(std::string_view name) const;
@@ -253,6 +278,7 @@ class world {
     }
 
   private:
+    friend struct script_host::impl;
     template <typename S>
     static constexpr char system_key = 0;
     template <typename T, typename... U>
@@ -299,7 +325,9 @@ class world {
     std::vector<std::pair<std::string, json>> runtime_defs_;
     tick_clock clock_;
     unsigned default_threads_ = 1;
-    std::unique_ptr<sim_pool> pool_;  // made at the first split walk, for threads()
+    std::unique_ptr<sim_pool> pool_;        // made at the first split walk, for threads()
+    std::unique_ptr<script_host> scripts_;  // made with the first script
+    script_host& script_state();
     std::uint64_t tick_ = 0;
     std::uint64_t overruns_ = 0;
     double last_tick_ms_ = 0;        // the systems
