@@ -3,8 +3,9 @@
 #   scripts/test.sh              Debug build with -Werror, all tests
 #   scripts/test.sh --sanitize   the same under AddressSanitizer + UBSan
 #   scripts/test.sh --tsan       ecsd under ThreadSanitizer, driven by the tests that use sockets
-#                                (integration and ecsctl end-to-end), and the world's tick on several
-#                                threads (label `threads`): any data race fails them
+#                                (integration and ecsctl end-to-end, the plain build's programs), and
+#                                the world's tick on several threads (label `threads`): any data
+#                                race fails them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,14 +33,20 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=32
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [[ "$tsan" == ON ]]; then
   # Races live in ecsd's threads; the tests that drive it over sockets are the ones that matter.
-  cmake --build "$build_dir" --parallel "$(nproc)" --target ecsd ecsctl ecsd_integration_tests ecsctl_cli_tests \
-    sim_threads_tests
+  # Only ecsd and the threaded tick's tests are built under TSan: the socket tests are the plain
+  # build's programs (build/test, built here if missing), run against the TSan ecsd through
+  # ECSD_TEST_BINARY, so the test code itself is compiled once.
+  cmake --build "$build_dir" --parallel "$(nproc)" --target ecsd sim_threads_tests
+  cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DECSD_WERROR=ON >/dev/null
+  cmake --build build/test --parallel "$(nproc)" --target ecsd ecsctl ecsd_integration_tests ecsctl_cli_tests
   export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
+  ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300 -L '^threads$'
   # Overload.WatchersThatNeverRead... asserts when views stall, which the tick's watch budget makes
   # depend on how fast diffs run: under TSan's slowdown one view of 32 had not stalled after 2000
   # ticks. It holds no race to find that the other watch tests lack, and it runs in the plain and
   # ASan suites.
-  ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300 -L '^(integration|cli|threads)$' \
+  ECSD_TEST_BINARY="$PWD/$build_dir/bin/ecsd" \
+    ctest --test-dir build/test --output-on-failure --parallel "$(nproc)" --timeout 300 -L '^(integration|cli)$' \
     -E '^Overload[.]WatchersThatNeverReadStopCostingTheTickAndResyncWhenTheyRead$'
   exit
 fi

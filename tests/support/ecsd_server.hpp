@@ -9,7 +9,8 @@
 //   auto response = client.call("server.ping");                 // {"jsonrpc":"2.0","id":1,"result":"pong"}
 //   auto status = server.stop(SIGTERM);                         // exit code and how long it took
 //
-// ecsd_server forks ECSD_BINARY (a compile definition: the ecsd built with the tests) with
+// ecsd_server forks ECSD_BINARY (a compile definition: the ecsd built with the tests; the
+// environment variable ECSD_TEST_BINARY names another) with
 // `--port 0 --log-level warn` (and `--http-port 0` unless you pass one) plus your arguments, reads its stdout
 // until the line `listening on HOST:PORT`, and remembers the port (and, given `--http-port N`, the
 // port of its `viewer at` line: http_port()). Its stderr (the log) goes to the test's
