@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ecsd/protocol/version.hpp"
+#include "world/script.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -123,6 +124,19 @@ std::vector<setting> make_settings() {
                     "threads each world's tick uses (movement and collision search split across them) "
                     "unless world.create names its own",
                     &server_config::sim_threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 64U)); }));
+    t.push_back(row("script-instructions", "ECSD_SCRIPT_INSTRUCTIONS",
+                    "Lua instructions one run of a script system or spell may execute before it is stopped "
+                    "and the system disabled",
+                    &server_config::script_instructions, [](CLI::Option& o) {
+                        o.check(CLI::Range(std::uint64_t{1000}, std::uint64_t{2'000'000'000}));
+                    }));
+    t.push_back(row("script-memory", "ECSD_SCRIPT_MEMORY",
+                    "bytes the Lua scripts of one world may hold together", &server_config::script_memory,
+                    [](CLI::Option& o) { o.check(CLI::Range(std::size_t{1} << 20, std::size_t{1} << 34)); }));
+    t.push_back(row("max-scripts", "ECSD_MAX_SCRIPTS", "Lua systems and spells one world may define",
+                    &server_config::max_scripts, positive));
+    t.push_back(row("max-script-bytes", "ECSD_MAX_SCRIPT_BYTES", "bytes of one Lua script's source",
+                    &server_config::max_script_bytes, positive));
     t.push_back(row("data-dir", "ECSD_DATA_DIR",
                     "folder for snapshots and journals; empty: nothing is written",
                     &server_config::data_dir));
@@ -196,6 +210,11 @@ std::variant<server_config, int> parse_command_line(int argc, const char* const*
     // --agones false (or ECSD_AGONES=0) says otherwise.
     if (app.get_option("--agones")->count() == 0 && app.get_option("--agones-port")->count() > 0)
         cfg.agones = true;
+    // Every world's scripts take their limits from here (world/script.hpp).
+    world::set_script_limits({.instructions = cfg.script_instructions,
+                              .memory_bytes = cfg.script_memory,
+                              .max_scripts = cfg.max_scripts,
+                              .max_source_bytes = cfg.max_script_bytes});
     return cfg;
 }
 

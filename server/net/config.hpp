@@ -64,6 +64,12 @@ struct server_config {
     std::uint16_t agones_port = 9358;  ///< the sidecar's HTTP port on localhost (AGONES_SDK_HTTP_PORT)
     double agones_health = 2.0;        ///< seconds between Health pings to the sidecar
     bool enable_debug = false;         ///< allow debug.* methods (fault drills and tests)
+    /// Lua scripts (world.define_system / define_spell, world/script.hpp): instructions one run of a
+    /// system or spell may execute, bytes one world's scripts may hold, scripts per world, source bytes.
+    std::uint64_t script_instructions = 1'000'000;
+    std::size_t script_memory = std::size_t{64} << 20;
+    std::size_t max_scripts = 64;
+    std::size_t max_script_bytes = std::size_t{64} << 10;
 };
 
 /// @brief One row of the settings table.

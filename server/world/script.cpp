@@ -141,6 +141,7 @@ struct script_host::impl {
     bool oom = false;     // the allocator refused: the run is over (pcall in the script cannot catch it)
     bool killed = false;  // the instruction budget ran out: likewise
     bool running = false;
+    std::uint64_t run_id = 0;  // counts runs: handles and iterators of an earlier run are closed
     std::uint64_t budget = 0;
     int env_base = LUA_NOREF;   // the template the environments copy from
     int handle_mt = LUA_NOREF;  // metatable of handles
@@ -375,7 +376,7 @@ const char* lua_type_of(lua_State* L, int idx) {
 template <typename T>
 bool store_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t, int copy, int names) {
     auto& tp = static_cast<ecs::typed_pool<T>&>(p);
-    lua_State* L = h.L;
+    lua_State* L = h.L;  // NOLINT(readability-identifier-naming): the name Lua gives its state
     const int top = lua_gettop(L);
     try {
         T next = tp.get(slot);
@@ -442,7 +443,7 @@ void fill_dynamic(impl& h, ecs::pool& p, std::uint32_t slot, int t) {
     const int names = lua_gettop(h.L);
     const auto& fields = static_cast<ecs::dynamic_pool&>(p).schema().fields();
     for (std::size_t i = 0; i < fields.size(); ++i) {
-        lua_rawgeti(h.L, names, static_cast<lua_Integer>(i + 1));
+        lua_rawgeti(h.L, names, static_cast<lua_Integer>(i) + 1);
         const auto it = v.find(fields[i].name);
         if (it == v.end())
             lua_pushnil(h.L);
@@ -455,14 +456,14 @@ void fill_dynamic(impl& h, ecs::pool& p, std::uint32_t slot, int t) {
 
 bool store_dynamic(impl& h, ecs::pool& p, std::uint32_t slot, int t, int copy, int names) {
     auto& dp = static_cast<ecs::dynamic_pool&>(p);
-    lua_State* L = h.L;
+    lua_State* L = h.L;  // NOLINT(readability-identifier-naming): the name Lua gives its state
     const int top = lua_gettop(L);
     try {
         const json& cur = static_cast<const json*>(p.value_array())[p.index(slot)];
         json next = cur;
         const auto& fields = dp.schema().fields();
         for (std::size_t i = 0; i < fields.size(); ++i) {
-            lua_rawgeti(L, names, static_cast<lua_Integer>(i + 1));
+            lua_rawgeti(L, names, static_cast<lua_Integer>(i) + 1);
             lua_pushvalue(L, -1);
             lua_rawget(L, t);
             if (copy != 0) {
@@ -513,11 +514,22 @@ int raise(lua_State* L) {
     return lua_error(L);
 }
 
-/// @brief The handle index stored in the handle table at idx, or -1.
+/// @brief What a handle or an iterator keeps of itself: its index in this run, and the run, so a
+/// handle or iterator a script kept from an earlier run reads as closed, never as another entity.
+lua_Integer run_tag(const impl& h, std::size_t index) {
+    return static_cast<lua_Integer>((h.run_id << 24U) | index);
+}
+int untag(const impl& h, lua_Integer tag) {
+    const auto t = static_cast<std::uint64_t>(tag);
+    if ((t >> 24U) != h.run_id) return -1;
+    return static_cast<int>(t & 0xffffffU);
+}
+
+/// @brief The handle index stored in the handle table at idx (of this run), or -1.
 int handle_index(lua_State* L, int idx) {
     if (lua_type(L, idx) != LUA_TTABLE) return -1;
     lua_rawgetp(L, idx, &handle_key);
-    const int i = lua_isinteger(L, -1) != 0 ? static_cast<int>(lua_tointeger(L, -1)) : -1;
+    const int i = lua_isinteger(L, -1) != 0 ? untag(impl::of(L), lua_tointeger(L, -1)) : -1;
     lua_pop(L, 1);
     return i;
 }
@@ -581,6 +593,7 @@ int api_each(lua_State* L) {
     for (std::size_t k = 0; k < h.iters[idx].comps.size(); ++k) (void)h.codec_of(h.iters[idx].comps[k]);
     // The reused handle with one table per component of the query, refilled at each step.
     const int hi = h.new_handle(0, true);
+    if (hi < 0) return raise(L);
     const int ht = lua_gettop(L);
     h.iters[idx].handle = hi;
     lua_rawgetp(L, ht, &shadow_key);
@@ -596,7 +609,7 @@ int api_each(lua_State* L) {
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    lua_pushinteger(L, static_cast<lua_Integer>(idx));
+    lua_pushinteger(L, run_tag(h, idx));
     lua_pushvalue(L, ht);
     lua_pushcclosure(L, iter_step, 2);
     return 1;
@@ -604,7 +617,9 @@ int api_each(lua_State* L) {
 
 int iter_step(lua_State* L) {
     impl& h = impl::of(L);
-    const auto idx = static_cast<std::size_t>(lua_tointeger(L, lua_upvalueindex(1)));
+    const int tagged = untag(h, lua_tointeger(L, lua_upvalueindex(1)));
+    if (tagged < 0) return 0;  // an iterator kept from an earlier run: it is over
+    const auto idx = static_cast<std::size_t>(tagged);
     const int ht = lua_upvalueindex(2);
     if (idx >= h.iters.size()) return 0;
     const int hi = h.iters[idx].handle;
@@ -792,7 +807,7 @@ int api_near(lua_State* L) {
     lua_createtable(L, static_cast<int>(n), 0);
     for (std::size_t i = 0; i < n; ++i) {
         lua_pushinteger(L, static_cast<lua_Integer>(h.scratch[i].get<entity_id>()));
-        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+        lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
     }
     return 1;
 }
@@ -817,8 +832,9 @@ int random_from(lua_State* L, int first) {
     }
     luaL_argcheck(L, lo <= hi, first, "interval is empty");
     const auto span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
-    const std::uint64_t v = span == 0 ? r : r % span;  // span 0: the whole 64-bit range
-    lua_pushinteger(L, static_cast<lua_Integer>(static_cast<std::uint64_t>(lo) + v));
+    const std::uint64_t v = span == 0 ? r : r % span;                // span 0: the whole 64-bit range
+    const std::uint64_t drawn = static_cast<std::uint64_t>(lo) + v;  // wraps as two's complement
+    lua_pushinteger(L, static_cast<lua_Integer>(drawn));
     return 1;
 }
 int api_random(lua_State* L) {
@@ -1145,7 +1161,7 @@ int run_entry(lua_State* L) {
         if (!h.handles[i].open || h.handles[i].e == 0) continue;
         // Handles are kept in the registry table by index while the run lasts.
         lua_rawgetp(L, LUA_REGISTRYINDEX, &handle_key);
-        lua_rawgeti(L, -1, static_cast<lua_Integer>(i + 1));
+        lua_rawgeti(L, -1, static_cast<lua_Integer>(i) + 1);
         if (!h.flush(lua_gettop(L))) return raise(L);
         lua_pop(L, 2);
     }
@@ -1199,7 +1215,7 @@ script_host::impl::codec& script_host::impl::codec_of(ecs::component_id c) {
         const auto& fields = static_cast<const ecs::dynamic_pool&>(p).schema().fields();
         for (std::size_t i = 0; i < fields.size(); ++i) {
             lua_pushlstring(L, fields[i].name.data(), fields[i].name.size());
-            lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+            lua_rawseti(L, -2, static_cast<lua_Integer>(i) + 1);
         }
         cd.fill = &fill_dynamic;
         cd.store = &store_dynamic;
@@ -1221,6 +1237,10 @@ script_host::impl::codec& script_host::impl::codec_of(ecs::component_id c) {
 
 int script_host::impl::new_handle(entity_id e, bool each) {
     const auto index = static_cast<int>(handles.size());
+    if (index >= 0xffffff) {
+        error = "more than 16777215 handles in one run";
+        return -1;
+    }
     try {
         handles.push_back({e, ecs::index_of(e), each, true, {}});
         if (!each) open_gets.push_back(index);
@@ -1230,7 +1250,7 @@ int script_host::impl::new_handle(entity_id e, bool each) {
     }
     lua_createtable(L, 0, 4);
     const int ht = lua_gettop(L);
-    lua_pushinteger(L, index);
+    lua_pushinteger(L, run_tag(*this, static_cast<std::size_t>(index)));
     lua_rawsetp(L, ht, &handle_key);
     lua_newtable(L);
     lua_rawsetp(L, ht, &shadow_key);
@@ -1385,6 +1405,7 @@ void script_host::impl::begin_run(const compiled_script& s, std::string label) {
     undo_bytes.clear();
     spawned.clear();
     current = &s;
+    run_id = (run_id + 1) & 0xffffffffffULL;  // kept in 40 bits, beside a 24-bit index
     killed = false;
     oom = false;
 }
@@ -1517,7 +1538,7 @@ std::string located_syntax_error(const std::string& name, const std::string& sou
 
 std::shared_ptr<void> script_host::compile(const script_source& src) {
     auto& h = *impl_;
-    lua_State* L = h.L;
+    lua_State* L = h.L;  // NOLINT(readability-identifier-naming): the name Lua gives its state
     auto script = std::make_shared<compiled_script>();
     script->src = src;
     if (src.what == script_source::kind::system) {
@@ -1624,7 +1645,7 @@ void script_host::cast(const std::shared_ptr<void>& ptr, entity_id caster, entit
     h.begin_run(script, "spell '" + script.src.name + "'");
     h.seed(script.src.name, caster);
     push_call(h.L, script);
-    lua_State* L = h.L;
+    lua_State* L = h.L;  // NOLINT(readability-identifier-naming): the name Lua gives its state
     lua_pushinteger(L, static_cast<lua_Integer>(caster));
     lua_pushinteger(L, static_cast<lua_Integer>(target));
     lua_pushnumber(L, amount);

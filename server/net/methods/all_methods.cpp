@@ -11,6 +11,7 @@ void register_all_methods(method_table& table) {
     register_system_methods(table);
     register_spell_methods(table);
     register_prefab_methods(table);
+    register_script_methods(table);
     register_persist_methods(table);
     register_watch_methods(table);
     register_debug_methods(table);

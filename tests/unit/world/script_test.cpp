@@ -232,6 +232,30 @@ TEST(Script, RunawayScriptsAreStoppedWithinTheirBudget) {
     expect_stopped("local s = string.rep('a', 5000) string.match(s, '(.-)*(.-)*b')", "backtrack");
 }
 
+TEST(Script, AHandleKeptFromAnEarlierRunTouchesNothing) {
+    world w(paused());
+    const auto a = w.spawn({{"Health", {{"hp", 10}, {"max", 100}}}});
+    const auto b = w.spawn({{"Health", {{"hp", 20}, {"max", 100}}}});
+    w.define_system(sys("keeper", "Health", R"lua(
+local kept, step
+return function(w)
+  if kept then
+    kept.Health.hp = 0          -- a table of the last run: nobody reads it back
+    kept.Lifetime = {remaining = 1}
+    assert(kept.Name == nil)
+    for e in step do end        -- the last run's iterator is over
+  end
+  step = w:each()
+  kept = step()
+end
+)lua"));
+    w.step(3);
+    EXPECT_TRUE(find_system(w, "keeper")->enabled) << find_system(w, "keeper")->error;
+    EXPECT_EQ(w.registry().get<Health>(a).hp, 10);
+    EXPECT_EQ(w.registry().get<Health>(b).hp, 20);
+    EXPECT_FALSE(w.registry().has<Lifetime>(a));
+}
+
 TEST(Script, RecursionThroughPcallEndsWithoutCrashing) {
     world w(paused());
     w.spawn({{"Health", json::object()}});

@@ -1,0 +1,84 @@
+// world.define_system, world.remove_system, world.define_spell: game logic in Lua 5.4 that runs in
+// the world's pipeline (world/script.hpp). The limits on what a script may do are server flags
+// (--script-instructions, --script-memory, --max-scripts, --max-script-bytes).
+#include "methods.hpp"
+#include "methods/schemas.hpp"
+#include "rpc/method_table.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::net {
+namespace {
+
+using nlohmann::json;
+
+json define_system(method_context& ctx) {
+    world::script_source src;
+    src.name = ctx.params.at("name").get<std::string>();
+    src.query = ctx.params.at("query").get<std::string>();
+    src.phase = world::script_phase(ctx.params.at("phase").get<std::string>());
+    src.order = ctx.params.value("order", 0);
+    src.every = ctx.params.value("every", 1U);
+    src.source = ctx.params.at("source").get<std::string>();
+    const bool replaced = [&] {
+        for (const auto& s : ctx.world().systems())
+            if (s.name == src.name) return true;
+        return false;
+    }();
+    ctx.world().define_system(src);
+    return {{"name", src.name}, {"replaced", replaced}, {"from_tick", ctx.world().tick() + 1}};
+}
+
+json remove_system(method_context& ctx) {
+    const auto name = ctx.params.at("name").get<std::string>();
+    ctx.world().remove_system(name);
+    return {{"name", name}, {"removed", true}};
+}
+
+json define_spell(method_context& ctx) {
+    world::script_source src;
+    src.name = ctx.params.at("name").get<std::string>();
+    src.source = ctx.params.at("source").get<std::string>();
+    const bool replaced = ctx.world().find_spell(src.name) != nullptr;
+    ctx.world().define_spell(src);
+    return {{"name", src.name}, {"replaced", replaced}};
+}
+
+}  // namespace
+
+void register_script_methods(method_table& table) {
+    const json name{
+        {"type", "string"}, {"minLength", 1}, {"maxLength", 64}};  // letters, digits, _: checked by the world
+    const json source{{"type", "string"}, {"minLength", 1}};
+    const auto write = method_flags::world_bound | method_flags::mutating;
+    table.add(
+        {.name = "world.define_system",
+         .summary = "Adds a system written in Lua 5.4 to the pipeline, or replaces the one of that name "
+                    "from the next tick on (hot reload).",
+         .params = object_schema(
+             {{"name", name},
+              {"query", {{"type", "string"}, {"minLength", 1}}},
+              {"phase", {{"type", "string"}, {"enum", {"input", "simulation", "collision", "post"}}}},
+              {"order", {{"type", "integer"}, {"minimum", -1000}, {"maximum", 1000}, {"default", 0}}},
+              {"every", {{"type", "integer"}, {"minimum", 1}, {"maximum", 3600}, {"default", 1}}},
+              {"source", source}},
+             {"name", "query", "phase", "source"}),
+         .result = object_schema(
+             {{"name", name}, {"replaced", {{"type", "boolean"}}}, {"from_tick", {{"type", "integer"}}}},
+             {"name", "replaced"}),
+         .flags = write,
+         .handler = define_system});
+    table.add({.name = "world.remove_system",
+               .summary = "Takes a Lua system out of the pipeline (built-in systems stay).",
+               .params = object_schema({{"name", name}}, {"name"}),
+               .result = object_schema({{"name", name}, {"removed", {{"type", "boolean"}}}}, {"name"}),
+               .flags = write,
+               .handler = remove_system});
+    table.add({.name = "world.define_spell",
+               .summary = "Adds (or replaces) a spell written in Lua 5.4; world.cast_spell casts it.",
+               .params = object_schema({{"name", name}, {"source", source}}, {"name", "source"}),
+               .result = object_schema({{"name", name}, {"replaced", {{"type", "boolean"}}}}, {"name"}),
+               .flags = write,
+               .handler = define_spell});
+}
+
+}  // namespace ecsd::net
