@@ -335,6 +335,8 @@ template <typename M>
 void push_field(impl& h, const M& v) {
     if constexpr (std::is_same_v<M, double>) {
         lua_pushnumber(h.L, v);
+    } else if constexpr (std::is_same_v<M, std::string>) {
+        lua_pushlstring(h.L, v.data(), v.size());
     } else {
         h.scratch = ecs::value_codec<M>::write(v);
         push_json(h.L, h.scratch);
@@ -397,21 +399,31 @@ bool store_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t, int copy, int
                     return;
                 }
             }
-            const std::string where = std::string(ecs::component_traits<T>::name) + "." + d.name;
+            // Built only when needed: this runs for every field of every entity a system walks.
+            const auto where = [&] { return std::string(ecs::component_traits<T>::name) + "." + d.name; };
             if constexpr (std::is_same_v<M, double>) {
                 if (lua_type(L, -1) != LUA_TNUMBER)
                     throw ecs_error(reason::invalid_value,
-                                    where + ": expected a number, got " + lua_type_of(L, -1));
+                                    where() + ": expected a number, got " + lua_type_of(L, -1));
                 const double x = lua_tonumber(L, -1);
                 if (!std::isfinite(x) || std::fabs(x) > ecs::internal::max_number)
                     throw ecs_error(reason::invalid_value,
-                                    where + ": expected a number between -1e15 and 1e15");
+                                    where() + ": expected a number between -1e15 and 1e15");
                 if (x != next.*(d.member)) {
                     next.*(d.member) = x;
                     changed = true;
                 }
             } else {
-                M value = ecs::value_codec<M>::read(to_json(L, -1, where, true), where);
+                if constexpr (std::is_same_v<M, std::string>) {  // unchanged text: no JSON made
+                    std::size_t n = 0;
+                    const char* text = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : nullptr;
+                    const auto& cur = next.*(d.member);
+                    if (text != nullptr && n == cur.size() && std::memcmp(text, cur.data(), n) == 0) {
+                        lua_pop(L, 2);
+                        return;
+                    }
+                }
+                M value = ecs::value_codec<M>::read(to_json(L, -1, where(), true), where());
                 if (!(value == next.*(d.member))) {
                     next.*(d.member) = std::move(value);
                     changed = true;

@@ -9,6 +9,10 @@
 //              movement, a uniform grid by counting sort, the same pair search (own cell and four
 //              forward cells) and the same response arithmetic, over plain arrays on one thread,
 //              with no ECS, no Contacts written and no other system
+//   scripted_chase_10k: 10,000 monsters steer toward the nearest of 4 players each tick, a Lua
+//              system (world.define_system) through the script API, every built-in but cleanup off
+//   plain_lua_chase_10k: its reference, the same arithmetic in plain Lua over plain Lua tables
+//   builtin_chase_10k: the same chase written in C++ over the registry, for scale
 // Every world case runs once per thread count of --threads (default: 1 and every core), so the
 // figures at one thread and at all cores come from one run; the plain_ references are one thread.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
@@ -24,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include <lua.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -245,6 +250,148 @@ figures plain_grid(std::size_t n, int ticks) {
     return f;
 }
 
+// --- the chase (issue 42): 10,000 monsters steer toward the nearest of 4 players each tick ---------
+constexpr int chase_monsters = 10'000;
+constexpr int chase_players = 4;
+
+// The system as a client defines it (world.define_system, query "AI, Position, Velocity").
+constexpr const char* chase_script = R"lua(
+return function(w)
+  local px, py, n = {}, {}, 0
+  for p in w:each("Player, Position") do
+    n = n + 1
+    px[n], py[n] = p.Position.x, p.Position.y
+  end
+  local sqrt = math.sqrt
+  for e in w:each() do
+    local pos, vel = e.Position, e.Velocity
+    local x, y = pos.x, pos.y
+    local best, bx, by = math.huge, 0, 0
+    for i = 1, n do
+      local dx, dy = px[i] - x, py[i] - y
+      local d = dx * dx + dy * dy
+      if d < best then best, bx, by = d, dx, dy end
+    end
+    if best > 0 then
+      local k = 2 / sqrt(best)
+      vel.x, vel.y = bx * k, by * k
+    end
+  end
+end
+)lua";
+
+// The same arithmetic over plain Lua tables: the floor the binding is measured against.
+constexpr const char* plain_chase = R"lua(
+local monsters, players = {}, {}
+for i = 0, 9999 do monsters[i + 1] = {x = i % 100, y = i // 100, vx = 0, vy = 0} end
+for i = 1, 4 do players[i] = {x = 25 * i, y = 50} end
+return function()
+  local px, py, n = {}, {}, 0
+  for i = 1, #players do
+    n = n + 1
+    px[n], py[n] = players[i].x, players[i].y
+  end
+  local sqrt = math.sqrt
+  for j = 1, #monsters do
+    local m = monsters[j]
+    local x, y = m.x, m.y
+    local best, bx, by = math.huge, 0, 0
+    for i = 1, n do
+      local dx, dy = px[i] - x, py[i] - y
+      local d = dx * dx + dy * dy
+      if d < best then best, bx, by = d, dx, dy end
+    end
+    if best > 0 then
+      local k = 2 / sqrt(best)
+      m.vx, m.vy = bx * k, by * k
+    end
+  end
+end
+)lua";
+
+/// @brief A world of the chase's monsters and players with every built-in system but cleanup off,
+/// so a tick is the chase alone.
+void chase_world(world& w) {
+    auto& reg = w.registry();
+    for (int i = 0; i < chase_monsters; ++i) {
+        const auto e = reg.create();
+        reg.emplace<ecsd::world::Position>(e, {static_cast<double>(i % 100), static_cast<double>(i / 100)});
+        reg.emplace<ecsd::world::Velocity>(e, {0, 0});
+        reg.emplace<ecsd::world::AI>(e);
+    }
+    for (int i = 1; i <= chase_players; ++i) {
+        const auto e = reg.create();
+        reg.emplace<ecsd::world::Position>(e, {25.0 * i, 50});
+        reg.emplace<ecsd::world::Player>(e);
+    }
+    for (const auto& s : w.list_systems())
+        if (s["name"] != "cleanup") w.set_system_enabled(s["name"], false);
+}
+
+figures scripted_chase(int ticks) {
+    auto limits = ecsd::world::current_script_limits();
+    limits.instructions = 100'000'000;
+    ecsd::world::set_script_limits(limits);
+    world w(bench_settings());
+    chase_world(w);
+    ecsd::world::script_source src;
+    src.name = "chase";
+    src.query = "AI, Position, Velocity";
+    src.source = chase_script;
+    w.define_system(src);
+    w.run_tick();  // the first run builds the handle's tables
+    auto f = measure(w, ticks);
+    for (const auto& s : w.systems())
+        if (s.name == "chase" && !s.error.empty())
+            std::fprintf(stderr, "chase failed: %s\n", s.error.c_str());
+    return f;
+}
+
+figures plain_lua_chase(int ticks) {
+    lua_State* lua = luaL_newstate();
+    luaL_openlibs(lua);
+    if (luaL_loadstring(lua, plain_chase) != LUA_OK || lua_pcall(lua, 0, 1, 0) != LUA_OK) {
+        std::fprintf(stderr, "plain_lua_chase: %s\n", lua_tostring(lua, -1));
+        lua_close(lua);
+        return {};
+    }
+    const int fn = luaL_ref(lua, LUA_REGISTRYINDEX);
+    const auto f = time_ticks(ticks, [&] {
+        lua_rawgeti(lua, LUA_REGISTRYINDEX, fn);
+        lua_call(lua, 0, 0);
+    });
+    lua_close(lua);
+    return f;
+}
+
+figures builtin_chase(int ticks) {
+    world w(bench_settings());
+    chase_world(w);
+    auto& reg = w.registry();
+    std::vector<ecsd::world::Position> players;
+    return time_ticks(ticks, [&] {
+        players.clear();
+        const auto& tagged = reg.storage<ecsd::world::Player>();
+        for (std::size_t i = 0; i < tagged.size(); ++i)
+            players.push_back(reg.storage<ecsd::world::Position>().get(tagged.slot_at(i)));
+        reg.each<const ecsd::world::AI, const ecsd::world::Position, ecsd::world::Velocity>(
+            [&](ecsd::ecs::entity_id, const ecsd::world::AI&, const ecsd::world::Position& p,
+                ecsd::world::Velocity& v) {
+                double best = HUGE_VAL, bx = 0, by = 0;
+                for (const auto& q : players) {
+                    const double dx = q.x - p.x, dy = q.y - p.y;
+                    const double d = dx * dx + dy * dy;
+                    if (d < best) best = d, bx = dx, by = dy;
+                }
+                if (best > 0) {
+                    const double k = 2 / std::sqrt(best);
+                    v.x = bx * k;
+                    v.y = by * k;
+                }
+            });
+    });
+}
+
 json to_json(const figures& f) {
     json out = {{"median_ms", f.median_ms}, {"p99_ms", f.p99_ms}, {"mean_ms", f.mean_ms}};
     if (f.pairs > 0) out["contact_pairs"] = f.pairs;
@@ -312,11 +459,15 @@ int main(int argc, char** argv) {
         {"plain_grid_10k", [&](unsigned) { return plain_grid(10'000, ticks); }},
         {"colliders_100k", [&](unsigned t) { return colliders(100'000, ticks, t); }},
         {"plain_grid_100k", [&](unsigned) { return plain_grid(100'000, ticks); }},
+        {"scripted_chase_10k", [&](unsigned) { return scripted_chase(ticks); }},
+        {"plain_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks); }},
+        {"builtin_chase_10k", [&](unsigned) { return builtin_chase(ticks); }},
     };
     std::vector<result> results;
     for (const auto& [name, run] : cases) {
         if (!only.empty() && only != name) continue;
-        if (std::strncmp(name, "plain_", 6) == 0) {  // the references run on one thread
+        if (std::strncmp(name, "plain_", 6) == 0 || std::strstr(name, "chase") != nullptr) {
+            // the references, and the chase (scripts run on the world's thread), run on one thread
             results.push_back({name, 1, run(1)});
             continue;
         }
@@ -330,6 +481,7 @@ int main(int argc, char** argv) {
     const auto reference_of = [](const std::string& name) -> std::string {
         if (name.starts_with("movers_")) return "plain_" + name.substr(7);
         if (name.starts_with("colliders_")) return "plain_grid_" + name.substr(10);
+        if (name.starts_with("scripted_chase_")) return "plain_lua_chase_" + name.substr(15);
         return {};
     };
     const auto find_reference = [&](const result& r) -> const result* {
