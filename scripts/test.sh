@@ -38,14 +38,15 @@ if [[ "$tsan" == ON ]]; then
   # ECSD_TEST_BINARY, so the test code itself is compiled once.
   cmake --build "$build_dir" --parallel "$(nproc)" --target ecsd sim_threads_tests
   cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DECSD_WERROR=ON >/dev/null
-  cmake --build build/test --parallel "$(nproc)" --target ecsd ecsctl ecsd_integration_tests ecsctl_cli_tests
+  cmake --build build/test --parallel "$(nproc)" --target ecsd ecsctl ecsd_integration_tests ecsd_script_tests \
+    ecsctl_cli_tests
   export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
   ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300 -L '^threads$'
   # Overload.WatchersThatNeverRead... asserts when views stall, which the tick's watch budget makes
   # depend on how fast diffs run: under TSan's slowdown one view of 32 had not stalled after 2000
   # ticks. It holds no race to find that the other watch tests lack, and it runs in the plain and
   # ASan suites.
-  ECSD_TEST_BINARY="$PWD/$build_dir/bin/ecsd" \
+  ECSD_TEST_BINARY="$PWD/$build_dir/bin/ecsd" ECSD_TEST_SANITIZER=thread \
     ctest --test-dir build/test --output-on-failure --parallel "$(nproc)" --timeout 300 -L '^(integration|cli)$' \
     -E '^Overload[.]WatchersThatNeverReadStopCostingTheTickAndResyncWhenTheyRead$'
   exit

@@ -42,6 +42,21 @@ void print_stacks(pid_t pid) {
 
 }  // namespace
 
+sanitizer server_sanitizer() {
+    if (const char* other = std::getenv("ECSD_TEST_BINARY"); other != nullptr && *other != '\0') {
+        const char* kind = std::getenv("ECSD_TEST_SANITIZER");
+        const std::string_view k = kind == nullptr ? "" : kind;
+        return k == "address" ? sanitizer::address : k == "thread" ? sanitizer::thread : sanitizer::none;
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    return sanitizer::address;
+#elif defined(__SANITIZE_THREAD__)
+    return sanitizer::thread;
+#else
+    return sanitizer::none;
+#endif
+}
+
 std::string ecsd_server::binary() {
     // ECSD_TEST_BINARY runs these tests against another build's ecsd (scripts/test.sh --tsan drives
     // the ThreadSanitizer build's ecsd with this build's test programs, so they are built once).

@@ -30,16 +30,18 @@ namespace ecsd::test {
 // Sanitizers change what memory and time a server uses (TSan's shadow memory, ASan's redzones and
 // quarantine of freed blocks, both their slowdown): bounds asserted on RSS or wall time scale by
 // these, so they still tell a bounded server from an unbounded one (hundreds of MB) under them.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr long sanitizer_memory_factor = 8;
-inline constexpr int sanitizer_time_factor = 3;
-#elif defined(__SANITIZE_THREAD__)
-inline constexpr long sanitizer_memory_factor = 4;
-inline constexpr int sanitizer_time_factor = 3;
-#else
-inline constexpr long sanitizer_memory_factor = 1;
-inline constexpr int sanitizer_time_factor = 1;
-#endif
+// The ecsd under test is this build's, sanitized as this program is, unless ECSD_TEST_BINARY names
+// another build's: then ECSD_TEST_SANITIZER (address or thread) says how that one was built.
+enum class sanitizer { none, address, thread };
+[[nodiscard]] sanitizer server_sanitizer();
+[[nodiscard]] inline long memory_factor_of(sanitizer s) {
+    return s == sanitizer::address ? 8 : s == sanitizer::thread ? 4 : 1;
+}
+[[nodiscard]] inline int time_factor_of(sanitizer s) {
+    return s == sanitizer::none ? 1 : 3;
+}
+inline const long sanitizer_memory_factor = memory_factor_of(server_sanitizer());
+inline const int sanitizer_time_factor = time_factor_of(server_sanitizer());
 
 /// @brief How a stopped ecsd ended.
 struct exit_status {
@@ -55,7 +57,7 @@ struct server_options {
     std::vector<std::string> env;         ///< extra "NAME=value" environment entries
     std::optional<std::string> log_path;  ///< write ecsd's stderr here instead of inheriting it
     std::string log_level = "warn";
-    std::chrono::milliseconds start_timeout{5000};
+    std::chrono::milliseconds start_timeout{5000 * sanitizer_time_factor};
 };
 
 /// @brief A running ecsd on a free port, stopped when destroyed.

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "ecsd/protocol/jsonrpc.hpp"
+#include "ecsd_server.hpp"
 
 namespace ecsd::test {
 
@@ -103,7 +104,7 @@ nlohmann::json line_client::read_json(std::chrono::milliseconds timeout) {
 
 nlohmann::json line_client::call(std::string_view method, const nlohmann::json& params) {
     if (!send_line(protocol::make_request(next_id_++, method, params))) return nullptr;
-    return read_json();
+    return read_json(std::chrono::seconds(5) * sanitizer_time_factor);  // a sanitized ecsd is slower
 }
 
 nlohmann::json line_client::result(std::string_view method, const nlohmann::json& params) {

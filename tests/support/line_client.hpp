@@ -37,7 +37,8 @@ class line_client {
     /// @brief The next line parsed as JSON; null JSON on timeout/close (a parse error throws).
     [[nodiscard]] nlohmann::json read_json(std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
-    /// @brief Sends a request with the next id and returns its response (null JSON if none came).
+    /// @brief Sends a request with the next id and returns its response (null JSON if none came within
+    /// 5 s, times sanitizer_time_factor).
     [[nodiscard]] nlohmann::json call(std::string_view method, const nlohmann::json& params = nullptr);
     /// @brief Like call() but returns only the result, failing the current test on an error response.
     [[nodiscard]] nlohmann::json result(std::string_view method, const nlohmann::json& params = nullptr);
