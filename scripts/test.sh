@@ -54,5 +54,8 @@ fi
 cmake --build "$build_dir" --parallel "$(nproc)"
 # The browser suite (label `browser`: the viewer in headless Chromium) runs in the plain run only.
 exclude=()
-[[ "$sanitize" == ON ]] && exclude=(-LE browser)
+# Under ASan, Overload.WatchersThatNeverRead... is left out as under TSan (above): whether all 32
+# views stall depends on how fast diffs run; it runs in the plain suite.
+[[ "$sanitize" == ON ]] &&
+  exclude=(-LE browser -E '^Overload[.]WatchersThatNeverReadStopCostingTheTickAndResyncWhenTheyRead$')
 ctest --test-dir "$build_dir" --output-on-failure --parallel "$(nproc)" --timeout 300 "${exclude[@]}"
