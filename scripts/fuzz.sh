@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target (tests/fuzz/NAME_fuzz.cpp) for a while, one after the other.
+# Runs every libFuzzer target (tests/fuzz/NAME_fuzz.cpp) for a while, one per core at a time.
 #   scripts/fuzz.sh [seconds]   seconds per target (default 30)
 # Builds the fuzz targets only, with clang, libFuzzer, ASan and UBSan, in build/fuzz. Each target
 # starts from its committed seeds (tests/fuzz/corpus/NAME, never written to) plus a fresh corpus
@@ -39,34 +39,52 @@ final_stat() {  # final_stat NAME LOG: the value of libFuzzer's final stat::NAME
   sed -n "s/^stat::$1: *//p" "$2" | tail -n 1 | grep . || echo "?"
 }
 
-failed=0
-summary=()
-for t in "${targets[@]}"; do
-  corpus="$build_dir/corpus/$t"
-  artifacts="$build_dir/artifacts/$t"
-  log="$build_dir/logs/$t.log"
+# One target per core at a time: each libFuzzer process is single-threaded.
+jobs="$(nproc)"
+
+run_target() {  # run_target NAME: fuzzes it; its result line goes to $build_dir/logs/NAME.result
+  local t="$1"
+  local corpus="$build_dir/corpus/$t" artifacts="$build_dir/artifacts/$t" log="$build_dir/logs/$t.log"
   rm -rf "$corpus" "$artifacts"
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
   echo "fuzz: $t for ${seconds} s"
-  rc=0
+  local rc=0
   "$build_dir/bin/${t}_fuzz" "$corpus" "tests/fuzz/corpus/$t" -max_total_time="$seconds" -timeout=10 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
-  found=()
+  local found=() f result
   for f in "$artifacts"/*; do
     [ -e "$f" ] || continue
     case "$(basename "$f")" in slow-unit-*) ;; *) found+=("$f") ;; esac
   done
   if [ "$rc" -ne 0 ] || [ ${#found[@]} -gt 0 ]; then
-    failed=1
     result="FOUND (exit $rc) ${found[*]:-} (log: $log)"
     tail -n 40 "$log" >&2
   else
     result="nothing found"
   fi
-  summary+=("$(printf '%-16s %8s exec/s %10s runs %5s new units  %s' "$t" "$(final_stat average_exec_per_sec "$log")" \
-    "$(final_stat number_of_executed_units "$log")" "$(final_stat new_units_added "$log")" "$result")")
-done
+  printf '%-16s %8s exec/s %10s runs %5s new units  %s\n' "$t" "$(final_stat average_exec_per_sec "$log")" \
+    "$(final_stat number_of_executed_units "$log")" "$(final_stat new_units_added "$log")" "$result" \
+    >"$build_dir/logs/$t.result"
+}
 
-echo "fuzz summary (${seconds} s per target):"
-printf '  %s\n' "${summary[@]}"
+mkdir -p "$build_dir/logs"
+running=0
+for t in "${targets[@]}"; do
+  rm -f "$build_dir/logs/$t.result"
+  run_target "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait || true
+
+failed=0
+echo "fuzz summary (${seconds} s per target, ${jobs} at a time):"
+for t in "${targets[@]}"; do
+  line="$(cat "$build_dir/logs/$t.result" 2>/dev/null || echo "$t: no result (the run itself failed)")"
+  printf '  %s\n' "$line"
+  case "$line" in *"nothing found") ;; *) failed=1 ;; esac
+done
 exit "$failed"
