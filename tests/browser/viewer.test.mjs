@@ -248,7 +248,9 @@ test("an entity despawned over TCP leaves the page (and the panel) within a few 
   await until("the orc to leave the page", () => page.evaluate((id) => !window.ecsdViewer.entities.has(id), orc), 2000, 5);
   const ms = Date.now() - t0, ticks = (await rpc("world.info")).tick - tick;
   console.log(`# despawn over TCP -> gone from the page in ${ms} ms (${ticks} ticks at 60 Hz)`);
-  assert.ok(ticks <= 10, `gone within a few ticks (took ${ticks})`);
+  // The page hears of changes every other tick; 20 ticks leave room for a loaded machine, where
+  // the world catches up skipped ticks in bursts (CI's parallel suite: 13 ticks in 196 ms).
+  assert.ok(ticks <= 20, `gone within a few ticks (took ${ticks})`);
   await until("the panel to let go of it", async () => !(await text("#entity")).includes(String(orc)), 2000);
   assert.equal(await page.evaluate(() => window.ecsdViewer.selected), null);
 });
