@@ -15,7 +15,7 @@ namespace {
 using json = nlohmann::json;
 
 run_result ecsctl(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
-    args.insert(args.begin(), ECSCTL_PATH);
+    args.insert(args.begin(), ecsctl_path());
     return run(args, {}, env);
 }
 

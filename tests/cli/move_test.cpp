@@ -38,7 +38,7 @@ std::unique_ptr<ecsd_server> start_ecsd(std::vector<std::string> args = {}) {
 
 run_result move(const ecsd_server& from, const ecsd_server& to, const std::string& world,
                 std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {ECSCTL_PATH,
+    std::vector<std::string> argv = {ecsctl_path(),
                                      "--port",
                                      std::to_string(from.port()),
                                      "world",
@@ -201,7 +201,7 @@ TEST(WorldMove, TheTargetMustBeAnotherServerGivenAsHostAndPort) {
     const auto src = start_ecsd();
     for (const char* bad : {"nowhere", "host:", ":7777", "host:0", "host:70000", "host:77x"}) {
         const auto r = run(
-            {ECSCTL_PATH, "--port", std::to_string(src->port()), "world", "move", "default", "--to", bad});
+            {ecsctl_path(), "--port", std::to_string(src->port()), "world", "move", "default", "--to", bad});
         EXPECT_EQ(r.exit_code, 2) << bad;
         EXPECT_TRUE(contains(r.err, "HOST:PORT")) << r.err;
     }
@@ -230,7 +230,7 @@ TEST(WorldMove, ATargetThatAnswersHttpIsAskedAboutAsTheHttpPort) {
     ASSERT_NE(dst->http_port(), 0) << "the target's HTTP port could not be bound";
     line_client a(src->port());
     ASSERT_TRUE(a.call("world.create", {{"world", "arena"}, {"paused", true}}).contains("result"));
-    const auto r = run({ECSCTL_PATH, "--port", std::to_string(src->port()), "world", "move", "arena", "--to",
+    const auto r = run({ecsctl_path(), "--port", std::to_string(src->port()), "world", "move", "arena", "--to",
                         "127.0.0.1:" + std::to_string(dst->http_port())});
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
     EXPECT_TRUE(contains(r.err, "is this the HTTP port?")) << r.err;
@@ -258,7 +258,7 @@ TEST(WorldFiles, ExportToAFileAndImportItElsewhereKeepsIdsTickAndHash) {
         (std::filesystem::temp_directory_path() / ("ecsd-export-" + std::to_string(::getpid()) + ".json"))
             .string();
     const auto port = [](const ecsd_server& s) { return std::to_string(s.port()); };
-    const auto out = run({ECSCTL_PATH, "--port", port(*src), "export", "big", file});
+    const auto out = run({ecsctl_path(), "--port", port(*src), "export", "big", file});
     ASSERT_EQ(out.exit_code, 0) << out.err;
     const auto summary = json::parse(out.out);
     EXPECT_EQ(summary["tick"], 5);
@@ -266,7 +266,7 @@ TEST(WorldFiles, ExportToAFileAndImportItElsewhereKeepsIdsTickAndHash) {
     EXPECT_EQ(std::filesystem::file_size(file), summary["bytes"].get<std::size_t>());
     EXPECT_FALSE(std::filesystem::exists(file + ".part"));
 
-    const auto in = run({ECSCTL_PATH, "--port", port(*dst), "import", "moved", file});
+    const auto in = run({ecsctl_path(), "--port", port(*dst), "import", "moved", file});
     ASSERT_EQ(in.exit_code, 0) << in.err;
     EXPECT_EQ(json::parse(in.out)["entities"], 19999);
     line_client b(dst->port());
@@ -285,26 +285,26 @@ TEST(WorldFiles, ExportToStandardOutputPipesIntoImportAndADamagedTextCreatesNoth
     ASSERT_TRUE(a.call("world.spawn_entity", {{"components", {{"Position", {{"x", 1}, {"y", 2}}}}}})
                     .contains("result"));
     const auto p = std::to_string(src->port());
-    const auto text = run({ECSCTL_PATH, "--port", p, "export"});
+    const auto text = run({ecsctl_path(), "--port", p, "export"});
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_EQ(json::parse(text.out)["format"], "ecsd-snapshot") << "standard output holds the snapshot alone";
-    const auto in = run({ECSCTL_PATH, "--port", p, "import", "copy", "--paused"}, text.out);
+    const auto in = run({ecsctl_path(), "--port", p, "import", "copy", "--paused"}, text.out);
     ASSERT_EQ(in.exit_code, 0) << in.err;
     EXPECT_EQ(a.result("world.hash", {{"world", "copy"}}), a.result("world.hash"));
     EXPECT_TRUE(a.result("world.info", {{"world", "copy"}})["paused"].get<bool>());
 
     auto damaged = text.out;
     damaged[damaged.find("\"x\":1") + 4] = '7';
-    const auto bad = run({ECSCTL_PATH, "--port", p, "import", "bad"}, damaged);
+    const auto bad = run({ecsctl_path(), "--port", p, "import", "bad"}, damaged);
     EXPECT_EQ(bad.exit_code, 1);
     EXPECT_TRUE(contains(bad.err, "checksum")) << bad.err;
     EXPECT_EQ(a.call("world.info", {{"world", "bad"}})["error"]["data"]["reason"], "no_such_world");
-    const auto empty = run({ECSCTL_PATH, "--port", p, "import", "none"}, "");
+    const auto empty = run({ecsctl_path(), "--port", p, "import", "none"}, "");
     EXPECT_EQ(empty.exit_code, 2);
     EXPECT_TRUE(contains(empty.err, "empty")) << empty.err;
     // A data folder's binary snapshot is not what import reads: it says so and sends nothing.
     const auto binary =
-        run({ECSCTL_PATH, "--port", p, "import", "bin"}, std::string("ECSDSNAP\x01\0\0\0", 12));
+        run({ecsctl_path(), "--port", p, "import", "bin"}, std::string("ECSDSNAP\x01\0\0\0", 12));
     EXPECT_EQ(binary.exit_code, 2);
     EXPECT_TRUE(contains(binary.err, "binary snapshot")) << binary.err;
     EXPECT_TRUE(contains(binary.err, "ecsctl export")) << binary.err;

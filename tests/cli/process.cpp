@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -221,6 +222,11 @@ run_result run_on_terminal(const std::vector<std::string>& argv, const std::stri
     close(master);
     result.exit_code = wait_for(pid);
     return result;
+}
+
+std::string ecsctl_path() {
+    const char* other = std::getenv("ECSCTL_TEST_BINARY");
+    return other != nullptr && *other != '\0' ? std::string(other) : std::string(ECSCTL_BUILT_PATH);
 }
 
 }  // namespace ecsd::test

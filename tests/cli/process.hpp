@@ -44,6 +44,10 @@ struct run_result {
                                          std::chrono::milliseconds limit = std::chrono::seconds(20));
 
 /// @brief True when `part` occurs in `text` (output checks).
+/// @brief The ecsctl under test: this build's, unless ECSCTL_TEST_BINARY names another
+/// (scripts/test.sh --sanitize runs these tests against the sanitized build's ecsctl).
+[[nodiscard]] std::string ecsctl_path();
+
 inline bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }

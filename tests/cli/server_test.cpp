@@ -42,7 +42,7 @@ class ecsctl_server : public ::testing::Test {
     /// @brief Runs ecsctl against the suite's server; stdin is a pipe, so output defaults to JSON.
     static run_result ecsctl(std::vector<std::string> args, const std::string& input = {},
                              const std::map<std::string, std::string>& env = {}) {
-        args.insert(args.begin(), {ECSCTL_PATH, "--port", std::to_string(ecsd_->port())});
+        args.insert(args.begin(), {ecsctl_path(), "--port", std::to_string(ecsd_->port())});
         return run(args, input, env);
     }
 
@@ -114,16 +114,16 @@ TEST_F(ecsctl_server, server_error_exits_1_with_reason_on_stderr) {
 TEST(ecsctl_auth, token_from_flag_or_environment) {
     const auto server = start_ecsd({"--token", "s3cret"});
     const std::string port = std::to_string(server->port());
-    const auto without = run({ECSCTL_PATH, "--port", port, "ping"});
+    const auto without = run({ecsctl_path(), "--port", port, "ping"});
     EXPECT_EQ(without.exit_code, 1);
     EXPECT_TRUE(contains(without.err, "unauthorized")) << without.err;
-    const auto wrong = run({ECSCTL_PATH, "--port", port, "--token", "nope", "ping"});
+    const auto wrong = run({ecsctl_path(), "--port", port, "--token", "nope", "ping"});
     EXPECT_EQ(wrong.exit_code, 1);
     EXPECT_TRUE(contains(wrong.err, "unauthorized")) << wrong.err;
-    const auto with_flag = run({ECSCTL_PATH, "--port", port, "--token", "s3cret", "ping"});
+    const auto with_flag = run({ecsctl_path(), "--port", port, "--token", "s3cret", "ping"});
     EXPECT_EQ(with_flag.exit_code, 0) << with_flag.err;
     EXPECT_EQ(with_flag.out, "\"pong\"\n");
-    const auto with_env = run({ECSCTL_PATH, "--port", port, "ping"}, {}, {{"ECSD_TOKEN", "s3cret"}});
+    const auto with_env = run({ecsctl_path(), "--port", port, "ping"}, {}, {{"ECSD_TOKEN", "s3cret"}});
     EXPECT_EQ(with_env.exit_code, 0) << with_env.err;
 }
 
@@ -230,7 +230,7 @@ TEST_F(ecsctl_server, repeat_on_one_line_counts_i_from_zero) {
 
 TEST(ecsctl_idle, a_command_after_the_servers_idle_timeout_reconnects_and_is_carried_out) {
     const auto server = start_ecsd({"--idle-timeout", "1"});
-    const auto r = run({ECSCTL_PATH, "--port", std::to_string(server->port())},
+    const auto r = run({ecsctl_path(), "--port", std::to_string(server->port())},
                        "world create idle --paused\nuse idle\nsleep 1.6\n"
                        "spawn Position\n$n = query Position\nexpect ${n.total} == 1\n");
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -274,7 +274,7 @@ TEST_F(ecsctl_server, script_usage_error_line) {
 }
 
 TEST_F(ecsctl_server, script_against_unreachable_server_exits_3) {
-    const auto r = run({ECSCTL_PATH, "--port", "1"}, "ping\nping\n");
+    const auto r = run({ecsctl_path(), "--port", "1"}, "ping\nping\n");
     EXPECT_EQ(r.exit_code, 3);
     EXPECT_TRUE(contains(r.err, "<stdin>:1: cannot connect")) << r.err;
 }
@@ -284,7 +284,7 @@ TEST_F(ecsctl_server, script_against_unreachable_server_exits_3) {
 TEST_F(ecsctl_server, shell_on_a_terminal_keeps_history_and_completes_verbs) {
     const auto home = std::filesystem::temp_directory_path() / ("ecsctl_home_" + std::to_string(getpid()));
     std::filesystem::create_directories(home);
-    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(ecsd_->port())},
+    const auto r = run_on_terminal({ecsctl_path(), "--port", std::to_string(ecsd_->port())},
                                    "ping\nhel\t\n$x = ping\necho [$x]\nexit\n", {{"HOME", home.string()}});
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_TRUE(contains(r.out, "127.0.0.1:" + std::to_string(ecsd_->port()) + "> ")) << r.out;  // the prompt
@@ -536,7 +536,7 @@ TEST(ecsctl_persistence, save_and_load_with_a_data_dir) {
         const std::string port = std::to_string(server->port());
         // load replays snapshot + journal: the world comes back exactly as acknowledged.
         const auto r =
-            run({ECSCTL_PATH, "--port", port},
+            run({ecsctl_path(), "--port", port},
                 "pause\n$e = spawn Position='{\"x\":7,\"y\":0}'\nsave\nmutate $e Position x 8\nhash\n"
                 "load\nhash\nget $e Position\n");
         EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -19,7 +19,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 run_result ecsctl(std::vector<std::string> args, const std::string& input = {},
                   const std::map<std::string, std::string>& env = {}) {
-    args.insert(args.begin(), ECSCTL_PATH);
+    args.insert(args.begin(), ecsctl_path());
     return run(args, input, env);
 }
 
@@ -119,7 +119,7 @@ TEST(ecsctl_usage, shell_completes_query_text_and_names_before_equals) {
     });
     const auto history =
         std::filesystem::temp_directory_path() / ("ecsctl_usage_history_" + std::to_string(getpid()));
-    const auto r = run_on_terminal({ECSCTL_PATH, "--port", std::to_string(server.port())},
+    const auto r = run_on_terminal({ecsctl_path(), "--port", std::to_string(server.port())},
                                    "query 'Position, Vel\t, !Fr\t' --limit 0\n"
                                    "spawn Pos\t='{\"x\":1}'\n"
                                    "exit\n",

@@ -48,7 +48,7 @@ class ecsctl_watch : public ::testing::Test {
     }
 
     static std::vector<std::string> command(std::vector<std::string> args) {
-        args.insert(args.begin(), {ECSCTL_PATH, "--port", std::to_string(ecsd_->port())});
+        args.insert(args.begin(), {ecsctl_path(), "--port", std::to_string(ecsd_->port())});
         return args;
     }
 
@@ -121,7 +121,7 @@ TEST_F(ecsctl_watch, unknown_component_exits_1_with_the_reason) {
 TEST_F(ecsctl_watch, usage_errors_exit_2_and_unreachable_server_3) {
     EXPECT_EQ(run(command({"watch", "Position", "--every", "0"})).exit_code, 2);
     EXPECT_EQ(run(command({"watch"})).exit_code, 2);
-    EXPECT_EQ(run({ECSCTL_PATH, "--port", "1", "watch", "Position"}).exit_code, 3);
+    EXPECT_EQ(run({ecsctl_path(), "--port", "1", "watch", "Position"}).exit_code, 3);
     const auto assigned = run(command({}), "$w = watch Position --count 1\n");
     EXPECT_EQ(assigned.exit_code, 2);
     EXPECT_TRUE(contains(assigned.err, "cannot be assigned")) << assigned.err;

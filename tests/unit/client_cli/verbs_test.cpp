@@ -11,6 +11,7 @@
 
 namespace ecsd::cli {
 namespace {
+using words = std::vector<std::string>;
 
 /// @brief The request a script line builds, as {method, params}.
 request build(const std::string& line, const std::optional<std::string>& world = std::nullopt) {
@@ -222,7 +223,6 @@ TEST(verbs, requested_columns_are_the_fields_in_the_order_given) {
 }
 
 TEST(verbs, unknown_verbs_get_one_message_with_a_suggestion) {
-    using words = std::vector<std::string>;
     EXPECT_EQ(unknown_verb(words{"spwan", "Position"}),
               "unknown verb 'spwan'; did you mean 'spawn'? (help lists them)");
     EXPECT_EQ(unknown_verb(words{"frobnicate"}), "unknown verb 'frobnicate' (help lists them)");

@@ -14,6 +14,7 @@
 
 namespace ecsd::cli {
 namespace {
+using words = std::vector<std::string>;
 
 parsed_words parse(const std::string& line) {
     std::ostringstream help;
@@ -64,7 +65,6 @@ TEST(watch_args, bad_words_are_usage_errors) {
 }
 
 TEST(watch_args, the_shell_completes_it_like_other_verbs) {
-    using words = std::vector<std::string>;
     EXPECT_EQ(complete({}, "wat", nullptr), (words{"watch"}));
     EXPECT_EQ(complete({"watch", "Position"}, "--", nullptr),
               (words{"--count", "--every", "--fields", "--help"}));

@@ -66,7 +66,6 @@ class DispatcherTest : public testing::Test {
     session session_{1, "test", true, nullptr, 0, false};
 };
 
-}  // namespace
 
 TEST_F(DispatcherTest, RunsAndEchoesId) {
     auto r = call("t.echo", json{{"n", 2}});
@@ -175,3 +174,5 @@ TEST_F(DispatcherTest, AWorldNameThatIsNoFileNameIsInvalidParamsBeforeAnyHandler
         }
     }
 }
+
+}  // namespace
