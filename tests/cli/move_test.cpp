@@ -230,8 +230,8 @@ TEST(WorldMove, ATargetThatAnswersHttpIsAskedAboutAsTheHttpPort) {
     ASSERT_NE(dst->http_port(), 0) << "the target's HTTP port could not be bound";
     line_client a(src->port());
     ASSERT_TRUE(a.call("world.create", {{"world", "arena"}, {"paused", true}}).contains("result"));
-    const auto r = run({ecsctl_path(), "--port", std::to_string(src->port()), "world", "move", "arena", "--to",
-                        "127.0.0.1:" + std::to_string(dst->http_port())});
+    const auto r = run({ecsctl_path(), "--port", std::to_string(src->port()), "world", "move", "arena",
+                        "--to", "127.0.0.1:" + std::to_string(dst->http_port())});
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
     EXPECT_TRUE(contains(r.err, "is this the HTTP port?")) << r.err;
     // Nothing moved: the source still has it and takes writes.

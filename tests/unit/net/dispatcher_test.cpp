@@ -66,7 +66,6 @@ class DispatcherTest : public testing::Test {
     session session_{1, "test", true, nullptr, 0, false};
 };
 
-
 TEST_F(DispatcherTest, RunsAndEchoesId) {
     auto r = call("t.echo", json{{"n", 2}});
     EXPECT_EQ(r["id"], 1);
