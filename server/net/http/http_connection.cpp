@@ -239,7 +239,6 @@ void http_connection::start() {
         });
         self->last_activity_ = std::chrono::steady_clock::now();
         self->note_idle(true);
-        spdlog::debug("http {}: opened from {}", self->session_.id, self->session_.peer);
         self->arm_timer();
         self->do_read();
     });
@@ -316,6 +315,19 @@ void http_connection::parse() {
         }
         if (step.error != 0) {
             stalled_since_.store(0, std::memory_order_relaxed);
+            if (step.error == 413) {
+                // The TCP port's answer to a line over the limit, in a 413: same reason, same data.
+                const auto limit = services_.config.max_line_bytes;
+                spdlog::info("http {}: 413 {}", session_.id, step.why);
+                keep_alive_ = false;
+                busy_ = true;
+                respond(413, "application/json",
+                        protocol::make_error(nullptr, protocol::reason::too_large,
+                                             "body longer than " + std::to_string(limit) + " bytes",
+                                             {{"limit", limit}}) +
+                            "\n");
+                return;
+            }
             fail(step.error, step.why);
             return;
         }
@@ -780,7 +792,7 @@ void http_connection::close(std::string_view why) {
     lingering_read_.reset();
     if (session_.watches) session_.watches->close();
     if (output_account_) services_.output.close(output_account_);
-    spdlog::debug("http {}: closed ({})", session_.id, why);
+    spdlog::debug("http {}: from {}, closed ({})", session_.id, session_.peer, why);  // one line each
     owner_.remove(shared_from_this());
 }
 
