@@ -313,6 +313,18 @@ std::string make_error(const json& id, reason why, std::string_view detail, cons
     return make_error_text(id, error_text(why, detail, data));
 }
 
+void begin_notification(std::string& out, std::string_view method) {
+    out += R"({"jsonrpc":"2.0","method":")";
+    out += method;
+    out += R"(","params":)";
+}
+
+void begin_result(std::string& out, std::string_view id_json) {
+    out += R"({"jsonrpc":"2.0","id":)";
+    out += id_json;
+    out += R"(,"result":)";
+}
+
 std::string make_request(const json& id, std::string_view method, const nlohmann::ordered_json& params) {
     nlohmann::ordered_json msg{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
     if (!params.is_null()) msg["params"] = params;

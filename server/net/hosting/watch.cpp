@@ -349,17 +349,18 @@ void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view rea
     wake_locked();
 }
 
-bool watch_sink::remove(std::uint64_t sub) {
+std::optional<std::weak_ptr<hosted_world>> watch_sink::remove(std::uint64_t sub) {
     std::lock_guard lock(mutex_);
     const auto it = subs_.find(sub);
-    if (it == subs_.end() || it->second.tick == ~std::uint64_t{0}) return false;
+    if (it == subs_.end() || it->second.tick == ~std::uint64_t{0}) return std::nullopt;
+    auto world = std::move(it->second.world);
     std::erase_if(queue_, [&](const item& q) {
         if (q.sub != sub) return false;
         queue_bytes_ -= q.size();
         return true;
     });
     subs_.erase(it);
-    return true;
+    return world;
 }
 
 void watch_sink::bind_next(std::string id_json) {
@@ -375,13 +376,13 @@ void watch_sink::bind_next(std::string id_json) {
 
 bool watch_sink::render_brp(std::string& out, format f, const std::string& id_json, const watch_entry& e) {
     if (e.what == kind::left) {
-        render_brp_end(out, id_json, e.died ? "the entity was despawned" : "the entity no longer matches");
+        render_brp_end(out, id_json, protocol::reason::no_such_entity,
+                       e.died ? "the entity was despawned" : "the entity no longer matches");
         return false;
     }
-    out += R"({"jsonrpc":"2.0","id":)";
-    out += id_json;
+    protocol::begin_result(out, id_json);
     if (f == format::brp_components) {
-        out += R"(,"result":{"components":{)";
+        out += R"({"components":{)";
         for (std::size_t i = 0; i < e.components.size(); ++i) {
             if (i > 0) out += ',';
             out += e.components[i].first;
@@ -390,7 +391,7 @@ bool watch_sink::render_brp(std::string& out, format f, const std::string& id_js
         }
         out += R"(},"errors":{},"removed":[)";
     } else {
-        out += R"(,"result":{"added":[)";
+        out += R"({"added":[)";
         for (std::size_t i = 0; i < e.components.size(); ++i) {
             if (i > 0) out += ',';
             out += e.components[i].first;
@@ -405,11 +406,8 @@ bool watch_sink::render_brp(std::string& out, format f, const std::string& id_js
     return true;
 }
 
-void watch_sink::render_brp_end(std::string& out, const std::string& id_json, std::string_view why) {
-    const auto r =
-        why.find("despawned") != std::string_view::npos || why.find("matches") != std::string_view::npos
-            ? protocol::reason::no_such_entity
-            : protocol::reason::no_such_world;
+void watch_sink::render_brp_end(std::string& out, const std::string& id_json, protocol::reason r,
+                                std::string_view why) {
     out += protocol::make_error(nlohmann::json::parse(id_json), r, "watch ended: " + std::string(why));
     out += '\n';
 }
@@ -447,7 +445,8 @@ void watch_sink::end_next() {
 }
 
 void watch_sink::render(std::string& out, std::uint64_t sub, std::string_view body) {
-    out += R"({"jsonrpc":"2.0","method":"world.watch","params":{"subscription":)";
+    protocol::begin_notification(out, "world.watch");
+    out += R"({"subscription":)";
     out += std::to_string(sub);
     out += ',';
     out += body;
@@ -459,7 +458,8 @@ void watch_sink::render(watch_bytes& out, std::uint64_t sub,
     // Bodies this large are worth a buffer of their own in the connection's gathered write.
     constexpr std::size_t share_from = std::size_t{16} * 1024;
     auto& t = out.text();
-    t += R"({"jsonrpc":"2.0","method":"world.watch","params":{"subscription":)";
+    protocol::begin_notification(t, "world.watch");
+    t += R"({"subscription":)";
     t += std::to_string(sub);
     t += ',';
     t += coalesced;
@@ -534,8 +534,8 @@ void watch_sink::take_locked(watch_bytes& bytes, std::size_t room,
     const std::size_t start = bytes.size();
     auto& out = bytes.text();
     if (lines_dropped_ > 0) {
-        out += R"({"jsonrpc":"2.0","method":"server.monitor","params":{"dropped":)" +
-               std::to_string(lines_dropped_) + "}}\n";
+        protocol::begin_notification(out, "server.monitor");
+        out += R"({"dropped":)" + std::to_string(lines_dropped_) + "}}\n";
         lines_dropped_ = 0;
     }
     while (!lines_.empty() && bytes.size() - start < room) {
@@ -566,14 +566,15 @@ void watch_sink::take_locked(watch_bytes& bytes, std::size_t room,
                 ended = !render_brp(bytes.text(), sub.f, sub.id_json, scratch) || ended;
             }
         } else if (ended) {
-            render_brp_end(bytes.text(), sub.id_json, "the world went away");
+            render_brp_end(bytes.text(), sub.id_json, protocol::reason::no_such_world, "the world went away");
         } else {
             // A resync: the whole current value as one more response (the entity, if it still
             // matches, is the state's only element).
             const auto state = nlohmann::json::parse("{" + q->params + "}");
             const auto& entities = state["entities"];
             if (entities.empty()) {
-                render_brp_end(bytes.text(), sub.id_json, "the entity no longer matches");
+                render_brp_end(bytes.text(), sub.id_json, protocol::reason::no_such_entity,
+                               "the entity no longer matches");
                 ended = true;
             } else {
                 std::vector<std::pair<std::string, std::string>> texts;

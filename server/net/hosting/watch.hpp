@@ -36,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ecsd/protocol/errors.hpp"
 #include "hosting/watch_budget.hpp"
 #include "world/watch_view.hpp"
 
@@ -115,8 +116,9 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     /// @brief Ends a subscription with a last notification `"ended":true,"reason":...`, and
     /// `"moved_to":...` when not empty (the world moved to that server).
     void end(std::uint64_t sub, std::uint64_t tick, std::string_view reason, std::string_view moved_to = {});
-    /// @brief world.unwatch: forgets a subscription; false when it was not there.
-    bool remove(std::uint64_t sub);
+    /// @brief world.unwatch: forgets a subscription, whichever world it follows, and says which
+    /// (its hub is told on that world's strand); nullopt when it was not there or has ended.
+    [[nodiscard]] std::optional<std::weak_ptr<hosted_world>> remove(std::uint64_t sub);
     /// @brief False when a diff would be thrown away: the subscription is gone, or it fell too far
     /// behind and gets the whole state once its reader reads again.
     [[nodiscard]] bool wants(std::uint64_t sub) const;
@@ -198,7 +200,8 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     // BRP streams: one response per update; false when the entity is gone (the stream ends).
     static bool render_brp(std::string& out, format f, const std::string& id_json,
                            const world::watch_entry& e);
-    static void render_brp_end(std::string& out, const std::string& id_json, std::string_view why);
+    static void render_brp_end(std::string& out, const std::string& id_json, protocol::reason r,
+                               std::string_view why);
 
     watch_limits limits_;
     std::shared_ptr<watch_budget> budget_;

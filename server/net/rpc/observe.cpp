@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "ecsd/protocol/jsonrpc.hpp"
 #include "hosting/watch.hpp"
 #include "rpc/method_table.hpp"
 
@@ -137,15 +138,13 @@ void monitor_hub::publish(std::uint64_t connection, std::string_view peer, std::
     json shown = params;  // a secret method's are hidden already (the dispatcher's hidden_params)
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    json line{{"jsonrpc", "2.0"},
-              {"method", "server.monitor"},
-              {"params",
-               {{"time", now},
-                {"connection", connection},
-                {"peer", peer},
-                {"method", method},
-                {"params", std::move(shown)}}}};
-    const std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    const std::string text =
+        protocol::make_notification("server.monitor", nlohmann::ordered_json{{"connection", connection},
+                                                                             {"method", method},
+                                                                             {"params", std::move(shown)},
+                                                                             {"peer", peer},
+                                                                             {"time", now}}) +
+        "\n";
     std::lock_guard lock(mutex_);
     std::erase_if(sinks_, [&](const auto& s) {
         if (s.first == connection) return false;  // a monitor does not see its own requests

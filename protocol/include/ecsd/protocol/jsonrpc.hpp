@@ -83,6 +83,14 @@ struct parse_limits {
 [[nodiscard]] nlohmann::json error_object(reason why, std::string_view detail = {},
                                           const nlohmann::json& data = nullptr);
 
+/// @brief The envelopes of lines written as text on hot paths (watch notifications, BRP
+/// streams): appends `{"jsonrpc":"2.0","method":"METHOD","params":`; the caller appends the params
+/// object and one closing `}`. `method` is a method name: nothing in it needs escaping.
+void begin_notification(std::string& out, std::string_view method);
+/// @brief As begin_notification, for a response: appends `{"jsonrpc":"2.0","id":ID,"result":`
+/// with `id_json` the id as JSON text; the caller appends the result and one closing `}`.
+void begin_result(std::string& out, std::string_view id_json);
+
 /// @brief Appends the compact JSON text of `value` to `out` (invalid UTF-8 replaced, never throws for it).
 void append_json(std::string& out, const nlohmann::json& value);
 
