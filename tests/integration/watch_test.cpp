@@ -354,6 +354,42 @@ TEST(Watch, DestroyingTheWorldEndsItsSubscriptions) {
     EXPECT_EQ(c.call("server.ping")["result"], "pong");
 }
 
+// Issue 44: world.unwatch answered no_such_subscription for any watch outside `default` unless
+// the world was named again. A subscription id is unique on its connection across worlds and
+// names the subscription by itself.
+TEST(Watch, UnwatchNeedsOnlyTheSubscriptionWhicheverWorldItFollows) {
+    ecsd_server server;
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.create", {{"world", "arena"}, {"paused", true}}).is_object());
+    const auto here = c.result("world.watch", {{"query", "Position"}});
+    const auto there = c.result("world.watch", {{"world", "arena"}, {"query", "Position"}});
+    EXPECT_NE(here["subscription"], there["subscription"]) << "ids are unique across worlds";
+    EXPECT_EQ(c.result("world.unwatch", {{"subscription", there["subscription"]}})["ended"], true);
+    // Nothing of it follows: a spawn in arena notifies no one; one in default still notifies.
+    ASSERT_TRUE(
+        c.result("world.spawn_entity", {{"world", "arena"}, {"components", {{"Position", json::object()}}}})
+            .is_object());
+    ASSERT_TRUE(c.send_line(request_line(49, "world.step", {{"world", "arena"}, {"ticks", 1}})));
+    ASSERT_TRUE(c.send_line(
+        request_line(50, "world.spawn_entity", {{"components", {{"Position", json::object()}}}})));
+    json note;
+    for (int i = 0; i < 10 && !note.is_object(); ++i) {
+        const auto line = c.read_json(2s);
+        ASSERT_TRUE(line.is_object());
+        if (line.value("method", "") != "world.watch") continue;
+        EXPECT_NE(line["params"]["subscription"], there["subscription"])
+            << "unwatched, yet notified: " << line;
+        if (line["params"]["subscription"] == here["subscription"]) note = line;
+    }
+    ASSERT_TRUE(note.is_object()) << "the other world's watch still notifies";
+    EXPECT_EQ(reason_of(c.call("world.unwatch", {{"subscription", there["subscription"]}})),
+              "no_such_subscription");
+    // Naming the world is still accepted.
+    EXPECT_EQ(
+        c.result("world.unwatch", {{"world", "default"}, {"subscription", here["subscription"]}})["ended"],
+        true);
+}
+
 TEST(Watch, AWatcherThatDisconnectsMidStreamCostsNothingAfterwards) {
     ecsd_server server;
     line_client setup(server.port());

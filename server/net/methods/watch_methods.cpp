@@ -1,4 +1,6 @@
 // world.watch / world.unwatch: a live world pushed to its clients as per-tick diffs (watch.hpp).
+#include <asio/post.hpp>
+
 #include "ecsd/protocol/errors.hpp"
 #include "hosting/hosted_world.hpp"
 #include "hosting/watch.hpp"
@@ -30,13 +32,21 @@ json watch(method_context& ctx) {
 }
 
 json unwatch(method_context& ctx) {
+    // Not world-bound: a subscription id is unique on its connection across worlds, so the id alone
+    // names it (params.world, when given, is not needed and not checked). The sink forgets it at
+    // once, so no notification of it follows this answer; its world's hub is told on its strand.
     auto& sink = sink_of(ctx);
     const auto sub = ctx.params.at("subscription").get<std::uint64_t>();
-    if (!ctx.hosted->watches().unsubscribe(&sink, sub) || !sink.remove(sub)) {
+    const auto world = sink.remove(sub);
+    if (!world) {
         throw protocol::rpc_error(protocol::reason::no_such_subscription,
-                                  "no subscription " + std::to_string(sub) +
-                                      " of this connection in world '" + ctx.hosted->name() + "'",
+                                  "no subscription " + std::to_string(sub) + " on this connection",
                                   {{"subscription", sub}});
+    }
+    if (auto w = world->lock()) {
+        asio::post(w->strand(), [w, self = sink.shared_from_this(), sub] {
+            (void)w->watches().unsubscribe(self.get(), sub);
+        });
     }
     return {{"subscription", sub}, {"ended", true}};
 }
@@ -97,11 +107,16 @@ void register_watch_methods(method_table& table) {
          .handler = [](method_context& ctx) { return watch_entity(ctx, true); }});
     table.add(
         {.name = "world.unwatch",
-         .summary = "Ends a subscription of this connection.",
-         .params = object_schema({{"subscription", {{"type", "integer"}, {"minimum", 1}}}}, {"subscription"}),
+         .summary = "Ends a subscription of this connection, in whichever world it follows.",
+         .params =
+             object_schema({{"subscription", {{"type", "integer"}, {"minimum", 1}}},
+                            {"world",
+                             {{"type", "string"},
+                              {"description", "accepted and not needed: the subscription names its world"}}}},
+                           {"subscription"}),
          .result = object_schema({{"subscription", {{"type", "integer"}}}, {"ended", {{"type", "boolean"}}}},
                                  {"subscription", "ended"}),
-         .flags = method_flags::world_bound | method_flags::read_only,
+         .flags = method_flags::read_only,
          .handler = unwatch});
 }
 
