@@ -228,6 +228,31 @@ std::string integer_expected(const schema_node& n, const json& v) {
     return "expected an integer" + range + ", got " + got;
 }
 
+/// @brief v < bound, exactly. nlohmann compares an unsigned value past INT64_MAX with a signed
+/// bound as a negative number (2^63 "< 0"), so unsigned values are compared as unsigned here.
+bool below(const json& v, const json& bound) {
+    if (v.is_number_unsigned() && bound.is_number_integer()) {
+        const auto b = bound.get<std::int64_t>();
+        return b > 0 && v.get<std::uint64_t>() < static_cast<std::uint64_t>(b);
+    }
+    return v < bound;
+}
+bool above(const json& v, const json& bound) {
+    if (v.is_number_unsigned() && bound.is_number_integer()) {
+        const auto b = bound.get<std::int64_t>();
+        return b < 0 || v.get<std::uint64_t>() > static_cast<std::uint64_t>(b);
+    }
+    return v > bound;
+}
+
+/// @brief A whole number outside an integer field's range: the value and the range, in one message
+/// ("9223372036854775808 is out of range: expected an integer from 0 to 9007199254740991").
+std::optional<std::string> out_of_range(const schema_node& n, const json& v, const path& at) {
+    if (!n.minimum || !n.maximum || !v.is_number_integer()) return std::nullopt;
+    return fail(at, v.dump() + " is out of range: expected an integer from " + n.minimum->dump() + " to " +
+                        n.maximum->dump());
+}
+
 std::optional<std::string> check(const schema_node& n, const json& v, const path& at) {
     const std::uint8_t bits = type_bits_of(v);
     if (n.types != 0 && (n.types & bits) == 0) {
@@ -242,11 +267,17 @@ std::optional<std::string> check(const schema_node& n, const json& v, const path
     }
     if (n.const_value && *n.const_value != v) return fail(at, "must be " + n.const_value->dump());
     if (v.is_number()) {
-        if (n.minimum && v < *n.minimum) return fail(at, "must be >= " + n.minimum->dump());
-        if (n.maximum && v > *n.maximum) return fail(at, "must be <= " + n.maximum->dump());
-        if (n.exclusive_minimum && v <= *n.exclusive_minimum)
+        const bool low = n.minimum && below(v, *n.minimum);
+        const bool high = n.maximum && above(v, *n.maximum);
+        // A huge integer (an id past 2^53, 2^63) says it is out of range, never "must be >= 0".
+        if ((low || high) && v.get<double>() >= 9007199254740992.0) {
+            if (auto range = out_of_range(n, v, at)) return range;
+        }
+        if (low) return fail(at, "must be >= " + n.minimum->dump());
+        if (high) return fail(at, "must be <= " + n.maximum->dump());
+        if (n.exclusive_minimum && !above(v, *n.exclusive_minimum))
             return fail(at, "must be > " + n.exclusive_minimum->dump());
-        if (n.exclusive_maximum && v >= *n.exclusive_maximum)
+        if (n.exclusive_maximum && !below(v, *n.exclusive_maximum))
             return fail(at, "must be < " + n.exclusive_maximum->dump());
     } else if (v.is_string()) {
         if (n.min_length || n.max_length) {

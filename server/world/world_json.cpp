@@ -160,6 +160,13 @@ entity_id world::find_named(std::string_view name) const {
 entity_id world::entity_ref(const json& ref) const {
     if (!ref.is_string()) return ref.get<entity_id>();
     const auto& name = ref.get_ref<const std::string&>();
+    // A Name is never all digits, so "1" can name no entity: it is an id sent as a string.
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        const auto shown = name.substr(0, 24);
+        throw ecs_error(reason::invalid_params, "\"" + shown +
+                                                    "\" is a string: an entity id is a JSON number (" +
+                                                    shown + "), and a Name is never all digits");
+    }
     const entity_id e = find_named(name);
     if (e == 0) throw ecs_error(reason::no_such_entity, "no entity is named '" + name.substr(0, 64) + "'");
     return e;

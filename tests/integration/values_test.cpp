@@ -193,5 +193,28 @@ TEST(Values, RunTimeComponentsRefuseMismatchedDefaultsAndNullValues) {
     EXPECT_EQ(c.result("world.info")["entities"], 1);
 }
 
+// Issue 44: {"entity": "1"} was looked up as a Name (no_such_entity) while the docs said
+// invalid_params, and 2^63 said "must be >= 0". An id sent as a string and an id out of range each
+// say what they are.
+TEST(Values, AnIdSentAsAStringOrOutOfRangeSaysSo) {
+    ecsd_server server;
+    line_client c(server.port());
+    const auto as_string = c.call("world.get_components", {{"entity", "1"}});
+    EXPECT_EQ(reason_of(as_string), "invalid_params") << as_string;
+    EXPECT_NE(as_string["error"]["message"].get<std::string>().find("JSON number"), std::string::npos)
+        << as_string;
+    for (const std::string big : {"9223372036854775808", "18446744073709551615", "9007199254740992"}) {
+        ASSERT_TRUE(c.send_line(
+            R"({"jsonrpc":"2.0","id":3,"method":"world.get_components","params":{"entity":)" + big + "}}"));
+        const auto r = c.read_json();
+        EXPECT_EQ(reason_of(r), "invalid_params") << r;
+        const auto message = r["error"]["message"].get<std::string>();
+        EXPECT_NE(message.find("out of range"), std::string::npos) << message;
+        EXPECT_EQ(message.find(">= 0"), std::string::npos) << message;
+    }
+    // A name is still a name.
+    EXPECT_EQ(reason_of(c.call("world.get_components", {{"entity", "hero"}})), "no_such_entity");
+}
+
 }  // namespace
 }  // namespace ecsd::test

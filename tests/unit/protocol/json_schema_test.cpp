@@ -40,6 +40,15 @@ TEST(JsonSchema, ReportsLocationOfFirstProblem) {
         *step_schema.validate(json{{"ticks", 1}, {"entity", 1e300}}),
         "params.entity: expected an integer from 0 to 9007199254740991, got a number outside that range");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 0}}), "params.ticks: must be >= 1");
+    // An unsigned value past INT64_MAX is not "below 0" (nlohmann compares it as negative).
+    EXPECT_EQ(
+        *step_schema.validate(json{{"ticks", 1}, {"entity", std::uint64_t{1} << 63}}),
+        "params.entity: 9223372036854775808 is out of range: expected an integer from 0 to 9007199254740991");
+    EXPECT_EQ(
+        *step_schema.validate(json{{"ticks", 1}, {"entity", std::uint64_t{1} << 53}}),
+        "params.entity: 9007199254740992 is out of range: expected an integer from 0 to 9007199254740991");
+    EXPECT_EQ(*step_schema.validate(json{{"ticks", std::uint64_t{1} << 63}}),
+              "params.ticks: 9223372036854775808 is out of range: expected an integer from 1 to 100");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 1}, {"x", 1}}), "params.x: unknown member");
     EXPECT_EQ(*step_schema.validate(json{{"ticks", 1}, {"tags", {"a", 2}}}),
               "params.tags[1]: expected string, got number");
