@@ -654,6 +654,8 @@ std::vector<verb> make_verbs() {
                       "X"}},
          .examples = {"ecsctl cast 4294967296 freeze 4294967297", "ecsctl cast 4294967296 heal --amount 25",
                       "ecsctl cast 4294967296 kill_all_monsters"},
+         .details = "A caster casts one spell per tick: a second before the next tick is refused\n"
+                    "(limit_reached) and changes nothing; cast it after that tick (e.g. after `step`).\n",
          .params =
              [](const verb_input& in) {
                  json params = {{"caster", entity_of(in, "CASTER")}, {"spell", in.one("SPELL").value_or("")}};

@@ -338,8 +338,13 @@ std::uint64_t world::cast_spell(entity_id caster, const std::string& spell, enti
     if (!find_spell(spell)) throw ecs_error(reason::no_such_spell, "no spell named '" + spell + "'");
     if (target != ecs::null_entity) reg_.check(target);
     if (!std::isfinite(amount) || amount < 0) throw ecs_error(reason::invalid_value, "amount must be >= 0");
+    // One spell per caster per tick (MagicInput is one component): a second is refused in words a
+    // caster understands, never queued silently over the first.
     if (reg_.has<MagicInput>(caster))
-        throw ecs_error(reason::component_exists, "entity already has a spell queued for the next tick");
+        throw ecs_error(reason::limit_reached,
+                        "caster " + std::to_string(caster) + " already casts '" +
+                            reg_.get<MagicInput>(caster).spell + "' at tick " + std::to_string(tick_ + 1) +
+                            ": one spell per caster per tick; cast the next one after that tick");
     reg_.emplace<MagicInput>(caster, {spell, {target}, amount});
     return tick_ + 1;
 }

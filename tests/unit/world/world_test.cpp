@@ -282,7 +282,7 @@ TEST(Spells, GhostAndHeal) {
     EXPECT_EQ(w.registry().get<Health>(hero).hp, 25);
     w.cast_spell(hero, "ghost", 0, 2);
     EXPECT_EQ(reason_of([&] { w.cast_spell(hero, "heal", 0, 0); }),
-              "component_exists");  // one spell per tick
+              "limit_reached");  // one spell per caster per tick
     w.step(1);
     ASSERT_TRUE(w.registry().has<Ghost>(hero));
     EXPECT_EQ(w.registry().get<Ghost>(hero).remaining, 2.0 - 1.0 / 60);
