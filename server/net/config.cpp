@@ -23,7 +23,8 @@ setting row(std::string_view name, std::string_view env, std::string_view help, 
             opt = app.add_option("--" + std::string(self.name), cfg.*member, std::string(self.help))
                       ->expected(0, 1)
                       ->default_str("true")  // what a bare flag means
-                      ->option_text("[true|false]");
+                      // option_text replaces CLI11's whole annotation, the variable's name too.
+                      ->option_text("[true|false] (Env:" + std::string(self.env) + ")");
         } else {
             opt = app.add_option("--" + std::string(self.name), cfg.*member, std::string(self.help));
         }

@@ -4,11 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
+#include "http_client.hpp"
 
 namespace ecsd::test {
 namespace {
@@ -97,6 +100,50 @@ TEST(Limits, ErrorLinesAreCappedPerSecondAndTheRestAreCounted) {
     EXPECT_GE(error_lines, 100);
     EXPECT_LE(error_lines, 201) << "at most 100 a second (the burst may straddle a second)";
     EXPECT_TRUE(summary) << "the held-back lines are counted in the log";
+}
+
+// Issue 44: two info lines for every connection (opened, closed) drowned a busy server's log. One
+// line at debug says all of it, on both faces; at info a connection leaves no line.
+TEST(Limits, EachConnectionLeavesOneLineAtDebugAndNoneAtInfo) {
+    for (const std::string level : {"info", "debug"}) {
+        const auto log = std::filesystem::temp_directory_path() /
+                         ("ecsd_conn_log_" + level + std::to_string(::getpid()) + ".txt");
+        {
+            server_options o;
+            o.log_path = log.string();
+            o.log_level = level;
+            int http = 0;
+            auto server = start_with_http(o, &http);
+            {
+                line_client c(server->port());
+                EXPECT_EQ(c.call("server.ping")["result"], "pong");
+            }
+            {
+                http_client h(http);
+                ASSERT_TRUE(
+                    h.send("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                           "Content-Length: 47\r\nConnection: close\r\n\r\n"
+                           R"({"jsonrpc":"2.0","id":1,"method":"server.ping"})"));
+                ASSERT_TRUE(h.read());
+            }
+            std::this_thread::sleep_for(300ms * sanitizer_time_factor);  // both closes are logged
+        }
+        std::ifstream in(log);
+        std::string line;
+        std::map<std::string, int> lines;  // "conn 1", "http 1": lines about that connection
+        const std::regex about(R"((conn|http) [0-9]+:)");
+        while (std::getline(in, line)) {
+            std::smatch m;
+            if (std::regex_search(line, m, about)) ++lines[m.str()];
+        }
+        std::filesystem::remove(log);
+        if (level == "info") {
+            EXPECT_TRUE(lines.empty()) << lines.begin()->first << " logged at info";
+        } else {
+            EXPECT_EQ(lines.size(), 2U) << "one TCP and one HTTP connection";
+            for (const auto& [who, n] : lines) EXPECT_EQ(n, 1) << who << ": one line each";
+        }
+    }
 }
 
 }  // namespace

@@ -152,8 +152,9 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
     if (method == nullptr)
         return refuse(reason::method_not_found, "no method '" + req.method + "'", {{"method", req.method}});
     const bool secret = has(method->flags, method_flags::secret);
-    if (spdlog::should_log(spdlog::level::debug)) {  // every request, at debug level (secrets hidden)
-        spdlog::debug("conn {}: {} {}", caller.id, req.method,
+    // Every request, at trace (secrets hidden): debug keeps one line per connection.
+    if (spdlog::should_log(spdlog::level::trace)) {
+        spdlog::trace("{} {}: {} {}", caller.lines ? "conn" : "http", caller.id, req.method,
                       secret ? std::string(hidden_params)
                              : req.params.dump(-1, ' ', false, json::error_handler_t::replace));
     }

@@ -136,7 +136,6 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
 void connection::start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
         self->services_.connections_open.fetch_add(1, std::memory_order_relaxed);
-        spdlog::info("conn {}: opened from {}", self->session_.id, self->session_.peer);
         asio::error_code ignored;
         self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
         self->last_activity_ = self->opened_ = std::chrono::steady_clock::now();
@@ -768,7 +767,11 @@ void connection::close(std::string_view why) {
     socket_.close(ignored);
     idle_timer_.cancel();
     services_.connections_open.fetch_sub(1, std::memory_order_relaxed);
-    spdlog::info("conn {}: closed ({}), {} lines", session_.id, why, requests_);
+    // One line per connection, at debug (an info line for each would drown a busy server's log):
+    // everything worth knowing about it is known now.
+    spdlog::debug("conn {}: from {}, closed after {:.1f}s ({}), {} lines", session_.id, session_.peer,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - opened_).count(), why,
+                  requests_);
     manager_.remove(shared_from_this());
 }
 
