@@ -40,10 +40,10 @@ async function until(what, fn, timeoutMs = 5000, everyMs = 25) {
 }
 
 /** ecsd on a free HTTP port and an ephemeral TCP port; resolves once it prints its ports. */
-async function startEcsd() {
+async function startEcsd(more = []) {
   const http = await freePort();
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("ECSD_")));
-  const proc = spawn(binary, ["--port", "0", "--http-port", String(http), "--log-level", "warn"],
+  const proc = spawn(binary, ["--port", "0", "--http-port", String(http), "--log-level", "warn", ...more],
                      { env, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   const tcp = await new Promise((resolve, reject) => {
@@ -347,6 +347,87 @@ test("the map follows 10,000 moving entities", async () => {
   assert.ok(apart <= perTick * (every - 1) + 1e-6,
             `the page has it at ${JSON.stringify(onPage)}, the world at ${JSON.stringify(now.components.Position)} (${perTick} m a tick, watched every ${every})`);
   await rpc("world.resume", { world: swarm.world });
+});
+
+// Issue 44: a view could not be shared, the first frame read "tick -", and labels sat on their
+// neighbours' circles.
+test("?world=NAME opens that world, and picking a world puts it in the address", async () => {
+  await rpc("world.create", { world: "side", paused: true });
+  await rpc("world.spawn_entity", { world: "side", components: { Position: { x: 2, y: 2 }, Appearance: { name: "sider" } } });
+  const other = await browser.newPage();
+  try {
+    await other.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
+    await other.goto(server.url + "?world=side", { waitUntil: "load" });
+    await until("the side world on the page", () => other.evaluate(() =>
+      window.ecsdViewer.world === "side" && [...window.ecsdViewer.entities.values()].some((c) => c.Appearance?.name === "sider")));
+    assert.equal(await other.$eval("#world", (e) => e.value), "side", "the picker names it");
+    await until("the picker to offer default", async () =>
+      (await other.$$eval("#world option", (os) => os.map((o) => o.textContent))).includes("default"));
+    await other.select("#world", "default");
+    await until("the address to name default", () => other.evaluate(() => new URLSearchParams(location.search).get("world") === "default"));
+    await until("default's entities", () => other.evaluate(() =>
+      [...window.ecsdViewer.entities.values()].some((c) => c.Appearance?.name === "hero")));
+  } finally { await other.close(); }
+});
+
+test("the first frame, right at the load event, shows the world's tick and its entities", async () => {
+  const other = await browser.newPage();
+  try {
+    await other.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
+    await other.goto(server.url, { waitUntil: "load" });
+    // Read at once: no waiting for the stream or the first poll.
+    const seen = await other.evaluate(() => ({ tick: document.getElementById("tick").textContent,
+                                                count: document.getElementById("count").textContent,
+                                                entities: window.ecsdViewer.entities.size }));
+    assert.notEqual(seen.tick, "-", "the tick is shown at load");
+    assert.ok(Number(seen.tick) > 0, "a running world's tick: " + seen.tick);
+    assert.ok(Number(seen.count) > 0 && seen.entities > 0, JSON.stringify(seen));
+    await other.screenshot({ path: path.join(shots, "viewer-first-frame.png") });
+  } finally { await other.close(); }
+});
+
+test("labels cover no other entity's circle", async () => {
+  await rpc("world.create", { world: "crowd", paused: true });
+  const crowd = [];
+  for (let i = 0; i < 12; ++i)
+    crowd.push({ Position: { x: (i % 4) * 1.2, y: Math.floor(i / 4) * 0.9 }, Appearance: { name: "goblin-" + i }, Collider: { radius: 0.4 } });
+  await rpc("world.spawn_entities", { world: "crowd", entities: crowd });
+  const other = await browser.newPage();
+  try {
+    await other.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
+    await other.goto(server.url + "?world=crowd", { waitUntil: "load" });
+    await until("the crowd", () => other.evaluate(() => window.ecsdViewer.entities.size === 12));
+    await other.evaluate(() => { const v = window.ecsdViewer.view; v.x = 1.8; v.y = 0.9; v.scale = 60; });
+    const { labels, circles } = await until("labels drawn", () => other.evaluate(() =>
+      window.ecsdViewer.labels?.length > 0 && { labels: window.ecsdViewer.labels, circles: window.ecsdViewer.circles }));
+    assert.ok(labels.length >= 4, "some labels find room: " + labels.length);
+    for (const [x0, y0, x1, y1] of labels) {
+      const touching = circles.filter(([x, y, r]) => {
+        const nx = Math.max(x0, Math.min(x, x1)), ny = Math.max(y0, Math.min(y, y1));
+        return (nx - x) ** 2 + (ny - y) ** 2 < r * r;
+      });
+      assert.equal(touching.length, 0, `a label at ${[x0, y0, x1, y1].map(Math.round)} covers a circle`);
+    }
+    await other.screenshot({ path: path.join(shots, "viewer-labels.png") });
+  } finally { await other.close(); }
+});
+
+test("with a token set, the page tells a browser user to add ?token=", async () => {
+  const guarded = await startEcsd(["--token", "s3cret"]);
+  const other = await browser.newPage();
+  try {
+    await other.goto(guarded.url, { waitUntil: "load" });
+    const shown = await until("an error on the page", async () => {
+      const t = await other.$eval("#error", (e) => e.textContent); return t && t;
+    });
+    assert.ok(shown.includes("?token="), "the hint names ?token=: " + shown);
+    assert.ok(!shown.includes("Authorization"), "not a header a browser user cannot send: " + shown);
+    await other.goto(guarded.url + "?token=s3cret", { waitUntil: "load" });
+    await until("entities with the token", () => other.evaluate(() => window.ecsdViewer.info !== null && window.ecsdViewer.lastError === ""));
+  } finally {
+    await other.close();
+    guarded.proc.kill("SIGTERM");
+  }
 });
 
 test("no script errors on the page", () => {
