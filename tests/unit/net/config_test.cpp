@@ -1,6 +1,7 @@
 #include "config.hpp"
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -149,4 +150,23 @@ TEST(Config, RepairIsABareFlagAndAnEnvironmentVariable) {
     ::unsetenv("ECSD_REPAIR");
     EXPECT_TRUE(std::get<server_config>(from_env).repair);
     EXPECT_EQ(config_to_json(std::get<server_config>(bare))["repair"], true);
+}
+
+// Issue 44: --help showed the variable of every flag but the bare ones (--read-only): CLI11's
+// option_text, which bare flags set, replaces its whole annotation.
+TEST(Config, HelpShowsTheVariableOfEveryFlagTheBareOnesToo) {
+    testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(std::get<int>(parse({"--help"})), 0);
+    const std::string help = testing::internal::GetCapturedStdout() + testing::internal::GetCapturedStderr();
+    std::size_t flags = 0;
+    for (std::size_t at = help.find("\n  --"); at != std::string::npos; at = help.find("\n  --", at + 1)) {
+        const auto end = help.find('\n', at + 1);
+        const std::string line = help.substr(at + 1, end - at - 1);
+        if (line.rfind("  --help", 0) == 0 || line.rfind("  --version", 0) == 0) continue;
+        ++flags;
+        EXPECT_NE(line.find("(Env:"), std::string::npos) << line;
+    }
+    EXPECT_GT(flags, 20U) << help;
+    EXPECT_NE(help.find("--read-only [true|false] (Env:ECSD_READ_ONLY)"), std::string::npos) << help;
 }
