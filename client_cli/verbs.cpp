@@ -51,6 +51,7 @@ constexpr std::string_view query_language =
     "                                                                     filters nothing\n"
     "  Health.hp < 50         value filter: == != < <= > >= against a JSON literal, e.g.\n"
     "                         AI.kind == \"boss\", Position.y <= 0, Appearance.name == \"tree\"\n"
+    "  Health.hp < Health.max two fields of one entity; Contacts.entities != [] (== != take lists)\n"
     "  added(Position)        added in the last tick; also changed(NAME), removed(NAME)\n"
     "  died                   entities destroyed in the last tick\n"
     "  near(x, y, r)          Position within r of a point; near(ID, r) or near(NAME, r)\n"

@@ -29,12 +29,21 @@ std::string_view trim(std::string_view s) {
     throw ecs_error(reason::invalid_params, "query: " + what + " at character " + std::to_string(pos + 1));
 }
 
+std::size_t blanks(std::string_view s) {
+    std::size_t n = 0;
+    while (n < s.size() && std::isspace(static_cast<unsigned char>(s[n]))) ++n;
+    return n;
+}
+
+/// @brief A component name; `pos` is where `s` starts in the query text, so an error points at the
+/// character that is wrong.
 std::string parse_name(std::string_view s, std::size_t pos) {
+    pos += blanks(s);
     s = trim(s);
     if (s.empty()) fail(pos, "expected a component name");
     for (std::size_t i = 0; i < s.size(); ++i)
         if (!name_char(s[i], i == 0))
-            fail(pos, "unexpected '" + std::string(1, s[i]) + "' in '" + std::string(s) + "'");
+            fail(pos + i, "unexpected '" + std::string(1, s[i]) + "' in '" + std::string(s) + "'");
     return std::string(s);
 }
 
@@ -112,8 +121,8 @@ std::size_t term_end(std::string_view text, std::size_t start) {
             continue;
         }
         if (text[i] == '"') quoted = true;
-        if (text[i] == '(') ++depth;
-        if (text[i] == ')' && depth > 0) --depth;
+        if (text[i] == '(' || text[i] == '[') ++depth;  // `Contacts.entities == [1, 2]` is one term
+        if ((text[i] == ')' || text[i] == ']') && depth > 0) --depth;
         if (text[i] == ',' && depth == 0) return i;
     }
     return text.size();
@@ -130,25 +139,44 @@ std::size_t operator_at(std::string_view term) {
     return std::string_view::npos;
 }
 
+/// @brief `Component.field` at `pos` (its first character's place in the query text) into `comp`
+/// and `field`; false when `text` has no such shape.
+bool split_field(std::string_view text, std::size_t pos, std::string& comp, std::string& field) {
+    const auto dot = text.rfind('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 == text.size()) return false;
+    comp = parse_name(text.substr(0, dot), pos);
+    field = std::string(text.substr(dot + 1));
+    for (std::size_t i = 0; i < field.size(); ++i)
+        if (!name_char(field[i], i == 0) || field[i] == '.')
+            fail(pos + dot + 1 + i, "bad field name '" + field + "'");
+    return true;
+}
+
+/// @brief A term with a comparison: `Health.hp < 50`, `Health.hp < Health.max`, `Contacts.entities
+/// != []`. `pos` is where `term` starts in the query text: every error points into the term.
 value_filter parse_filter(std::string_view term, std::size_t op_at, std::size_t pos) {
     value_filter f;
     const std::string_view left = trim(term.substr(0, op_at));
     const bool two = op_at + 1 < term.size() && term[op_at + 1] == '=';
     f.op = std::string(term.substr(op_at, two ? 2 : 1));
-    if (f.op == "=") fail(pos, "use == to compare");
-    const auto dot = left.rfind('.');
-    if (dot == std::string_view::npos || dot + 1 == left.size())
-        fail(pos, "a filter compares Component.field, e.g. Health.hp < 50");
-    f.component = parse_name(left.substr(0, dot), pos);
-    f.field = std::string(left.substr(dot + 1));
-    for (std::size_t i = 0; i < f.field.size(); ++i)
-        if (!name_char(f.field[i], i == 0) || f.field[i] == '.')
-            fail(pos, "bad field name '" + f.field + "'");
-    const std::string_view right = trim(term.substr(op_at + f.op.size()));
+    if (f.op == "=") fail(pos + op_at, "use == to compare");
+    if (!split_field(left, pos, f.component, f.field))
+        fail(pos, "a filter compares Component.field, e.g. Health.hp < 50 or Health.hp < Health.max");
+    const std::string_view after = term.substr(op_at + f.op.size());
+    const std::size_t right_at = pos + op_at + f.op.size() + blanks(after);
+    const std::string_view right = trim(after);
+    if (right.empty()) fail(right_at, "expected a value or Component.field after " + f.op);
     f.value = nlohmann::json::parse(right, nullptr, /*allow_exceptions=*/false);
-    if (f.value.is_discarded() || f.value.is_object() || f.value.is_array())
-        fail(pos, "expected a number, a \"string\", true, false or null after " + f.op);
-    if (const auto problem = filter_problem(f)) fail(pos, *problem);
+    if (f.value.is_discarded()) {
+        // Not a JSON literal: another field of the same entity, when it has that shape.
+        const bool shaped = name_char(right.front(), true) && right.find('.') != std::string_view::npos;
+        if (!shaped || !split_field(right, right_at, f.other_component, f.other_field))
+            fail(right_at,
+                 "expected a number, a \"string\", true, false, null, [] or Component.field after " + f.op +
+                     ", got '" + std::string(right.substr(0, 32)) + "'");
+        f.value = nullptr;
+    }
+    if (const auto problem = filter_problem(f)) fail(right_at, *problem);
     return f;
 }
 }  // namespace
@@ -157,23 +185,30 @@ std::optional<std::string> filter_problem(const value_filter& f) {
     static constexpr std::string_view ops[] = {"==", "!=", "<", "<=", ">", ">="};
     if (std::find(std::begin(ops), std::end(ops), f.op) == std::end(ops))
         return "unknown operator '" + f.op + "' (== != < <= > >=)";
-    if (f.value.is_object() || f.value.is_array() || f.value.is_discarded())
-        return "a filter compares with a number, a \"string\", true, false or null";
-    if (f.op != "==" && f.op != "!=" && !f.value.is_number() && !f.value.is_string())
+    if (f.with_field()) return std::nullopt;  // two fields: any operator; kinds are compared per entity
+    if (f.value.is_discarded()) return "a filter compares with a number, a \"string\", true, false or null";
+    const bool equality = f.op == "==" || f.op == "!=";
+    if ((f.value.is_object() || f.value.is_array()) && !equality)
+        return f.op + " compares numbers or text; a list or an object only with == or !=";
+    if (!equality && !f.value.is_number() && !f.value.is_string())
         return f.op + " compares numbers or text, not " + f.value.dump();
     return std::nullopt;
 }
 
 bool filter_passes(const value_filter& f, const nlohmann::json& field_value) {
-    if (f.op == "==") return field_value == f.value;
-    if (f.op == "!=") return field_value != f.value;
-    const bool numbers = field_value.is_number() && f.value.is_number();
-    const bool texts = field_value.is_string() && f.value.is_string();
-    if (!numbers && !texts) return false;  // a value of another kind never orders against the literal
-    if (f.op == "<") return field_value < f.value;
-    if (f.op == "<=") return field_value <= f.value;
-    if (f.op == ">") return field_value > f.value;
-    return field_value >= f.value;
+    return filter_passes(f, field_value, f.value);
+}
+
+bool filter_passes(const value_filter& f, const nlohmann::json& field_value, const nlohmann::json& other) {
+    if (f.op == "==") return field_value == other;
+    if (f.op == "!=") return field_value != other;
+    const bool numbers = field_value.is_number() && other.is_number();
+    const bool texts = field_value.is_string() && other.is_string();
+    if (!numbers && !texts) return false;  // values of other kinds never order against each other
+    if (f.op == "<") return field_value < other;
+    if (f.op == "<=") return field_value <= other;
+    if (f.op == ">") return field_value > other;
+    return field_value >= other;
 }
 
 query_terms parse_query(std::string_view text) {
@@ -183,7 +218,9 @@ query_terms parse_query(std::string_view text) {
     std::size_t start = 0;
     while (start <= text.size()) {
         const std::size_t comma = term_end(text, start);
-        const std::string_view term = trim(text.substr(start, comma - start));
+        const std::string_view raw = text.substr(start, comma - start);
+        const std::string_view term = trim(raw);
+        const std::size_t at = start + blanks(raw);  // where the term's text begins
         std::string name;
         if (term.empty()) {
             fail(start, "empty term");
@@ -191,11 +228,13 @@ query_terms parse_query(std::string_view text) {
             const auto rest = trim(term.substr(4));
             if (rest.back() != ')') fail(start, "missing ')' after near");
             if (q.near) fail(start, "only one near() per query");
-            q.near = parse_near(rest.substr(1, rest.size() - 2), start);
+            q.near = parse_near(rest.substr(1, rest.size() - 2), at);
         } else if (const auto op = operator_at(term); op != std::string_view::npos) {
-            auto f = parse_filter(term, op, start);
+            auto f = parse_filter(term, op, at);
             if (std::find(q.all.begin(), q.all.end(), f.component) == q.all.end())
                 q.all.push_back(f.component);
+            if (f.with_field() && std::find(q.all.begin(), q.all.end(), f.other_component) == q.all.end())
+                q.all.push_back(f.other_component);
             q.where.push_back(std::move(f));
         } else if (term == "*") {
             q.match_all = true;
@@ -208,21 +247,21 @@ query_terms parse_query(std::string_view text) {
         } else if (parse_call(term, "removed", start, name)) {
             q.removed.push_back(name);
         } else if (term.front() == '!') {
-            q.none.push_back(parse_name(term.substr(1), start));
+            q.none.push_back(parse_name(term.substr(1), at + 1));
         } else if (term.front() == '?') {
-            q.optional.push_back(parse_name(term.substr(1), start));
+            q.optional.push_back(parse_name(term.substr(1), at + 1));
         } else if (term.find('|') != std::string_view::npos) {
             std::vector<std::string> group;
             std::size_t s = 0;
             while (s <= term.size()) {
                 std::size_t bar = term.find('|', s);
                 if (bar == std::string_view::npos) bar = term.size();
-                group.push_back(parse_name(term.substr(s, bar - s), start));
+                group.push_back(parse_name(term.substr(s, bar - s), at + s));
                 s = bar + 1;
             }
             q.any.push_back(std::move(group));
         } else {
-            q.all.push_back(parse_name(term, start));
+            q.all.push_back(parse_name(term, at));
         }
         start = comma + 1;
     }

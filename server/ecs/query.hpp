@@ -31,7 +31,11 @@ struct value_filter {
     std::string component;
     std::string field;
     std::string op;        // == != < <= > >=
-    nlohmann::json value;  // a number, a string, true, false or null
+    nlohmann::json value;  // a number, a string, true, false or null; [] or {} for == and !=
+    /// Set: compare with this field of the same entity instead of `value` (`Health.hp < Health.max`).
+    std::string other_component{};  // (initialised, so {component, field, op, value} stays warning-free)
+    std::string other_field{};
+    [[nodiscard]] bool with_field() const noexcept { return !other_component.empty(); }
 };
 
 /// @brief A query by component names, as a client writes it.
@@ -67,6 +71,9 @@ struct query_terms {
 [[nodiscard]] std::optional<std::string> filter_problem(const value_filter& f);
 /// @brief Whether a field's value passes the filter.
 [[nodiscard]] bool filter_passes(const value_filter& f, const nlohmann::json& field_value);
+/// @brief As filter_passes, against another value than f.value (a field-to-field filter's other field).
+[[nodiscard]] bool filter_passes(const value_filter& f, const nlohmann::json& field_value,
+                                 const nlohmann::json& other);
 
 /// @brief A query resolved to component ids.
 struct query {

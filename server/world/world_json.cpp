@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "world/world.hpp"
 
@@ -59,7 +60,8 @@ ecs::near_term near_from_json(const json& v) {
     return n;
 }
 
-/// @brief {"where": [{"field": "Health.hp", "op": "<", "value": 50}]}, the object form of value filters.
+/// @brief {"where": [{"field": "Health.hp", "op": "<", "value": 50}]}, the object form of value filters;
+/// {"field": "Health.hp", "op": "<", "other": "Health.max"} compares two fields of one entity.
 std::vector<ecs::value_filter> filters_from_json(const json& list) {
     if (!list.is_array())
         throw ecs_error(reason::invalid_params, "query.where must be an array of {field, op, value}");
@@ -67,17 +69,29 @@ std::vector<ecs::value_filter> filters_from_json(const json& list) {
     for (std::size_t i = 0; i < list.size(); ++i) {
         const auto& item = list[i];
         const std::string where = "query.where[" + std::to_string(i) + "]";
+        const bool other = item.is_object() && item.contains("other");
         if (!item.is_object() || item.size() != 3 || !item.contains("field") || !item.contains("op") ||
-            !item.contains("value") || !item["field"].is_string() || !item["op"].is_string())
-            throw ecs_error(
-                reason::invalid_params,
-                where + " must be {\"field\": \"Component.field\", \"op\": \"<\", \"value\": 50}");
-        const auto path = item["field"].get<std::string>();
-        const auto dot = path.rfind('.');
-        if (dot == std::string::npos || dot == 0 || dot + 1 == path.size())
-            throw ecs_error(reason::invalid_params, where + ".field must be Component.field, e.g. Health.hp");
-        ecs::value_filter f{path.substr(0, dot), path.substr(dot + 1), item["op"].get<std::string>(),
-                            item["value"]};
+            !(item.contains("value") || (other && item["other"].is_string())) || !item["field"].is_string() ||
+            !item["op"].is_string())
+            throw ecs_error(reason::invalid_params,
+                            where +
+                                " must be {\"field\": \"Component.field\", \"op\": \"<\", \"value\": 50} "
+                                "or {\"field\": \"Health.hp\", \"op\": \"<\", \"other\": \"Health.max\"}");
+        const auto split = [&](const std::string& path, const char* key) {
+            const auto dot = path.rfind('.');
+            if (dot == std::string::npos || dot == 0 || dot + 1 == path.size())
+                throw ecs_error(reason::invalid_params,
+                                where + "." + key + " must be Component.field, e.g. Health.hp");
+            return std::pair{path.substr(0, dot), path.substr(dot + 1)};
+        };
+        auto [component, field] = split(item["field"].get<std::string>(), "field");
+        ecs::value_filter f;
+        f.component = std::move(component);
+        f.field = std::move(field);
+        f.op = item["op"].get<std::string>();
+        f.value = other ? json(nullptr) : item["value"];
+        if (other)
+            std::tie(f.other_component, f.other_field) = split(item["other"].get<std::string>(), "other");
         if (const auto problem = ecs::filter_problem(f))
             throw ecs_error(reason::invalid_params, where + ": " + *problem);
         out.push_back(std::move(f));
@@ -425,15 +439,18 @@ ecs::query_terms world::parse_terms(const json& q) const {
     if (terms.near && std::find(terms.all.begin(), terms.all.end(), "Position") == terms.all.end())
         terms.all.emplace_back("Position");
     // A value filter reads its component: only entities that have it can pass; its field must exist.
-    for (const auto& f : terms.where) {
-        if (std::find(terms.all.begin(), terms.all.end(), f.component) == terms.all.end())
-            terms.all.push_back(f.component);
-        const auto fields = reg_.storage(reg_.component_by_name(f.component)).schema_fields();
+    const auto check_field = [&](const std::string& component, const std::string& field) {
+        if (std::find(terms.all.begin(), terms.all.end(), component) == terms.all.end())
+            terms.all.push_back(component);
+        const auto fields = reg_.storage(reg_.component_by_name(component)).schema_fields();
         const bool known = std::any_of(fields.begin(), fields.end(),
-                                       [&](const json& d) { return d.value("name", "") == f.field; });
+                                       [&](const json& d) { return d.value("name", "") == field; });
         if (!known)
-            throw ecs_error(reason::invalid_params,
-                            "query: " + f.component + " has no field '" + f.field + "'");
+            throw ecs_error(reason::invalid_params, "query: " + component + " has no field '" + field + "'");
+    };
+    for (const auto& f : terms.where) {
+        check_field(f.component, f.field);
+        if (f.with_field()) check_field(f.other_component, f.other_field);
     }
     return terms;
 }
@@ -447,18 +464,32 @@ void world::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
     }
     if (!terms.where.empty()) {
         // Value filters wrap the walk: ids of the filtered components are resolved once per call.
-        std::vector<std::pair<const ecs::pool*, const ecs::value_filter*>> checks;
+        struct check {
+            const ecs::pool* pool;
+            const ecs::pool* other;  // a field-to-field filter's other component, else null
+            const ecs::value_filter* filter;
+        };
+        std::vector<check> checks;
         for (const auto& w : terms.where)
-            checks.emplace_back(&reg_.storage(reg_.component_by_name(w.component)), &w);
+            checks.push_back(
+                {&reg_.storage(reg_.component_by_name(w.component)),
+                 w.with_field() ? &reg_.storage(reg_.component_by_name(w.other_component)) : nullptr, &w});
         ecs::query_terms rest = terms;
         rest.where.clear();
         for_each_match(rest, resolved, [&](entity_id e) {
             if (!reg_.alive(e)) return;  // a dead entity (died, removed) has no value to compare
             const auto slot = ecs::index_of(e);
-            for (const auto& [pool, w] : checks) {
-                const json value = pool->value_json(slot);
-                const auto it = value.find(w->field);
-                if (it == value.end() || !ecs::filter_passes(*w, *it)) return;
+            for (const auto& c : checks) {
+                const json value = c.pool->value_json(slot);
+                const auto it = value.find(c.filter->field);
+                if (it == value.end()) return;
+                if (c.other == nullptr) {
+                    if (!ecs::filter_passes(*c.filter, *it)) return;
+                    continue;
+                }
+                const json other = c.other->value_json(slot);
+                const auto there = other.find(c.filter->other_field);
+                if (there == other.end() || !ecs::filter_passes(*c.filter, *it, *there)) return;
             }
             f(e);
         });

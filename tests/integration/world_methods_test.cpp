@@ -104,6 +104,36 @@ TEST_F(WorldMethods, DescribeEntityShowsComponentsSystemsAndRecentChanges) {
               "no_such_entity");
 }
 
+// Issue 44: the hurt, for regeneration (Health.hp < Health.max), in both forms; and a list compared
+// whole with == and != (Contacts.entities != []).
+TEST_F(WorldMethods, AFieldComparesWithAnotherFieldOfTheSameEntity) {
+    (void)c_.result("world.create", {{"world", "ff"}, {"paused", true}});
+    const auto spawn = [&](double hp, double max) {
+        return c_.result(
+            "world.spawn_entity",
+            {{"world", "ff"}, {"components", {{"Health", {{"hp", hp}, {"max", max}}}}}})["entity"];
+    };
+    const auto hurt = spawn(40, 100);
+    spawn(100, 100);
+    const auto also_hurt = spawn(5, 50);
+    const auto ids = [](const json& r) {
+        json out = json::array();
+        for (const auto& e : r["entities"]) out.push_back(e["entity"]);
+        return out;
+    };
+    EXPECT_EQ(ids(c_.result("world.query", {{"world", "ff"}, {"query", "Health.hp < Health.max"}})),
+              json({hurt, also_hurt}));
+    const json object{{"where", {{{"field", "Health.hp"}, {"op", "<"}, {"other", "Health.max"}}}}};
+    EXPECT_EQ(ids(c_.result("world.query", {{"world", "ff"}, {"query", object}})), json({hurt, also_hurt}));
+    EXPECT_EQ(ids(c_.result("world.query", {{"world", "ff"}, {"query", "Health.hp == Health.max"}})).size(),
+              1u);
+    const auto bad = c_.call("world.query", {{"world", "ff"}, {"query", "Health.hp < Health.maxx"}});
+    EXPECT_EQ(reason_of(bad), "invalid_params") << bad;
+    EXPECT_NE(bad["error"]["message"].get<std::string>().find("maxx"), std::string::npos) << bad;
+    const auto at = c_.call("world.query", {{"world", "ff"}, {"query", "Health, Health.hp < boss"}});
+    EXPECT_NE(at["error"]["message"].get<std::string>().find("character 21"), std::string::npos) << at;
+}
+
 TEST_F(WorldMethods, ValueFiltersWorkInTextAndObjectFormInQueryAndWatch) {
     (void)c_.result("world.create", {{"world", "vf"}, {"paused", true}});
     const auto spawn = [&](double hp, const char* kind) {

@@ -89,6 +89,44 @@ TEST(QueryText, ValueFiltersParseAndImplyTheirComponent) {
         EXPECT_THROW((void)parse_query(bad), ecs_error) << bad;
 }
 
+// Issue 44: the hurt (Health.hp < Health.max) could not be asked for, nor who touches something,
+// and every error said "character 1".
+TEST(QueryText, AFieldComparesWithAnotherFieldOrAList) {
+    const auto q = parse_query("Health.hp < Health.max, Contacts.entities != [], Position.x == [1, 2]");
+    ASSERT_EQ(q.where.size(), 3u);
+    EXPECT_TRUE(q.where[0].with_field());
+    EXPECT_EQ(q.where[0].other_component, "Health");
+    EXPECT_EQ(q.where[0].other_field, "max");
+    EXPECT_EQ(q.where[1].value, nlohmann::json::array());
+    EXPECT_FALSE(q.where[1].with_field());
+    EXPECT_EQ(q.where[2].value, nlohmann::json::array({1, 2})) << "a comma inside [] separates nothing";
+    EXPECT_EQ(q.all, (std::vector<std::string>{"Health", "Contacts", "Position"}));
+    const auto mixed = parse_query("Health.hp >= Shield.points");
+    EXPECT_EQ(mixed.all, (std::vector<std::string>{"Health", "Shield"})) << "both components are required";
+    EXPECT_TRUE(filter_passes(q.where[0], 5, 10));
+    EXPECT_FALSE(filter_passes(q.where[0], 10, 10));
+    EXPECT_FALSE(filter_passes(q.where[0], 5, "10")) << "kinds never order against each other";
+    EXPECT_THROW((void)parse_query("Contacts.entities < []"), ecs_error) << "a list only with == and !=";
+}
+
+TEST(QueryText, AnErrorPointsAtTheCharacterThatIsWrong) {
+    const auto position_of = [](const char* text) -> std::string {
+        try {
+            (void)parse_query(text);
+        } catch (const ecs_error& e) {
+            const std::string m = e.what();
+            const auto at = m.rfind("at character ");
+            return at == std::string::npos ? m : m.substr(at + 13);
+        }
+        return "accepted";
+    };
+    EXPECT_EQ(position_of("Health.hp < Health"), "13");  // the right side, not the term
+    EXPECT_EQ(position_of("Position, Health.hp <"), "22");
+    EXPECT_EQ(position_of("Position,  Posi tion"), "16");
+    EXPECT_EQ(position_of("Position, !3D"), "12");
+    EXPECT_EQ(position_of("Health.hp = 5"), "11");
+}
+
 TEST(QueryText, FilterComparisons) {
     const value_filter lt{"Health", "hp", "<", 50};
     EXPECT_TRUE(filter_passes(lt, 49.5));
