@@ -134,6 +134,42 @@ TEST_F(WorldMethods, AFieldComparesWithAnotherFieldOfTheSameEntity) {
     EXPECT_NE(at["error"]["message"].get<std::string>().find("character 21"), std::string::npos) << at;
 }
 
+// Issue 44: a BRP-shaped world.query was refused while the docs promised BRP clients work.
+TEST_F(WorldMethods, AQueryInTheBevyRemoteProtocolsShapeIsAnsweredAsBrpAnswers) {
+    (void)c_.result("world.create", {{"world", "brp"}, {"paused", true}});
+    const auto spawn = [&](const json& components) {
+        return c_.result("world.spawn_entity", {{"world", "brp"}, {"components", components}})["entity"];
+    };
+    const auto walker =
+        spawn({{"Position", {{"x", 1}, {"y", 2}}}, {"Velocity", json::object()}, {"Health", json::object()}});
+    const auto rock = spawn({{"Position", json::object()}});
+    spawn({{"Position", json::object()}, {"Frozen", json::object()}});
+    const auto r =
+        c_.result("world.query",
+                  {{"world", "brp"},
+                   {"data", {{"components", {"Position"}}, {"option", {"Health"}}, {"has", {"Velocity"}}}},
+                   {"filter", {{"without", {"Frozen"}}}},
+                   {"strict", false}});
+    ASSERT_TRUE(r.is_array()) << r;
+    ASSERT_EQ(r.size(), 2u) << r;
+    EXPECT_EQ(r[0]["entity"], walker);
+    EXPECT_EQ(r[0]["components"]["Position"]["x"], 1.0);
+    EXPECT_TRUE(r[0]["components"].contains("Health")) << "an option is shown where present";
+    EXPECT_FALSE(r[0]["components"].contains("Velocity")) << "has only reports presence";
+    EXPECT_EQ(r[0]["has"]["Velocity"], true);
+    EXPECT_EQ(r[1]["entity"], rock);
+    EXPECT_EQ(r[1]["has"]["Velocity"], false);
+    EXPECT_FALSE(r[1]["components"].contains("Health"));
+    const auto with = c_.result("world.query", {{"world", "brp"}, {"filter", {{"with", {"Velocity"}}}}});
+    ASSERT_EQ(with.size(), 1u) << with;
+    EXPECT_EQ(with[0]["entity"], walker);
+    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "brp"}, {"query", "*"}, {"data", json::object()}})),
+              "invalid_params");
+    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "brp"}})), "invalid_params");
+    EXPECT_EQ(reason_of(c_.call("world.query", {{"world", "brp"}, {"data", {{"components", {"Nope"}}}}})),
+              "no_such_component");
+}
+
 TEST_F(WorldMethods, ValueFiltersWorkInTextAndObjectFormInQueryAndWatch) {
     (void)c_.result("world.create", {{"world", "vf"}, {"paused", true}});
     const auto spawn = [&](double hp, const char* kind) {
