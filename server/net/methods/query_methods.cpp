@@ -51,8 +51,10 @@ json brp_query(method_context& ctx) {
     add_unique(fields, has);
     const json terms = {{"all", all}, {"optional", optional}, {"none", names_at(filter, "without")}};
     std::string text;
-    ecs::json_text w(text);
-    ctx.world().write_query(terms, fields, brp_limit, 0, w);
+    {
+        ecs::json_text w(text);  // buffers: the text is whole once it is gone
+        ctx.world().write_query(terms, fields, brp_limit, 0, w);
+    }
     const json page = json::parse(text);
     json out = json::array();
     for (const auto& e : page["entities"]) {
