@@ -14,7 +14,11 @@ endif()
 find_path(ASIO_INCLUDE_DIR asio.hpp REQUIRED)
 add_library(asio_standalone INTERFACE)
 target_include_directories(asio_standalone SYSTEM INTERFACE ${ASIO_INCLUDE_DIR})
-target_compile_definitions(asio_standalone INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED)
+# ASIO_HAS_STD_ALIGNED_ALLOC, set for every file: Asio decides it from _GLIBCXX_HAVE_ALIGNED_ALLOC,
+# which only a standard header defines, so a file that includes Asio before any of them built its
+# inline aligned_new/aligned_delete the other way, and the linker kept one of each: ASan caught
+# aligned_alloc'd handler memory freed by operator delete. glibc has had aligned_alloc since 2.16.
+target_compile_definitions(asio_standalone INTERFACE ASIO_STANDALONE ASIO_NO_DEPRECATED ASIO_HAS_STD_ALIGNED_ALLOC=1)
 target_link_libraries(asio_standalone INTERFACE Threads::Threads)
 add_library(asio::asio ALIAS asio_standalone)
 

@@ -1,6 +1,4 @@
 // world.watch / world.unwatch: a live world pushed to its clients as per-tick diffs (watch.hpp).
-#include <asio/post.hpp>
-
 #include "ecsd/protocol/errors.hpp"
 #include "hosting/hosted_world.hpp"
 #include "hosting/watch.hpp"
