@@ -105,6 +105,13 @@ TEST_F(WorldMethods, DescribeEntityShowsComponentsSystemsAndRecentChanges) {
 }
 
 // Issue 44: the hurt, for regeneration (Health.hp < Health.max), in both forms; and a list compared
+/// The ids of a world.query answer, in its order.
+json ids(const json& answer) {
+    json out = json::array();
+    for (const auto& e : answer["entities"]) out.push_back(e["entity"]);
+    return out;
+}
+
 // whole with == and != (Contacts.entities != []).
 TEST_F(WorldMethods, AFieldComparesWithAnotherFieldOfTheSameEntity) {
     (void)c_.result("world.create", {{"world", "ff"}, {"paused", true}});
@@ -116,11 +123,6 @@ TEST_F(WorldMethods, AFieldComparesWithAnotherFieldOfTheSameEntity) {
     const auto hurt = spawn(40, 100);
     spawn(100, 100);
     const auto also_hurt = spawn(5, 50);
-    const auto ids = [](const json& r) {
-        json out = json::array();
-        for (const auto& e : r["entities"]) out.push_back(e["entity"]);
-        return out;
-    };
     EXPECT_EQ(ids(c_.result("world.query", {{"world", "ff"}, {"query", "Health.hp < Health.max"}})),
               json({hurt, also_hurt}));
     const json object{{"where", {{{"field", "Health.hp"}, {"op", "<"}, {"other", "Health.max"}}}}};
@@ -180,11 +182,6 @@ TEST_F(WorldMethods, ValueFiltersWorkInTextAndObjectFormInQueryAndWatch) {
     const auto weak = spawn(20, "slime");
     spawn(80, "slime");
     const auto boss = spawn(40, "boss");
-    const auto ids = [](const json& r) {
-        json out = json::array();
-        for (const auto& e : r["entities"]) out.push_back(e["entity"]);
-        return out;
-    };
     EXPECT_EQ(ids(c_.result("world.query", {{"world", "vf"}, {"query", "Health.hp < 50"}})),
               json({weak, boss}));
     EXPECT_EQ(
