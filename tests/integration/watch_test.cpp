@@ -342,6 +342,7 @@ TEST(Watch, DestroyingTheWorldEndsItsSubscriptions) {
         ASSERT_TRUE(line.is_object());
         if (line.value("id", json()) == 9) answered = true;
         if (line.value("method", "") == "world.watch" && line["params"].value("ended", false)) {
+            EXPECT_FALSE(answered) << "the last notification comes before the answer";
             EXPECT_EQ(line["params"]["subscription"], w["subscription"]);
             EXPECT_EQ(line["params"]["reason"], "world_destroyed");
             ended = true;

@@ -142,7 +142,9 @@ void register_world_methods(method_table& table) {
                        "`world_moved` and this"}}}},
                    {"world"}),
                .result = object_schema({{"destroyed", {{"type", "string"}}}}, {"destroyed"}),
-               .flags = method_flags::admin,
+               // World-bound so it runs on the world's strand: the watchers' last notifications are
+               // published before the answer, and a client reads them first.
+               .flags = method_flags::world_bound | method_flags::admin,
                .handler = destroy});
     table.add({.name = "world.list",
                .summary = "Names of all worlds.",

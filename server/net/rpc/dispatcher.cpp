@@ -216,8 +216,10 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
 job_result dispatcher::run(world_job& job) {
     // A world sealed for a move takes nothing that would change it, so no write after the copy
     // is lost: each one is refused and can be sent to the world's new server.
-    // world.export reads on: a move's export is sealed by its own first call.
+    // world.export reads on: a move's export is sealed by its own first call; world.destroy ends
+    // the move.
     if (job.world->sealed() && job.method->name != "world.unseal" && job.method->name != "world.export" &&
+        job.method->name != "world.destroy" &&
         (has(job.method->flags, method_flags::mutating) || has(job.method->flags, method_flags::admin))) {
         const auto message = "world '" + job.world->name() +
                              "' is sealed for a move to another server (world.unseal lifts the seal)";
