@@ -602,7 +602,7 @@ std::size_t member_rank(std::string_view key) noexcept {
 std::size_t component_rank(std::string_view name, const std::vector<std::string>& preferred) {
     static constexpr auto built_in = std::to_array<std::string_view>(
         {"Name", "Position", "Velocity", "RigidBody", "Collider", "Contacts", "Appearance", "Health", "AI",
-         "Player", "Frozen", "Ghost", "MagicInput", "Lifetime"});
+         "Player", "Frozen", "Ghost", "MagicInput", "Lifetime", "Resting"});
     if (const auto it = std::find(preferred.begin(), preferred.end(), name); it != preferred.end()) {
         return static_cast<std::size_t>(it - preferred.begin());
     }

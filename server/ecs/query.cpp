@@ -307,13 +307,16 @@ void each_dead_match(const registry& r, const query& q, const std::function<void
 }
 
 /// @brief `added(C)` and `changed(C)` for a live slot. A pool with write stamps answers
-/// `changed` from its stamps; one without counts an addition as the only change it can see.
+/// `changed` from its stamps; one without counts an addition as the only change it can see. A
+/// live entity that lost C has had it changed too (the end of its last contact, for Contacts).
 class change_filter {
   public:
     change_filter(const registry& r, const query& q) : r_(r), q_(q) {
         for (auto c : q.added) added_.push_back(both(r.storage(c).added));
-        for (auto c : q.changed)
+        for (auto c : q.changed) {
             if (!r.storage(c).tracks_writes()) added_.push_back(both(r.storage(c).added));
+            lost_.push_back(both(r.storage(c).removed));
+        }
     }
 
     [[nodiscard]] bool passes(std::uint32_t slot) const {
@@ -321,12 +324,18 @@ class change_filter {
         std::size_t k = 0;
         for (auto c : q_.added)
             if (!r_.storage(c).contains(slot) || !added_[k++].count(e)) return false;
+        std::size_t m = 0;
         for (auto c : q_.changed) {
             const pool& p = r_.storage(c);
-            if (!p.contains(slot)) return false;
+            const auto& lost = lost_[m++];
+            if (!p.contains(slot)) {
+                if (!lost.count(e)) return false;
+                if (!p.tracks_writes()) ++k;
+                continue;
+            }
             const bool changed = p.tracks_writes() ? p.written_since(p.index(slot), r_.change_floor())
                                                    : added_[k++].count(e) > 0;
-            if (!changed) return false;
+            if (!changed && !lost.count(e)) return false;  // lost and added again: changed
         }
         return true;
     }
@@ -335,6 +344,7 @@ class change_filter {
     const registry& r_;
     const query& q_;
     std::vector<id_set> added_;
+    std::vector<id_set> lost_;
 };
 
 }  // namespace

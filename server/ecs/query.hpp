@@ -46,7 +46,7 @@ struct query_terms {
     std::vector<std::string>
         optional;  // `?Name`: filters nothing, carried when present (flecs's optional terms)
     std::vector<std::string> added;     // component added in the last tick or since
-    std::vector<std::string> changed;   // component written (or added) in the last tick or since
+    std::vector<std::string> changed;   // component written, added or lost in the last tick or since
     std::vector<std::string> removed;   // component removed in the last tick or since
     bool died = false;                  // entities destroyed in the last tick or since
     bool match_all = false;             // "*": every live entity

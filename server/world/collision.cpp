@@ -25,8 +25,12 @@ bool layers_meet(const collision_body& a, const collision_body& b) {
     return (a.layer & b.mask) && (b.layer & a.mask);
 }
 
+// Circles that overlap or touch. Touching counts (within rounding, a nanometre a metre of radius):
+// response leaves bodies exactly touching, and a sleeping pile (rest_system) must stay in contact
+// with what holds it up, or it would wake every other tick.
 bool overlap(const collision_body& a, const collision_body& b) {
-    const double dx = b.x - a.x, dy = b.y - a.y, rr = a.r + b.r;
+    constexpr double touch = 1e-9;
+    const double dx = b.x - a.x, dy = b.y - a.y, rr = (a.r + b.r) * (1 + touch) + touch;
     return dx * dx + dy * dy < rr * rr;
 }
 
@@ -50,6 +54,8 @@ void link_bodies(world& w, collision_state& st) {
     auto& reg = w.registry();
     auto& vel = reg.storage<Velocity>();
     auto& rbs = reg.storage<RigidBody>();
+    auto& resting = reg.storage<Resting>();
+    const bool any_resting = !resting.empty();
     const auto n = static_cast<std::uint32_t>(st.links.size());
     w.pool().parallel_for(n, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
         for (std::uint32_t k = from; k < to; ++k) {
@@ -62,6 +68,11 @@ void link_bodies(world& w, collision_state& st) {
             // A mass too small to invert safely counts as immovable rather than as infinitely light.
             l.inv_mass = (l.vel && rb && rb->mass > 1e-9) ? 1.0 / rb->mass : 0.0;
             l.restitution = rb ? rb->restitution : 1.0;
+            l.still = l.inv_mass == 0;
+            if (any_resting && !l.still) {
+                const auto sp = resting.find(slot);
+                l.still = sp != ecs::null_index && rest_system::asleep(resting.at(sp));
+            }
         }
     });
 }
@@ -226,7 +237,7 @@ void collision_detection_system::run(world& w) {
     w.pool().parallel_for(places, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
         for (std::uint32_t pos = from; pos < to; ++pos) {
             const auto i = st.body_at[pos];
-            if (i == ecs::null_index) continue;  // not a collider this tick
+            if (i == ecs::null_index || st.offsets[i + 1] == st.offsets[i]) continue;  // removed below
             auto& list = contacts.at(pos).entities;
             const auto first = st.adjacency.begin() + st.offsets[i],
                        last = st.adjacency.begin() + st.offsets[i + 1];
@@ -237,9 +248,25 @@ void collision_detection_system::run(world& w) {
             contacts.mark_written(pos);
         }
     });
-    // Recorded after the Contacts writes: response trusts the body pointers only at this version.
+    // An entity has Contacts only while it touches something (`query 'AI, Contacts'` counts the
+    // touching): a body whose last contact ended, or that is no longer a collider, loses them.
+    st.untouched.clear();
+    for (std::uint32_t pos = 0; pos < places; ++pos) {
+        const auto i = st.body_at[pos];
+        if (i == ecs::null_index || st.offsets[i + 1] == st.offsets[i])
+            st.untouched.push_back(reg.entities().id_of(contacts.slot_at(pos)));
+    }
+    for (const auto e : st.untouched) reg.remove<Contacts>(e);
+    // Recorded after the Contacts changes: response trusts the body pointers only at this version.
     st.version = reg.structure_version();
 }
+
+namespace {
+constexpr double bounce_threshold = 1.0;  // m/s of closing speed, below which contacts are inelastic
+constexpr double friction = collision_response_system::friction;
+constexpr double overlap_slop = 0.005;  // m two bodies may overlap at rest (Box2D's linear slop)
+constexpr double correction = 0.4;      // of the overlap past the slop taken out per tick (Baumgarte)
+}  // namespace
 
 void collision_response_system::run(world& w) {
     auto& st = w.state<collision_detection_system>();
@@ -256,7 +283,9 @@ void collision_response_system::run(world& w) {
         const auto& a = st.links[i];
         const auto& b = st.links[j];
         const double ia = a.inv_mass, ib = b.inv_mass;
-        if (ia + ib == 0) return;
+        // Two sleeping (or a sleeping and an immovable) bodies stay as they lie, overlap and all
+        // (a pile at rest is sunk into itself): pushing them kept a settled pile moving.
+        if (a.still && b.still) return;
         if (!st.dropped.empty() &&
             std::binary_search(st.dropped.begin(), st.dropped.end(),
                                std::pair<entity_id, entity_id>(std::min(a.id, b.id), std::max(a.id, b.id))))
@@ -275,8 +304,13 @@ void collision_response_system::run(world& w) {
         }
         const double inv_sum = 1 / (ia + ib);
         const double depth = st.bodies[i].r + st.bodies[j].r - d;
-        if (depth > 0) {
-            const double push_a = depth * ia * inv_sum, push_b = depth * ib * inv_sum;
+
+        if (depth > overlap_slop) {
+            // Apart to within the slop, not to just touching: a body resting on two others sinks
+            // into them by a tick of gravity, and pushing it fully out again pushed them apart
+            // (sideways, where nothing holds them) a little every tick.
+            const double out = (depth - overlap_slop) * correction;
+            const double push_a = out * ia * inv_sum, push_b = out * ib * inv_sum;
             pa.x -= nx * push_a;
             pa.y -= ny * push_a;
             pb.x += nx * push_b;
@@ -288,16 +322,23 @@ void collision_response_system::run(world& w) {
         const double vbx = b.vel ? b.vel->x : 0, vby = b.vel ? b.vel->y : 0;
         const double rel = (vbx - vax) * nx + (vby - vay) * ny;
         if (rel >= 0) return;  // already separating
-        const double e = std::min(a.restitution, b.restitution);
+        // Slow contacts do not bounce (Box2D's velocity threshold): a body resting on another is
+        // pulled into it by one tick of gravity, and bouncing that back kept piles jittering.
+        const double e = rel > -bounce_threshold ? 0.0 : std::min(a.restitution, b.restitution);
         const double impulse = -(1 + e) * rel * inv_sum;
+        // Coulomb friction along the contact, at most friction × the normal impulse: without it
+        // a heap never settled (a body resting on two others pushes them apart for ever).
+        const double tx = -ny, ty = nx;
+        const double slide = (vbx - vax) * tx + (vby - vay) * ty;
+        const double grip = std::clamp(-slide * inv_sum, -friction * impulse, friction * impulse);
         if (ia > 0) {
-            a.vel->x -= impulse * ia * nx;
-            a.vel->y -= impulse * ia * ny;
+            a.vel->x -= impulse * ia * nx + grip * ia * tx;
+            a.vel->y -= impulse * ia * ny + grip * ia * ty;
             keep_in_range(*a.vel);
         }
         if (ib > 0) {
-            b.vel->x += impulse * ib * nx;
-            b.vel->y += impulse * ib * ny;
+            b.vel->x += impulse * ib * nx + grip * ib * tx;
+            b.vel->y += impulse * ib * ny + grip * ib * ty;
             keep_in_range(*b.vel);
         }
     };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "world/components.hpp"
+#include "world/systems.hpp"
 
 namespace ecsd::world {
 
@@ -26,6 +27,7 @@ struct collision_link {
     Velocity* vel;    // null: immovable (no Velocity, e.g. Frozen)
     double inv_mass;  // 0: immovable
     double restitution;
+    bool still;  // immovable or asleep (rest_system): two still bodies are not pushed apart
 };
 
 struct collision_state {
@@ -49,11 +51,42 @@ struct collision_state {
     std::vector<std::uint32_t> bucket_start;
     std::vector<std::uint32_t> bucket_of;
     std::vector<std::uint32_t> offsets;
-    std::vector<entity_ref> adjacency;   // Contacts lists end to end (CSR, by offsets)
-    std::vector<std::uint32_t> fill;     // write cursors for the counting sorts
-    std::vector<std::uint32_t> body_at;  // the body whose Contacts sit at each place in their pool
+    std::vector<entity_ref> adjacency;      // Contacts lists end to end (CSR, by offsets)
+    std::vector<std::uint32_t> fill;        // write cursors for the counting sorts
+    std::vector<std::uint32_t> body_at;     // the body whose Contacts sit at each place in their pool
+    std::vector<ecs::entity_id> untouched;  // bodies whose Contacts go this tick
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_pairs;  // one per thread
     std::vector<std::vector<std::uint32_t>> piece_cross;  // response: pairs across bands, per piece
+};
+
+/// @brief rest_system's scratch, kept between ticks so a tick allocates nothing.
+struct rest_state {
+    /// Where a mover with mass stood when the tick began, noted by movement by the mover's place in
+    /// the Position pool (its slot says whose it is, should the pool have changed since).
+    struct start {
+        std::uint32_t slot;
+        double x, y;
+    };
+    std::vector<start> starts;
+    std::uint64_t started = ~std::uint64_t{0};  // the tick starts belong to
+    struct body {
+        ecs::entity_id id;
+        bool slow;       // moved less than rest_speed * dt this tick
+        bool supported;  // held up: touches an immovable collider or a floor edge, or feels no gravity
+        bool wall;       // touches an edge gravity does not press it against
+        double seconds;  // its Resting.seconds, 0 without one
+        double x, y;     // where it is now
+    };
+    struct island {
+        bool slow = true, supported = false, walls = false;
+        std::uint32_t size = 0;
+        double seconds = rest_system::sleep_after;
+    };
+    std::vector<body> bodies;
+    std::vector<std::uint32_t> body_of;  // by entity slot: its place in bodies, or null_index
+    std::vector<std::uint32_t> parent;   // union-find over bodies
+    std::vector<island> islands;         // by root
+    std::vector<ecs::entity_id> woken;
 };
 
 }  // namespace ecsd::world

@@ -67,6 +67,13 @@ struct MagicInput {
 struct Lifetime {
     double remaining = 1;
 };
+/// @brief A body (RigidBody with mass) at rest since `seconds` (its island's count: the bodies it
+/// rests with share it) near (x, y), where it came to rest. At rest_system::sleep_after it is
+/// asleep: no gravity, movement or collision response moves it until something wakes it.
+struct Resting {
+    double seconds = 0;
+    double x = 0, y = 0;
+};
 /// @brief A name unique in its world: wherever a request takes an entity id, it takes the name too.
 struct Name {
     std::string name;
@@ -78,7 +85,7 @@ struct type_list {};
 /// never reorder). world::world registers them with one fold; a type used but missing here is a loud
 /// error (registry::registered_id), never undefined behaviour.
 using builtin_components = type_list<Position, Velocity, RigidBody, Collider, Contacts, Appearance, Health,
-                                     AI, Player, Frozen, Ghost, MagicInput, Lifetime, Name>;
+                                     AI, Player, Frozen, Ghost, MagicInput, Lifetime, Name, Resting>;
 
 }  // namespace ecsd::world
 
@@ -147,6 +154,18 @@ struct component_traits<world::Name> {
             throw ecs_error(
                 reason::invalid_value,
                 "Name.name: expected 1 to 64 characters, not all digits, got " + json(v.name).dump());
+    }
+};
+template <>
+struct component_traits<world::Resting> {
+    using C = world::Resting;
+    static constexpr const char* name = "Resting";
+    static constexpr auto fields =
+        std::make_tuple(field("seconds", &C::seconds), field("x", &C::x), field("y", &C::y));
+    static void check(const C& v) {
+        if (v.seconds < 0)
+            throw ecs_error(reason::invalid_value,
+                            "Resting.seconds: expected a number >= 0, got " + json(v.seconds).dump());
     }
 };
 #undef ECSD_COMPONENT

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "ecs/value_codec.hpp"
+#include "world/collision.hpp"
 #include "world/systems.hpp"
 #include "world/world.hpp"
 
@@ -15,8 +16,31 @@ void movement_system::run(world& w) {
     const double dt = w.dt();
     const double gx = w.settings().gravity_x * dt;
     const double gy = w.settings().gravity_y * dt;
+    auto& reg = w.registry();
+    auto& positions = reg.storage<Position>();
+    auto& resting = reg.storage<Resting>();
+    const Position* first = positions.data();
+    // A sleeping body (rest_system) stands still: no gravity, no move. Sleepers have a Velocity of
+    // exactly 0, so only those pay for the lookup. The walk hands packed Position values, so a
+    // value's place in the pool is its offset from the first.
+    const auto sleeping = [&](const Position& p) {
+        const auto slot = positions.slot_at(static_cast<std::uint32_t>(&p - first));
+        const auto at = resting.find(slot);
+        return at != ecs::null_index && rest_system::asleep(resting.at(at));
+    };
+    const bool any_resting = !resting.empty();
+    // Where each body with a RigidBody starts the tick, for rest_system: how far a body moved in a
+    // tick tells rest, not its velocity (in a pile, a body's velocity stays about a third of a
+    // metre a second downwards, which response takes out of its position again every tick).
+    auto& rest = w.state<rest_system>();
+    rest.starts.resize(positions.size());
+    rest.started = w.tick();
+    auto* starts = rest.starts.data();
     w.walk_split_nested<movement_system, Position, Velocity, const RigidBody>(
-        [dt, gx, gy](Position& p, Velocity& v, const RigidBody& body) {
+        [&, dt, gx, gy](Position& p, Velocity& v, const RigidBody& body) {
+            const auto at = static_cast<std::uint32_t>(&p - first);
+            starts[at] = {positions.slot_at(at), p.x, p.y};
+            if (any_resting && v.x == 0 && v.y == 0 && sleeping(p)) return;
             if (body.mass > 0) {  // mass 0: immovable, gravity too
                 v.x = bounded(v.x + gx * body.gravity_scale);
                 v.y = bounded(v.y + gy * body.gravity_scale);
@@ -33,12 +57,17 @@ void movement_system::run(world& w) {
 namespace {
 /// @brief Puts a coordinate that crossed an edge back on it and bounces its speed off the edge.
 /// `inward` is +1 for a lower edge (left, bottom) and -1 for an upper one.
-inline void keep_inside(double& p, double& v, double edge, double inward, double restitution,
+/// `along` is the velocity along the edge: friction takes at most collision_response_system::
+/// friction times the change of v from it, as a contact's.
+inline void keep_inside(double& p, double& v, double& along, double edge, double inward, double restitution,
                         double rest_speed) {
     p = edge;
     if (v * inward >= 0) return;  // already moving back in
+    const double before = v;
     v = -v * restitution;
     if (std::fabs(v) < rest_speed) v = 0;  // a bounce gravity would undo within two ticks: at rest
+    const double grip = collision_response_system::friction * std::fabs(v - before);
+    along = std::fabs(along) <= grip ? 0.0 : along - std::copysign(grip, along);
 }
 }  // namespace
 
@@ -56,10 +85,10 @@ void bounds_system::run(world& w) {
         const double r = colliders.contains(slot) ? std::max(0.0, colliders.get(slot).radius) : 0.0;
         const double bounce =
             bodies.contains(slot) ? bodies.get(slot).restitution : 1.0;  // as collision response
-        if (b.left && p.x - r < *b.left) keep_inside(p.x, v.x, *b.left + r, +1, bounce, rest_x);
-        if (b.right && p.x + r > *b.right) keep_inside(p.x, v.x, *b.right - r, -1, bounce, rest_x);
-        if (b.bottom && p.y - r < *b.bottom) keep_inside(p.y, v.y, *b.bottom + r, +1, bounce, rest_y);
-        if (b.top && p.y + r > *b.top) keep_inside(p.y, v.y, *b.top - r, -1, bounce, rest_y);
+        if (b.left && p.x - r < *b.left) keep_inside(p.x, v.x, v.y, *b.left + r, +1, bounce, rest_x);
+        if (b.right && p.x + r > *b.right) keep_inside(p.x, v.x, v.y, *b.right - r, -1, bounce, rest_x);
+        if (b.bottom && p.y - r < *b.bottom) keep_inside(p.y, v.y, v.x, *b.bottom + r, +1, bounce, rest_y);
+        if (b.top && p.y + r > *b.top) keep_inside(p.y, v.y, v.x, *b.top - r, -1, bounce, rest_y);
     });
 }
 

@@ -81,6 +81,9 @@ struct collision_response_system {
     static constexpr std::string_view name = "collision_response";
     static constexpr system_phase when = system_phase::collision;
     using terms = type_list<Position, Collider, Contacts>;
+    /// Coulomb friction of every contact (and of the bounds' edges): a sliding contact loses at
+    /// most this times its normal impulse along the contact.
+    static constexpr double friction = 0.5;
     static void run(world& w);
 };
 /// @brief Keeps movers inside the world's bounds, bouncing them off its edges (world_bounds).
@@ -88,6 +91,28 @@ struct bounds_system {
     static constexpr std::string_view name = "bounds";
     static constexpr system_phase when = system_phase::collision;
     using terms = type_list<Position, Velocity>;
+    static void run(world& w);
+};
+/// @brief Puts bodies at rest to sleep, as physics engines do (Box2D's islands). Bodies with mass
+/// that touch form an island. When each has moved less than rest_speed * dt in the tick (or, once
+/// resting, stays within rest_radius of where it came to rest: piles settle into small cycles) and
+/// something holds the island up (an immovable collider, a floor edge, or no gravity), they count
+/// up one Resting.seconds; at sleep_after their Velocity becomes 0 and they sleep. A member moving
+/// away, or the island losing its support, wakes them all (Resting removed). Velocities under
+/// zero_speed become 0.
+struct rest_state;
+struct rest_system {
+    static constexpr std::string_view name = "rest";
+    static constexpr system_phase when = system_phase::collision;
+    using terms = type_list<Position, Velocity, RigidBody>;
+    using state = rest_state;
+    static constexpr double sleep_after = 0.5;   // seconds at rest before a body sleeps
+    static constexpr double rest_speed = 0.05;   // m/s (with movement disabled: + 2 |g| scale dt)
+    static constexpr double rest_radius = 0.01;  // m a resting body may wander from where it stopped
+    static constexpr double zero_speed = 1e-6;   // m/s: slower than this is standing still
+    [[nodiscard]] static bool asleep(const Resting& r) noexcept {
+        return r.seconds >= sleep_after - 1e-9;  // the sum of ticks' dt, rounded
+    }
     static void run(world& w);
 };
 /// @brief Counts Lifetime down and destroys at zero.
@@ -108,6 +133,6 @@ struct cleanup_system {
 /// @brief Every built-in system, in install order (which orders systems within a phase).
 using builtin_systems =
     type_list<spells_system, movement_system, collision_detection_system, ghost_filter_system,
-              collision_response_system, bounds_system, lifetime_system, cleanup_system>;
+              collision_response_system, bounds_system, rest_system, lifetime_system, cleanup_system>;
 
 }  // namespace ecsd::world

@@ -391,6 +391,43 @@ TEST(Watch, UnwatchNeedsOnlyTheSubscriptionWhicheverWorldItFollows) {
         true);
 }
 
+TEST(Watch, AHeapAtRestCostsItsWatchersNothing) {
+    // The newcomer's report: twelve touching bodies that settled 15 s earlier sent 708 Position
+    // changes in 120 ticks. Asleep (the rest system), they send none.
+    ecsd_server server;
+    line_client c(server.port());
+    ASSERT_TRUE(c.result("world.create", {{"world", "heap"},
+                                          {"paused", true},
+                                          {"bounds", {{"bottom", 0}, {"left", -2}, {"right", 2}}}})
+                    .is_object());
+    json bodies = json::array();
+    for (int i = 0; i < 12; ++i)
+        bodies.push_back({{"Position", {{"x", -1.5 + 0.27 * i}, {"y", 1 + 0.9 * i}}},
+                          {"RigidBody", {{"restitution", 0.3}}},
+                          {"Collider", {{"radius", 0.45}}},
+                          {"AI", json::object()}});
+    ASSERT_TRUE(c.result("world.spawn_entities", {{"world", "heap"}, {"entities", bodies}}).is_object());
+    ASSERT_TRUE(c.result("world.step", {{"world", "heap"}, {"ticks", 15 * 60}}).is_object());
+    const auto w = c.result("world.watch", {{"world", "heap"}, {"query", "Position"}});
+    ASSERT_EQ(w["entities"].size(), 12u);
+    for (int i = 0; i < 120; ++i)
+        ASSERT_TRUE(c.send_line(request_line(100 + i, "world.step", {{"world", "heap"}, {"ticks", 1}})));
+    int answered = 0, changes = 0;
+    while (answered < 120) {
+        const auto line = c.read_json(5s);
+        ASSERT_TRUE(line.is_object());
+        if (line.contains("id")) {
+            ++answered;
+        } else if (line.value("method", "") == "world.watch") {
+            changes += static_cast<int>(line["params"].value("changed", json::array()).size());
+        }
+    }
+    EXPECT_EQ(changes, 0);
+    EXPECT_EQ(c.result("world.query", {{"world", "heap"}, {"query", "Resting.seconds >= 0.5"}})["total"], 12);
+    EXPECT_EQ(c.result("world.query", {{"world", "heap"}, {"query", "AI, Contacts"}})["total"], 12)
+        << "each touches another or nothing: a heap touches";
+}
+
 TEST(Watch, AWatcherThatDisconnectsMidStreamCostsNothingAfterwards) {
     ecsd_server server;
     line_client setup(server.port());

@@ -147,10 +147,11 @@ TEST_F(WorldContent, RegisterRuntimeComponentAndUseIt) {
 
 TEST_F(WorldContent, SystemsListToggleAndRunOnDemand) {
     const auto systems = c_.result("world.list_systems")["systems"];
-    ASSERT_EQ(systems.size(), 8u);
+    ASSERT_EQ(systems.size(), 9u);
     EXPECT_EQ(systems[0]["name"], "spells");
     EXPECT_EQ(systems[5]["name"], "bounds");
-    EXPECT_EQ(systems[7]["name"], "cleanup");
+    EXPECT_EQ(systems[6]["name"], "rest");
+    EXPECT_EQ(systems[8]["name"], "cleanup");
     const auto e = spawn({{"Position", json::object()}, {"Velocity", {{"x", 60}}}});
     run("world.disable_system", {{"system", "movement"}});
     run("world.step");

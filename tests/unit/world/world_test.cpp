@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "world/collision.hpp"
+
 using namespace ecsd::world;
 using ecsd::ecs::ecs_error;
 using ecsd::ecs::json;
@@ -167,10 +169,13 @@ TEST(Collision, OverlappingCirclesGetContactsAndAreSeparated) {
     EXPECT_EQ(reg.get<Contacts>(a).entities, (std::vector<ecsd::ecs::entity_ref>{{b}}));
     EXPECT_EQ(reg.get<Contacts>(b).entities, (std::vector<ecsd::ecs::entity_ref>{{a}}));
     EXPECT_FALSE(reg.has<Contacts>(far));
-    // Elastic, equal masses: velocities swap; bodies pushed apart to just touching.
+    // Elastic, equal masses: velocities swap; the overlap past the 5 mm slop shrinks by 0.4 a tick.
     EXPECT_NEAR(reg.get<Velocity>(a).x, -1, 1e-9);
     EXPECT_NEAR(reg.get<Velocity>(b).x, 1, 1e-9);
-    EXPECT_NEAR(reg.get<Position>(b).x - reg.get<Position>(a).x, 2.0, 1e-9);
+    const double depth = 2 - (1.5 - 2.0 / 60);  // after one tick of moving towards each other
+    EXPECT_NEAR(reg.get<Position>(b).x - reg.get<Position>(a).x, 2 - depth + 0.4 * (depth - 0.005), 1e-9);
+    w.step(30);
+    EXPECT_GT(reg.get<Position>(b).x - reg.get<Position>(a).x, 2.5) << "apart, moving away";
 }
 
 TEST(Collision, ContactsThatDidNotChangeAreNotAWrite) {
@@ -190,12 +195,152 @@ TEST(Collision, ContactsThatDidNotChangeAreNotAWrite) {
     w.step(1);
     EXPECT_EQ(changed(), std::vector<json>{});  // the same two lists: no write
     EXPECT_EQ(w.registry().get<Contacts>(a).entities, (std::vector<ecsd::ecs::entity_ref>{{b}}));
-    w.registry().get<Position>(b).x = 5;  // apart: both lists empty out
+    w.registry().get<Position>(b).x = 5;  // apart: both lose Contacts, and that is a change
     w.step(1);
     EXPECT_EQ(changed(), (std::vector<json>{a, b}));
-    EXPECT_TRUE(w.registry().get<Contacts>(a).entities.empty());
+    EXPECT_FALSE(w.registry().has<Contacts>(a)) << "Contacts only while touching";
+    EXPECT_EQ(w.query("removed(Contacts)", std::nullopt, 10, 0)["total"], 2);
     w.step(1);
     EXPECT_EQ(changed(), std::vector<json>{});
+}
+
+TEST(Collision, OnlyEntitiesTouchingSomethingHaveContacts) {
+    world w(paused_world());
+    const json still = {{"gravity_scale", 0}};
+    const auto a =
+        w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Collider", json::object()}, {"AI", json::object()}});
+    (void)w.spawn(
+        {{"Position", {{"x", 0.5}, {"y", 0}}}, {"Collider", json::object()}, {"AI", json::object()}});
+    const auto loner = w.spawn({{"Position", {{"x", 1.2}, {"y", 0}}},
+                                {"Velocity", {{"x", 3}}},
+                                {"RigidBody", still},
+                                {"Collider", json::object()},
+                                {"AI", json::object()}});
+    const auto touching = [&] { return w.query("AI, Contacts", std::nullopt, 10, 0)["total"].get<int>(); };
+    w.step(1);
+    EXPECT_EQ(touching(), 3);
+    w.step(60);  // the loner leaves
+    EXPECT_GT(w.registry().get<Position>(loner).x, 3);
+    EXPECT_EQ(touching(), 2) << "the loner touches nothing now";
+    EXPECT_FALSE(w.registry().has<Contacts>(loner));
+    w.registry().get<Position>(a).x = -20;
+    w.step(1);
+    EXPECT_EQ(touching(), 0);
+}
+
+namespace {
+// Twelve balls dropped in a box: a heap that settles on the ground and against the walls.
+world_settings box_world() {
+    world_settings s = paused_world();
+    s.bounds.bottom = 0;
+    s.bounds.left = -2;
+    s.bounds.right = 2;
+    return s;
+}
+std::vector<entity_id> drop_heap(world& w) {
+    std::vector<entity_id> balls;
+    for (int i = 0; i < 12; ++i)
+        balls.push_back(w.spawn({{"Position", {{"x", -1.5 + 0.27 * i}, {"y", 1 + 0.9 * i}}},
+                                 {"RigidBody", {{"restitution", 0.3}}},
+                                 {"Collider", {{"radius", 0.45}}}}));
+    return balls;
+}
+std::vector<Position> positions_of(world& w, const std::vector<entity_id>& ids) {
+    std::vector<Position> out;
+    for (const auto e : ids) out.push_back(w.registry().get<Position>(e));
+    return out;
+}
+bool same_places(const std::vector<Position>& a, const std::vector<Position>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const Position& p, const Position& q) { return p.x == q.x && p.y == q.y; });
+}
+}  // namespace
+
+TEST(Rest, ASettledHeapSleepsAndWritesNothing) {
+    world w(box_world());
+    const auto balls = drop_heap(w);
+    w.step(15 * 60);  // 15 s: long settled
+    for (const auto e : balls) {
+        ASSERT_TRUE(w.registry().has<Resting>(e))
+            << "every ball of the heap rests: " << w.get_components(e, std::nullopt).dump();
+        EXPECT_TRUE(rest_system::asleep(w.registry().get<Resting>(e)));
+        EXPECT_EQ(w.registry().get<Velocity>(e).x, 0);
+        EXPECT_EQ(w.registry().get<Velocity>(e).y, 0);
+    }
+    // What a watcher compares: the values. Not one moves by a rounding error in 120 ticks.
+    const auto before = positions_of(w, balls);
+    int moved = 0;
+    for (int i = 0; i < 120; ++i) {
+        w.step(1);
+        moved += same_places(before, positions_of(w, balls)) ? 0 : 1;
+    }
+    EXPECT_EQ(moved, 0) << "ticks in which the heap at rest moved";
+    EXPECT_EQ(w.query("Resting.seconds >= 0.5", std::nullopt, 100, 0)["total"], 12);
+}
+
+TEST(Rest, AFastBodyWakesTheHeapAndASleeperWithoutSupportFalls) {
+    world w(box_world());
+    const auto balls = drop_heap(w);
+    w.step(15 * 60);
+    ASSERT_EQ(w.query("Resting.seconds >= 0.5", std::nullopt, 100, 0)["total"], 12);
+    const auto before = positions_of(w, balls);
+    (void)w.spawn({{"Position", {{"x", 0}, {"y", 12}}},
+                   {"Velocity", {{"x", 0}, {"y", -15}}},
+                   {"RigidBody", json::object()},
+                   {"Collider", {{"radius", 0.45}}}});
+    w.step(60);
+    EXPECT_FALSE(same_places(before, positions_of(w, balls))) << "the heap was hit and moved";
+    w.step(20 * 60);
+    EXPECT_EQ(w.query("Resting.seconds >= 0.5", std::nullopt, 100, 0)["total"], 13) << "and settles again";
+
+    // Lifted into the air by a client, a sleeper is held up by nothing: it wakes and falls.
+    auto& reg = w.registry();
+    const auto top = *std::max_element(balls.begin(), balls.end(), [&](entity_id a, entity_id b) {
+        return reg.get<Position>(a).y < reg.get<Position>(b).y;
+    });
+    reg.get<Position>(top).y += 3;
+    const double lifted = reg.get<Position>(top).y;
+    w.step(10);
+    EXPECT_LT(reg.get<Position>(top).y, lifted);
+}
+
+TEST(Rest, ABodyOnAnImmovableLedgeSleepsAndFallsWhenTheLedgeGoes) {
+    world w(paused_world());  // no bounds: only the ledge holds it up
+    const auto ledge = w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Collider", {{"radius", 1}}}});
+    const auto box = w.spawn({{"Position", {{"x", 0}, {"y", 1.6}}},
+                              {"RigidBody", {{"restitution", 0}}},
+                              {"Collider", {{"radius", 0.5}}}});
+    w.step(5 * 60);
+    auto& reg = w.registry();
+    ASSERT_TRUE(reg.has<Resting>(box));
+    EXPECT_TRUE(rest_system::asleep(reg.get<Resting>(box)));
+    const auto resting_at = reg.get<Position>(box);
+    w.step(60);
+    EXPECT_EQ(reg.get<Position>(box).y, resting_at.y) << "asleep: not moved by a rounding error";
+    w.despawn(ledge);
+    w.step(30);
+    EXPECT_FALSE(reg.has<Resting>(box));
+    EXPECT_LT(reg.get<Position>(box).y, resting_at.y - 0.5) << "its support gone, it falls";
+}
+
+TEST(Rest, AClientsVelocityWakesASleeperAndTinyVelocitiesBecomeZero) {
+    world_settings s = paused_world();
+    s.gravity_y = 0;
+    world w(s);
+    const auto drifter =
+        w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 1e-9}}}, {"RigidBody", json::object()}});
+    const auto mover = w.spawn({{"Position", {{"x", 5}, {"y", 0}}}, {"Velocity", {{"x", 1e-9}}}});
+    w.step(1);
+    auto& reg = w.registry();
+    EXPECT_EQ(reg.get<Velocity>(drifter).x, 0) << "slower than 1e-6 m/s is standing still";
+    EXPECT_EQ(reg.get<Velocity>(mover).x, 1e-9) << "a mover without a RigidBody is left alone";
+    w.step(60);
+    ASSERT_TRUE(reg.has<Resting>(drifter));
+    EXPECT_TRUE(rest_system::asleep(reg.get<Resting>(drifter)));
+    reg.get<Velocity>(drifter).x = 2;  // as world.mutate_components writes it
+    w.step(30);
+    EXPECT_NEAR(reg.get<Position>(drifter).x, 1, 1e-9);
+    EXPECT_FALSE(reg.has<Resting>(drifter));
 }
 
 TEST(Collision, LayerAndMaskMustMatchBothWays) {
@@ -454,7 +599,7 @@ TEST(Systems, ListEnableDisableAndMembers) {
     world w(paused_world());
     w.spawn({{"Position", json::object()}, {"Velocity", {{"x", 1}}}});
     const auto systems = w.list_systems();
-    ASSERT_EQ(systems.size(), 8u);
+    ASSERT_EQ(systems.size(), 9u);
     EXPECT_EQ(systems[1]["name"], "movement");
     EXPECT_EQ(systems[1]["members"], 1);
     w.set_system_enabled("movement", false);

@@ -1,0 +1,168 @@
+// Bodies at rest go to sleep (rest_system in systems.hpp says the rules). Without it a pile that
+// settled long ago still moved by 1e-13 m a tick (gravity in, collision response out), and every
+// watcher of it got a Position change every tick.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "world/collision.hpp"
+#include "world/systems.hpp"
+#include "world/world.hpp"
+
+namespace ecsd::world {
+
+namespace {
+
+std::uint32_t find(std::vector<std::uint32_t>& parent, std::uint32_t k) {
+    while (parent[k] != k) {
+        parent[k] = parent[parent[k]];  // path halving
+        k = parent[k];
+    }
+    return k;
+}
+
+enum class edge_touch : std::uint8_t { none, wall, floor };
+/// @brief Which edge the body lies on: a floor is one that gravity (gx, gy) presses it against.
+edge_touch on_edge(const world_bounds& b, const Position& p, double r, double gx, double gy) {
+    constexpr double touch = 1e-9;  // bounds_system puts a body exactly on the edge
+    const bool bottom = b.bottom && p.y - r <= *b.bottom + touch, top = b.top && p.y + r >= *b.top - touch;
+    const bool left = b.left && p.x - r <= *b.left + touch, right = b.right && p.x + r >= *b.right - touch;
+    if ((bottom && gy < 0) || (top && gy > 0) || (left && gx < 0) || (right && gx > 0))
+        return edge_touch::floor;
+    return bottom || top || left || right ? edge_touch::wall : edge_touch::none;
+}
+}  // namespace
+
+void rest_system::run(world& w) {
+    auto& reg = w.registry();
+    const double dt = w.dt();
+    const double gx = w.settings().gravity_x, gy = w.settings().gravity_y;
+    const double g = std::hypot(gx, gy);
+    const auto& bounds = w.settings().bounds;
+    auto& colliders = reg.storage<Collider>();
+    auto& resting = reg.storage<Resting>();
+
+    auto& rs = w.state<rest_system>();
+    auto& bodies = rs.bodies;
+    auto& body_of = rs.body_of;
+    auto& parent = rs.parent;
+    // The movers with mass, in walk order (the same for a given world state). body_of is all
+    // null_index between runs: only the places set here are reset at the end.
+    bodies.clear();
+    body_of.resize(reg.entities().slot_count(), ecs::null_index);
+    auto& positions = reg.storage<Position>();
+    const Position* first = positions.data();
+    const bool started = rs.started == w.tick();
+    const double still = rest_speed * dt;  // metres a tick
+    w.walk<rest_system, const Position, const Velocity, const RigidBody>(
+        [&](entity_id e, const Position& p, const Velocity& v, const RigidBody& rb) {
+            if (rb.mass <= 1e-9) return;  // immovable, as collision response counts it
+            const auto slot = ecs::index_of(e);
+            const double pull = g * std::fabs(rb.gravity_scale);
+            const auto rp = resting.find(slot);
+            bool slow = false;
+            if (rp != ecs::null_index) {  // resting: still within rest_radius of where it came to rest
+                const auto& at = resting.at(rp);
+                const double dx = p.x - at.x, dy = p.y - at.y;
+                slow = dx * dx + dy * dy < rest_radius * rest_radius;
+            } else if (started) {  // how far it moved this tick (a body new since movement ran has moved)
+                const auto at = static_cast<std::size_t>(&p - first);
+                if (at < rs.starts.size() && rs.starts[at].slot == slot) {
+                    const double dx = p.x - rs.starts[at].x, dy = p.y - rs.starts[at].y;
+                    slow = dx * dx + dy * dy < still * still;
+                }
+            } else {  // movement is disabled: only response moves bodies, by their velocity
+                const double limit = rest_speed + 2 * pull * dt;
+                slow = v.x * v.x + v.y * v.y < limit * limit;
+            }
+            const auto cp = colliders.find(slot);
+            const double r = cp != ecs::null_index ? std::max(0.0, colliders.at(cp).radius) : 0.0;
+            const auto edge = bounds.any()
+                                  ? on_edge(bounds, p, r, gx * rb.gravity_scale, gy * rb.gravity_scale)
+                                  : edge_touch::none;
+            body_of[slot] = static_cast<std::uint32_t>(bodies.size());
+            bodies.push_back(
+                rest_state::body{e, slow, pull == 0 || edge == edge_touch::floor, edge == edge_touch::wall,
+                                 rp != ecs::null_index ? resting.at(rp).seconds : 0.0, p.x, p.y});
+        });
+
+    // Islands: bodies with mass that touch. A contact with an immovable collider holds a body up.
+    const auto n = static_cast<std::uint32_t>(bodies.size());
+    parent.resize(n);
+    std::iota(parent.begin(), parent.end(), 0U);
+    auto& st = w.state<collision_detection_system>();
+    if (st.tick == w.tick()) {
+        std::sort(st.dropped.begin(), st.dropped.end());
+        for (const auto& [i, j] : st.pairs) {
+            const auto a = st.links[i].id, b = st.links[j].id;
+            if (!reg.alive(a) || !reg.alive(b)) continue;
+            if (!st.dropped.empty() && std::binary_search(st.dropped.begin(), st.dropped.end(),
+                                                          std::pair(std::min(a, b), std::max(a, b))))
+                continue;  // a ghost passes through: it holds nothing up
+            const auto ka = body_of[ecs::index_of(a)], kb = body_of[ecs::index_of(b)];
+            if (ka != ecs::null_index && kb != ecs::null_index) {
+                const auto ra = find(parent, ka), rb = find(parent, kb);
+                if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+            } else if (ka != ecs::null_index) {
+                bodies[ka].supported = true;
+            } else if (kb != ecs::null_index) {
+                bodies[kb].supported = true;
+            }
+        }
+    }
+    auto& islands = rs.islands;
+    islands.assign(n, {});
+    for (std::uint32_t k = 0; k < n; ++k) {
+        auto& is = islands[find(parent, k)];
+        is.slow = is.slow && bodies[k].slow;
+        is.supported = is.supported || bodies[k].supported;
+        is.walls = is.walls || bodies[k].wall;
+        ++is.size;
+        is.seconds = std::min(is.seconds, bodies[k].seconds);
+    }
+
+    auto& velocities = reg.storage<Velocity>();
+    auto& woken = rs.woken;
+    woken.clear();
+    for (std::uint32_t k = 0; k < n; ++k) {
+        const auto& b = bodies[k];
+        const auto& is = islands[find(parent, k)];
+        const auto slot = ecs::index_of(b.id);
+        auto& v = velocities.get(slot);
+        if (v.x * v.x + v.y * v.y < zero_speed * zero_speed && (v.x != 0 || v.y != 0)) {
+            v = {};
+            velocities.mark_written(velocities.index(slot));
+        }
+        // A wall holds up a body wedged against it by others (friction), not a lone one.
+        if (!is.slow || !(is.supported || (is.walls && is.size > 1))) {
+            if (b.seconds > 0 || resting.contains(slot)) woken.push_back(b.id);
+            continue;
+        }
+        // The island's count, one tick on, for every member (a newcomer starts it again), held at
+        // sleep_after so that a sleeping pile writes nothing.
+        const double seconds = std::min(is.seconds + dt, sleep_after);
+        const auto rp = resting.find(slot);
+        if (rp == ecs::null_index) {
+            reg.emplace<Resting>(b.id, Resting{seconds, b.x, b.y});  // where it came to rest
+        } else if (resting.at(rp).seconds != seconds) {
+            resting.at(rp).seconds = seconds;
+            resting.mark_written(rp);
+        }
+        if (seconds >= sleep_after - 1e-9 && (v.x != 0 || v.y != 0)) {
+            v = {};
+            velocities.mark_written(velocities.index(slot));
+        }
+    }
+    for (const auto e : woken) reg.remove<Resting>(e);
+    // Resting on what is no longer a body with mass (its Velocity or RigidBody removed, mass 0).
+    woken.clear();
+    for (std::size_t i = 0; i < resting.size(); ++i) {
+        const auto slot = resting.slot_at(static_cast<std::uint32_t>(i));
+        if (body_of[slot] == ecs::null_index) woken.push_back(reg.entities().id_of(slot));
+    }
+    for (const auto e : woken) reg.remove<Resting>(e);
+    for (const auto& b : bodies) body_of[ecs::index_of(b.id)] = ecs::null_index;
+}
+
+}  // namespace ecsd::world
