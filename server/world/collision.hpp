@@ -3,7 +3,11 @@
 // within one tick: the bodies gathered by detection and the contact pairs.
 // Response reads the pairs instead of looking every contact up again.
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -61,14 +65,33 @@ struct collision_state {
 
 /// @brief rest_system's scratch, kept between ticks so a tick allocates nothing.
 struct rest_state {
-    /// Where a mover with mass stood when the tick began, noted by movement by the mover's place in
-    /// the Position pool (its slot says whose it is, should the pool have changed since).
+    /// Where a slow mover with mass stood when the tick began, noted by movement at the mover's
+    /// place in the Position pool; `tick` (the tick + 1) says the note is this tick's, `slot` whose
+    /// it is. Zeroed memory (calloc), written only for slow movers: pages of a world of fast
+    /// movers are never touched, so the table costs them no memory.
     struct start {
+        std::uint64_t tick;
         std::uint32_t slot;
         double x, y;
     };
-    std::vector<start> starts;
-    std::uint64_t started = ~std::uint64_t{0};  // the tick starts belong to
+    struct free_starts {
+        void operator()(start* p) const noexcept { std::free(p); }
+    };
+    std::unique_ptr<start[], free_starts> starts;
+    std::size_t starts_size = 0;
+    /// A table of at least n places; a new one is all zeros (no notes).
+    start* starts_for(std::size_t n) {
+        if (n > starts_size) {
+            starts_size = n + n / 2;
+            starts.reset(static_cast<start*>(std::calloc(starts_size, sizeof(start))));
+            if (!starts) throw std::bad_alloc();
+        }
+        return starts.get();
+    }
+    /// Set by movement when it noted a start this tick: a world of fast movers skips rest's walk.
+    std::atomic<bool> noted{false};
+    /// Movers faster than this (m/s) at the start or end of a tick are not at rest: not noted.
+    static constexpr double moving_speed = 1.0;
     struct body {
         ecs::entity_id id;
         bool slow;       // moved less than rest_speed * dt this tick
@@ -82,9 +105,10 @@ struct rest_state {
         std::uint32_t size = 0;
         double seconds = rest_system::sleep_after;
     };
-    std::vector<body> bodies;
-    std::vector<std::uint32_t> body_of;  // by entity slot: its place in bodies, or null_index
+    std::vector<body> bodies;            // the movers that may be at rest: slow, or resting
+    std::vector<std::uint32_t> body_of;  // by entity slot: its place in bodies, moving, or null_index
     std::vector<std::uint32_t> parent;   // union-find over bodies
+    std::vector<std::uint32_t> of_link;  // by collision_state::links place: its body, or null_index
     std::vector<island> islands;         // by root
     std::vector<ecs::entity_id> woken;
 };

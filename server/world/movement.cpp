@@ -29,18 +29,25 @@ void movement_system::run(world& w) {
         return at != ecs::null_index && rest_system::asleep(resting.at(at));
     };
     const bool any_resting = !resting.empty();
-    // Where each body with a RigidBody starts the tick, for rest_system: how far a body moved in a
-    // tick tells rest, not its velocity (in a pile, a body's velocity stays about a third of a
-    // metre a second downwards, which response takes out of its position again every tick).
+    // Where each slow body with a RigidBody starts the tick, for rest_system: how far a body moved
+    // in a tick tells rest, not its velocity (in a pile, a body's velocity stays about a third of
+    // a metre a second downwards, which response takes out of its position again every tick).
     auto& rest = w.state<rest_system>();
-    rest.starts.resize(positions.size());
-    rest.started = w.tick();
-    auto* starts = rest.starts.data();
+    auto* starts = rest.starts_for(positions.size());
+    const std::uint64_t stamp = w.tick() + 1;
+    constexpr double slow = rest_state::moving_speed * rest_state::moving_speed;
+    rest.noted.store(false, std::memory_order_relaxed);
+    auto& noted = rest.noted;
+    const std::uint32_t* slots = positions.slots();
     w.walk_split_nested<movement_system, Position, Velocity, const RigidBody>(
-        [&, dt, gx, gy](Position& p, Velocity& v, const RigidBody& body) {
-            const auto at = static_cast<std::uint32_t>(&p - first);
-            starts[at] = {positions.slot_at(at), p.x, p.y};
-            if (any_resting && v.x == 0 && v.y == 0 && sleeping(p)) return;
+        [first, starts, stamp, slots, any_resting, &sleeping, &noted, dt, gx, gy](Position& p, Velocity& v,
+                                                                                  const RigidBody& body) {
+            if (v.x * v.x + v.y * v.y < slow) [[unlikely]] {
+                const auto at = static_cast<std::uint32_t>(&p - first);
+                starts[at] = {stamp, slots[at], p.x, p.y};
+                if (!noted.load(std::memory_order_relaxed)) noted.store(true, std::memory_order_relaxed);
+                if (any_resting && v.x == 0 && v.y == 0 && sleeping(p)) return;
+            }
             if (body.mass > 0) {  // mass 0: immovable, gravity too
                 v.x = bounded(v.x + gx * body.gravity_scale);
                 v.y = bounded(v.y + gy * body.gravity_scale);

@@ -47,46 +47,64 @@ void rest_system::run(world& w) {
     auto& bodies = rs.bodies;
     auto& body_of = rs.body_of;
     auto& parent = rs.parent;
-    // The movers with mass, in walk order (the same for a given world state). body_of is all
-    // null_index between runs: only the places set here are reset at the end.
+    // The movers that may be at rest (slow this tick, or resting), in walk order (the same for a
+    // given world state). body_of is all null_index between runs: the places set are reset.
     bodies.clear();
     body_of.resize(reg.entities().slot_count(), ecs::null_index);
     auto& positions = reg.storage<Position>();
     const Position* first = positions.data();
-    const bool started = rs.started == w.tick();
+    const auto* starts = rs.starts.get();
+    const std::uint64_t stamp = w.tick() + 1;
     const double still = rest_speed * dt;  // metres a tick
-    w.walk<rest_system, const Position, const Velocity, const RigidBody>(
-        [&](entity_id e, const Position& p, const Velocity& v, const RigidBody& rb) {
-            if (rb.mass <= 1e-9) return;  // immovable, as collision response counts it
-            const auto slot = ecs::index_of(e);
-            const double pull = g * std::fabs(rb.gravity_scale);
-            const auto rp = resting.find(slot);
-            bool slow = false;
-            if (rp != ecs::null_index) {  // resting: still within rest_radius of where it came to rest
-                const auto& at = resting.at(rp);
-                const double dx = p.x - at.x, dy = p.y - at.y;
-                slow = dx * dx + dy * dy < rest_radius * rest_radius;
-            } else if (started) {  // how far it moved this tick (a body new since movement ran has moved)
-                const auto at = static_cast<std::size_t>(&p - first);
-                if (at < rs.starts.size() && rs.starts[at].slot == slot) {
-                    const double dx = p.x - rs.starts[at].x, dy = p.y - rs.starts[at].y;
-                    slow = dx * dx + dy * dy < still * still;
-                }
-            } else {  // movement is disabled: only response moves bodies, by their velocity
-                const double limit = rest_speed + 2 * pull * dt;
-                slow = v.x * v.x + v.y * v.y < limit * limit;
+    const bool has_bounds = bounds.any(), any_resting = !resting.empty();
+    // Movement noted no slow mover and none rests: nothing may be at rest (a lively world's tick).
+    if (!any_resting && !rs.noted.load(std::memory_order_relaxed)) return;
+    constexpr double noted = rest_state::moving_speed * rest_state::moving_speed;
+    bool any_tiny = false;
+    // The movers with a RigidBody are the first part of the Position+Velocity group (RigidBody is
+    // nested in it): walked as three packed arrays, read only (nothing is stamped as written),
+    // and a mover's slot is looked up only once it may be at rest.
+    const auto visit = [&](const Position& p, const Velocity& v, const RigidBody& rb) {
+        if (rb.mass <= 1e-9) return;  // immovable, as collision response counts it
+        const double speed2 = v.x * v.x + v.y * v.y;
+        any_tiny = any_tiny || (speed2 < zero_speed * zero_speed && speed2 > 0);
+        const auto at = static_cast<std::uint32_t>(&p - first);
+        if (!any_resting && speed2 >= noted) return;  // moving: no candidate
+        const auto slot = positions.slot_at(at);
+        const entity_id e = reg.entities().id_of(slot);
+        const auto rp = any_resting ? resting.find(slot) : ecs::null_index;
+        bool slow = false;
+        if (rp != ecs::null_index) {  // resting: still within rest_radius of where it came to rest
+            const auto& r = resting.at(rp);
+            const double dx = p.x - r.x, dy = p.y - r.y;
+            slow = dx * dx + dy * dy < rest_radius * rest_radius;
+        } else if (speed2 >= noted) {
+            return;  // moving: no candidate (collision pairs name it as a moving body)
+        } else {     // how far it moved this tick, if movement noted where it started
+            if (starts != nullptr && at < rs.starts_size && starts[at].tick == stamp &&
+                starts[at].slot == slot) {
+                const double dx = p.x - starts[at].x, dy = p.y - starts[at].y;
+                slow = dx * dx + dy * dy < still * still;
             }
+            if (!slow) return;
+        }
+        const double pull = g * std::fabs(rb.gravity_scale);
+        auto edge = edge_touch::none;
+        if (has_bounds) {
             const auto cp = colliders.find(slot);
             const double r = cp != ecs::null_index ? std::max(0.0, colliders.at(cp).radius) : 0.0;
-            const auto edge = bounds.any()
-                                  ? on_edge(bounds, p, r, gx * rb.gravity_scale, gy * rb.gravity_scale)
-                                  : edge_touch::none;
-            body_of[slot] = static_cast<std::uint32_t>(bodies.size());
-            bodies.push_back(
-                rest_state::body{e, slow, pull == 0 || edge == edge_touch::floor, edge == edge_touch::wall,
-                                 rp != ecs::null_index ? resting.at(rp).seconds : 0.0, p.x, p.y});
-        });
+            edge = on_edge(bounds, p, r, gx * rb.gravity_scale, gy * rb.gravity_scale);
+        }
+        body_of[slot] = static_cast<std::uint32_t>(bodies.size());
+        bodies.push_back(rest_state::body{e, slow, pull == 0 || edge == edge_touch::floor,
+                                          edge == edge_touch::wall,
+                                          rp != ecs::null_index ? resting.at(rp).seconds : 0.0, p.x, p.y});
+    };
+    reg.each_split_nested<const Position, const Velocity, const RigidBody>(
+        visit, [](const Position&, const Velocity&) {}, [](std::uint32_t n, auto&& range) { range(0U, n); });
 
+    // Nothing may rest, nothing resting, nothing to round to 0: most ticks of a lively world.
+    if (bodies.empty() && !any_tiny && resting.empty()) return;
     // Islands: bodies with mass that touch. A contact with an immovable collider holds a body up.
     const auto n = static_cast<std::uint32_t>(bodies.size());
     parent.resize(n);
@@ -94,13 +112,27 @@ void rest_system::run(world& w) {
     auto& st = w.state<collision_detection_system>();
     if (st.tick == w.tick()) {
         std::sort(st.dropped.begin(), st.dropped.end());
+        // Each collider's body, once (the pairs name colliders by their place in links).
+        auto& of_link = rs.of_link;
+        of_link.resize(st.links.size());
+        for (std::size_t k = 0; k < st.links.size(); ++k) of_link[k] = body_of[ecs::index_of(st.links[k].id)];
         for (const auto& [i, j] : st.pairs) {
-            const auto a = st.links[i].id, b = st.links[j].id;
-            if (!reg.alive(a) || !reg.alive(b)) continue;
-            if (!st.dropped.empty() && std::binary_search(st.dropped.begin(), st.dropped.end(),
-                                                          std::pair(std::min(a, b), std::max(a, b))))
-                continue;  // a ghost passes through: it holds nothing up
-            const auto ka = body_of[ecs::index_of(a)], kb = body_of[ecs::index_of(b)];
+            const auto ka = of_link[i], kb = of_link[j];
+            if (ka == ecs::null_index && kb == ecs::null_index) continue;
+            // Touching a moving body (a mover with mass that is no candidate): not at rest.
+            if (ka == ecs::null_index || kb == ecs::null_index) {
+                const bool first_moves = ka == ecs::null_index;
+                if (st.links[first_moves ? i : j].inv_mass > 0) {
+                    bodies[first_moves ? kb : ka].slow = false;
+                    continue;
+                }
+            }
+            if (!st.dropped.empty()) {
+                const auto a = st.links[i].id, b = st.links[j].id;
+                if (std::binary_search(st.dropped.begin(), st.dropped.end(),
+                                       std::pair(std::min(a, b), std::max(a, b))))
+                    continue;  // a ghost passes through: it holds nothing up
+            }
             if (ka != ecs::null_index && kb != ecs::null_index) {
                 const auto ra = find(parent, ka), rb = find(parent, kb);
                 if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);

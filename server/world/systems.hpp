@@ -107,7 +107,7 @@ struct rest_system {
     using terms = type_list<Position, Velocity, RigidBody>;
     using state = rest_state;
     static constexpr double sleep_after = 0.5;   // seconds at rest before a body sleeps
-    static constexpr double rest_speed = 0.05;   // m/s (with movement disabled: + 2 |g| scale dt)
+    static constexpr double rest_speed = 0.05;   // m/s: a body that moved less in a tick is still
     static constexpr double rest_radius = 0.01;  // m a resting body may wander from where it stopped
     static constexpr double zero_speed = 1e-6;   // m/s: slower than this is standing still
     [[nodiscard]] static bool asleep(const Resting& r) noexcept {
