@@ -263,9 +263,8 @@ void collision_detection_system::run(world& w) {
 
 namespace {
 constexpr double bounce_threshold = 1.0;  // m/s of closing speed, below which contacts are inelastic
-constexpr double friction = collision_response_system::friction;
-constexpr double overlap_slop = 0.005;  // m two bodies may overlap at rest (Box2D's linear slop)
-constexpr double correction = 0.4;      // of the overlap past the slop taken out per tick (Baumgarte)
+constexpr double overlap_slop = 0.005;    // m two bodies may overlap at rest (Box2D's linear slop)
+constexpr double correction = 0.4;        // of the overlap past the slop taken out per tick (Baumgarte)
 }  // namespace
 
 void collision_response_system::run(world& w) {
@@ -330,7 +329,8 @@ void collision_response_system::run(world& w) {
         // a heap never settled (a body resting on two others pushes them apart for ever).
         const double tx = -ny, ty = nx;
         const double slide = (vbx - vax) * tx + (vby - vay) * ty;
-        const double grip = std::clamp(-slide * inv_sum, -friction * impulse, friction * impulse);
+        const double grip_limit = collision_response_system::friction * impulse;
+        const double grip = std::clamp(-slide * inv_sum, -grip_limit, grip_limit);
         if (ia > 0) {
             a.vel->x -= impulse * ia * nx + grip * ia * tx;
             a.vel->y -= impulse * ia * ny + grip * ia * ty;
