@@ -46,3 +46,14 @@ if(ECSD_JEMALLOC AND NOT ECSD_SANITIZE AND NOT ECSD_TSAN)
   target_link_libraries(ecsd_allocator INTERFACE ${ECSD_JEMALLOC_LIBRARY})
   target_sources(ecsd_allocator INTERFACE ${CMAKE_SOURCE_DIR}/server/net/allocator.cpp)
 endif()
+
+# Unity builds for the libraries whose files share heavy headers (Asio, nlohmann/json, spdlog):
+# each batch parses those once instead of once per file, which takes about a third off the CPU
+# time of a full build (CI builds the tree three times on two cores). Off for a build that
+# checks each file on its own (clang-tidy reads compile_commands.json, which lists the files).
+option(ECSD_UNITY "Build the server's and ecsctl's libraries in unity batches" ON)
+function(ecsd_unity target batch)
+  if(ECSD_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch})
+  endif()
+endfunction()

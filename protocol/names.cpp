@@ -13,13 +13,13 @@ std::optional<std::string> world_name_problem(std::string_view name) {
         if (!ok) {
             const auto u = static_cast<unsigned char>(c);
             // Built by appending: GCC 12 at -O3 warns (-Wrestrict, a false positive) on the operator+ form.
-            std::string message = "a world name uses only letters, digits, '_', '.' and '-' (found ";
+            std::string text = "a world name uses only letters, digits, '_', '.' and '-' (found ";
             if (u < 0x20 || u >= 0x7f) {
-                message.append("byte ").append(std::to_string(u));
+                text.append("byte ").append(std::to_string(u));
             } else {
-                message.append(1, '\'').append(1, c).append(1, '\'');
+                text.append(1, '\'').append(1, c).append(1, '\'');
             }
-            return message.append(")");
+            return text.append(")");
         }
     }
     return std::nullopt;

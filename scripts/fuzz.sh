@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target (tests/fuzz/NAME_fuzz.cpp) for a while, one per core at a time.
 #   scripts/fuzz.sh [seconds]   seconds per target (default 30)
-# Builds the fuzz targets only, with clang, libFuzzer, ASan and UBSan, in build/fuzz. Each target
-# starts from its committed seeds (tests/fuzz/corpus/NAME, never written to) plus a fresh corpus
-# dir (build/fuzz/corpus/NAME, where new inputs go). Prints one line per target; exits non-zero
-# when any target crashed, leaked, ran out of memory or timed out. What it found is in
-# build/fuzz/artifacts/NAME/ (reproduce: build/fuzz/bin/NAME_fuzz FILE), its log in build/fuzz/logs/.
+# Builds the fuzz targets with clang, libFuzzer, ASan and UBSan in build/sanitize, the tree
+# `scripts/test.sh --sanitize` builds with the same settings (after that run nothing is rebuilt).
+# Each target starts from its committed seeds (tests/fuzz/corpus/NAME, never written to) plus a
+# fresh corpus dir (build/sanitize/corpus/NAME, where new inputs go). Prints one line per target;
+# exits non-zero when any target crashed, leaked, ran out of memory or timed out. What it found is
+# in build/sanitize/artifacts/NAME/ (reproduce: build/sanitize/bin/NAME_fuzz FILE), its log in
+# build/sanitize/logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,15 +23,14 @@ if ! command -v clang++ >/dev/null ||
   scripts/install-deps.sh
 fi
 
-build_dir=build/fuzz
+build_dir=build/sanitize
 targets=()
 for source in tests/fuzz/*_fuzz.cpp; do
   name="$(basename "$source" .cpp)"
   targets+=("${name%_fuzz}")
 done
 
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++ -DECSD_FUZZ=ON -DECSD_SANITIZE=ON >/dev/null
+ECSD_CONFIGURE_ONLY=1 scripts/test.sh --sanitize >/dev/null
 cmake --build "$build_dir" --parallel 2 --target "${targets[@]/%/_fuzz}"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

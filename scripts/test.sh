@@ -8,6 +8,7 @@
 #   scripts/test.sh --tsan       ecsd under ThreadSanitizer, driven by the tests that use sockets
 #                                (the plain build's programs), and the world's tick on several
 #                                threads (label `threads`): any data race fails them
+# ECSD_CONFIGURE_ONLY=1 only configures the build folder (scripts/fuzz.sh shares build/sanitize).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +23,7 @@ for arg in "$@"; do
   esac
 done
 
-scripts/install-deps.sh
+[[ "${ECSD_CONFIGURE_ONLY:-}" == 1 ]] || scripts/install-deps.sh
 # The benchmark programs are built in the plain run only: no test runs them, so the sanitizers
 # would only make their build slower.
 benchmarks=ON
@@ -34,8 +35,14 @@ plain=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBI
 # The socket tests' programs are clients: the sanitized runs use the plain build's (below).
 socket_tests=ON
 [[ "$sanitize" == ON || "$tsan" == ON ]] && socket_tests=OFF
-cmake -S . -B "$build_dir" "${plain[@]}" -DECSD_SANITIZE="$sanitize" -DECSD_TSAN="$tsan" \
+# The ASan build is clang's, with the fuzz targets as real libFuzzer programs (their ctest entries
+# run 2,000 inputs each): scripts/fuzz.sh configures build/sanitize with these same settings, so
+# after this run it fuzzes without building anything (CI builds the tree three times, not four).
+sanitize_only=()
+[[ "$sanitize" == ON ]] && sanitize_only=(-DCMAKE_CXX_COMPILER=clang++ -DECSD_FUZZ=ON)
+cmake -S . -B "$build_dir" "${plain[@]}" "${sanitize_only[@]}" -DECSD_SANITIZE="$sanitize" -DECSD_TSAN="$tsan" \
   -DECSD_BUILD_BENCHMARKS="$benchmarks" -DECSD_SOCKET_TESTS="$socket_tests"
+[[ "${ECSD_CONFIGURE_ONLY:-}" == 1 ]] && exit 0
 # The plain build's socket test programs (built here if missing), for the sanitized runs.
 socket_programs() {
   cmake -S . -B build/test "${plain[@]}" >/dev/null

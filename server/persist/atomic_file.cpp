@@ -10,10 +10,6 @@
 namespace ecsd::persist {
 
 namespace {
-[[noreturn]] void throw_errno(const std::string& what) {
-    throw storage_error(errno, what);
-}
-
 class fd_guard {
   public:
     explicit fd_guard(int fd) : fd_(fd) {}

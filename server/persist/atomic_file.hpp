@@ -3,6 +3,7 @@
 // rename it over the target, fsync the folder. A crash at any moment leaves
 // either the old file or the new one, never a torn one.
 
+#include <cerrno>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -17,6 +18,11 @@ class storage_error : public std::system_error {
   public:
     storage_error(int err, const std::string& what) : std::system_error(err, std::generic_category(), what) {}
 };
+
+/// @brief Throws storage_error for the errno a failed call just left.
+[[noreturn]] inline void throw_errno(const std::string& what) {
+    throw storage_error(errno, what);
+}
 
 /// @brief Replaces `path` with `data` atomically and durably; throws storage_error, and then
 /// removes its temp file and leaves the old `path` as it was.

@@ -95,12 +95,6 @@ std::string encode_record(const json& record) {
     return std::string(head, 9) + text + "\n";
 }
 
-namespace {
-[[noreturn]] void throw_errno(const std::string& what) {
-    throw storage_error(errno, what);
-}
-}  // namespace
-
 journal_writer::journal_writer(std::filesystem::path path, fsync_policy policy)
     : path_(std::move(path)), policy_(policy) {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

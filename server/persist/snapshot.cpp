@@ -172,13 +172,6 @@ snapshot_seal check_snapshot_seal(std::string_view text) {
     return out;
 }
 
-namespace {
-[[noreturn]] void fail(const std::string& source, const std::string& what) {
-    throw persist_error(source + ": " + what);
-}
-
-}  // namespace
-
 json read_document(std::string_view text, const std::string& source, std::string_view what) {
     if (protocol::exceeds_depth(text, protocol::max_document_depth))
         fail(source, std::string(what) + " nests deeper than " +

@@ -32,6 +32,11 @@ class persist_error : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+/// @brief Throws persist_error naming the file (or stream) and the problem.
+[[noreturn]] inline void fail(const std::string& source, const std::string& what) {
+    throw persist_error(source + ": " + what);
+}
+
 /// @brief The snapshot document of a world; `journal_seq` is the last journal record it includes.
 [[nodiscard]] json to_snapshot(const world::world& w, std::uint64_t journal_seq);
 

@@ -58,10 +58,6 @@ class byte_writer {
     std::string& out_;
 };
 
-[[noreturn]] void fail(const std::string& source, const std::string& what) {
-    throw persist_error(source + ": " + what);
-}
-
 /// @brief Reads the body; every read is bounds-checked and a short one names what it wanted.
 class byte_reader {
   public:

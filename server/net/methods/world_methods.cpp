@@ -50,7 +50,7 @@ json list(method_context& ctx) {
     return {{"worlds", ctx.services.worlds.names()}};
 }
 
-json info(method_context& ctx) {
+json world_info(method_context& ctx) {
     auto out = ctx.world().info();
     out["watches"] = ctx.hosted->watches().figures();
     return out;
@@ -89,7 +89,7 @@ json state_schema() {
                          {"paused", "tick"});
 }
 
-json info_schema() {
+json world_info_schema() {
     return {{"type", "object"},
             {"properties",
              {{"world", {{"type", "string"}}},
@@ -126,7 +126,7 @@ void register_world_methods(method_table& table) {
                       {"maximum", world::world_settings::max_threads},
                       {"description", "threads its tick uses; default: the server's --sim-threads"}}}},
                    {"world"}),
-               .result = info_schema(),
+               .result = world_info_schema(),
                .flags = method_flags::admin,
                .handler = create});
     table.add({.name = "world.destroy",
@@ -156,9 +156,9 @@ void register_world_methods(method_table& table) {
     table.add({.name = "world.info",
                .summary = "Tick, tick rate, paused, gravity, entity count, overruns and timing of a world.",
                .params = object_schema(),
-               .result = info_schema(),
+               .result = world_info_schema(),
                .flags = method_flags::world_bound | method_flags::read_only,
-               .handler = info});
+               .handler = world_info});
     table.add({.name = "world.pause",
                .summary = "Stops the fixed-rate tick; world.step still works.",
                .params = object_schema(),

@@ -73,7 +73,10 @@ TEST(Seed003Pools, ASystemOverAnOwningGroupUsesTheGroupAsItsMemberSet) {
             }
             return out;
         };
-        auto [reg, sys] = make(true);
+        // Not a structured binding: a lambda below uses reg, which clang 14 cannot capture from one.
+        auto made = make(true);
+        auto& reg = made.first;
+        const int sys = made.second;
         const auto twin = make(false).first;
         const int with_player = reg->watch(reg->resolve(parse_query("Position, Velocity, Player")));
         const auto ids = populate(*reg);
