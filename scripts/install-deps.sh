@@ -19,7 +19,7 @@ if [ "${1:-}" != --build-only ]; then
     python3-kubernetes python3-jsonschema python3-yaml  # tests/deploy: the manifests against the Kubernetes models and the Agones schema
     gdb  # a test server that outlives SIGTERM has its threads' stacks printed before it is killed
     jq curl  # the docs' examples pipe ecsctl into jq and talk HTTP with curl (tests/docs)
-    clang libclang-rt-14-dev  # scripts/fuzz.sh: clang with its libFuzzer runtime
+    clang libclang-rt-14-dev  # the sanitizer builds and scripts/fuzz.sh: clang, its sanitizer and libFuzzer runtimes
   )
   # Node runs the browser suite and the Node client's tests; Debian's nodejs (18) serves when the
   # machine has no newer one of its own.
