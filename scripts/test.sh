@@ -43,6 +43,12 @@ socket_tests=ON
 sanitizer_build=()
 [[ "$tsan" == ON ]] && sanitizer_build=(-DCMAKE_CXX_COMPILER=clang++)
 [[ "$sanitize" == ON ]] && sanitizer_build=(-DCMAKE_CXX_COMPILER=clang++ -DECSD_FUZZ=ON)
+# A sanitizer tree an older checkout configured with gcc starts afresh: switching compilers in
+# place makes CMake drop this command's other settings (ECSD_TSAN among them).
+if [[ ${#sanitizer_build[@]} -gt 0 && -f "$build_dir/CMakeCache.txt" ]] &&
+   ! grep -q '^CMAKE_CXX_COMPILER:.*clang++$' "$build_dir/CMakeCache.txt"; then
+  rm -rf "$build_dir/CMakeCache.txt" "$build_dir/CMakeFiles"
+fi
 cmake -S . -B "$build_dir" "${plain[@]}" "${sanitizer_build[@]}" -DECSD_SANITIZE="$sanitize" -DECSD_TSAN="$tsan" \
   -DECSD_BUILD_BENCHMARKS="$benchmarks" -DECSD_SOCKET_TESTS="$socket_tests"
 [[ "${ECSD_CONFIGURE_ONLY:-}" == 1 ]] && exit 0
