@@ -48,7 +48,7 @@ if(ECSD_JEMALLOC AND NOT ECSD_SANITIZE AND NOT ECSD_TSAN)
 endif()
 
 # Unity builds for the libraries whose files share heavy headers (Asio, nlohmann/json, spdlog):
-# each batch parses those once instead of once per file, which takes about a third off the CPU
+# each batch parses those once instead of once per file, which takes about a sixth off the CPU
 # time of a full build (CI builds the tree three times on two cores). Off for a build that
 # checks each file on its own (clang-tidy reads compile_commands.json, which lists the files).
 option(ECSD_UNITY "Build the server's and ecsctl's libraries in unity batches" ON)
