@@ -213,12 +213,19 @@ void server::begin_shutdown() {
     accept_retry_.cancel();
     signals_.cancel(ignored);
     hangups_.cancel(ignored);
-    worlds_.stop_all();
-    connections_.shutdown_all();
-    if (http_) http_->stop();
-    if (agones_) agones_->stop();
-    std::lock_guard lock(done_mutex_);
-    done_cv_.notify_all();
+    {
+        std::lock_guard lock(done_mutex_);
+        done_cv_.notify_all();  // the watchdog's grace starts now
+    }
+    // Connections drain only once every world has queued its watches' server_shutdown ends:
+    // a connection that drained first would close without them (the ends would come too late).
+    worlds_.stop_all([this] {
+        asio::post(control_, [this] {
+            connections_.shutdown_all();
+            if (http_) http_->stop();
+            if (agones_) agones_->stop();
+        });
+    });
 }
 
 void server::run() {

@@ -2,11 +2,15 @@
 // always equals world.query; slow watchers are coalesced; subscriptions end as documented.
 #include <sys/socket.h>
 
+#include <csignal>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -353,6 +357,42 @@ TEST(Watch, DestroyingTheWorldEndsItsSubscriptions) {
     EXPECT_EQ(reason_of(c.call("world.unwatch", {{"world", "default"}, {"subscription", w["subscription"]}})),
               "no_such_subscription");
     EXPECT_EQ(c.call("server.ping")["result"], "pong");
+}
+
+// CI caught a shutdown that closed a connection before the server_shutdown end of its watch
+// reached it: connections drained while the worlds' strands had yet to queue the ends. Now every
+// world queues them before any connection drains. Several worlds and clients make the race wide.
+TEST(Watch, EveryWatchHearsServerShutdownBeforeItsConnectionCloses) {
+    constexpr int worlds = 8;
+    constexpr std::size_t clients_per_round = 6;
+    const auto world_name = [](int k) { return k == 0 ? std::string("default") : "w" + std::to_string(k); };
+    for (int round = 0; round < 4; ++round) {
+        ecsd_server server({"--threads", "8"});  // more threads than cores: drains and ends interleave
+        std::vector<std::unique_ptr<line_client>> clients;
+        std::vector<std::set<std::string>> open(clients_per_round);
+        while (clients.size() < clients_per_round)
+            clients.push_back(std::make_unique<line_client>(server.port()));
+        for (int k = 1; k < worlds; ++k)
+            ASSERT_TRUE(clients[0]->result("world.create", {{"world", world_name(k)}}).is_object());
+        for (std::size_t c = 0; c < clients.size(); ++c)
+            for (int k = 0; k < worlds; ++k)
+                open[c].insert(
+                    clients[c]
+                        ->result("world.watch", {{"world", world_name(k)}, {"query", "*"}})["subscription"]
+                        .dump());
+        const auto status = server.stop(SIGTERM);
+        EXPECT_TRUE(status.exited) << "round " << round;
+        for (std::size_t c = 0; c < clients.size(); ++c) {
+            for (json line = clients[c]->read_json(2s); line.is_object(); line = clients[c]->read_json(2s)) {
+                if (line.value("method", "") != "world.watch" || !line["params"].value("ended", false))
+                    continue;
+                EXPECT_EQ(line["params"]["reason"], "server_shutdown");
+                open[c].erase(line["params"]["subscription"].dump());
+            }
+            EXPECT_TRUE(open[c].empty()) << "round " << round << ", client " << c << ": " << open[c].size()
+                                         << " watches closed without their end";
+        }
+    }
 }
 
 // Issue 44: world.unwatch answered no_such_subscription for any watch outside `default` unless

@@ -125,12 +125,14 @@ void hosted_world::start() {
     });
 }
 
-void hosted_world::stop(std::string_view reason, std::string moved_to) {
-    asio::dispatch(strand_, [self = shared_from_this(), why = std::string(reason), to = std::move(moved_to)] {
+void hosted_world::stop(std::string_view reason, std::string moved_to, std::function<void()> then) {
+    asio::dispatch(strand_, [self = shared_from_this(), why = std::string(reason), to = std::move(moved_to),
+                             then = std::move(then)] {
         if (self->world_ && !self->stopped_) self->watches_.end_all(self->world_->tick(), why, to);
         self->stopped_ = true;
         self->timer_.cancel();
         self->autosave_timer_.cancel();
+        if (then) then();
     });
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -50,8 +51,9 @@ class hosted_world : public std::enable_shared_from_this<hosted_world> {
     void start();
     /// @brief Cancels the tick timer for good (world destroyed or server stopping) and ends every
     /// watch of the world with `reason` (and `moved_to`, when the world moved to another server).
-    /// Safe from any thread.
-    void stop(std::string_view reason = "world_destroyed", std::string moved_to = {});
+    /// Safe from any thread. `then` runs on the strand once the ends are in the sinks.
+    void stop(std::string_view reason = "world_destroyed", std::string moved_to = {},
+              std::function<void()> then = {});
 
     /// @brief On the strand: seals the world for a move (world.export with `seal`). It stops
     /// ticking and the dispatcher refuses every request that would change it (world_sealed)

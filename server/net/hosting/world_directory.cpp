@@ -1,5 +1,6 @@
 #include "hosting/world_directory.hpp"
 
+#include <atomic>
 #include <stdexcept>
 
 #include "ecsd/protocol/errors.hpp"
@@ -128,8 +129,23 @@ std::size_t world_directory::size() const {
     return worlds_.size();
 }
 
-void world_directory::stop_all() {
-    for (auto& w : all()) w->stop("server_shutdown");
+void world_directory::stop_all(std::function<void()> then) {
+    auto worlds = all();
+    if (worlds.empty()) {
+        then();
+        return;
+    }
+    struct countdown {
+        std::atomic<std::size_t> left{0};
+        std::function<void()> then;
+    };
+    auto c = std::make_shared<countdown>();
+    c->left.store(worlds.size(), std::memory_order_relaxed);
+    c->then = std::move(then);
+    for (auto& w : worlds)
+        w->stop("server_shutdown", {}, [c] {
+            if (c->left.fetch_sub(1, std::memory_order_acq_rel) == 1) c->then();
+        });
 }
 
 }  // namespace ecsd::net

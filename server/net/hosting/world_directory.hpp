@@ -91,8 +91,9 @@ class world_directory {
     [[nodiscard]] std::size_t size() const;
     /// @brief The io_context worlds get their strands on.
     [[nodiscard]] asio::io_context& io() noexcept { return io_; }
-    /// @brief Stops every world's timer (server shutdown).
-    void stop_all();
+    /// @brief Stops every world's timer and ends its watches with server_shutdown; `then` runs
+    /// (on the last world's strand) once every world has put those ends in its sinks.
+    void stop_all(std::function<void()> then);
 
   private:
     friend class world_claim;
