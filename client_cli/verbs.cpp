@@ -4,6 +4,7 @@
 
 #include "args.hpp"
 #include "errors.hpp"
+#include "lua_verbs.hpp"
 #include "move.hpp"
 
 namespace ecsd::cli {
@@ -640,6 +641,36 @@ std::vector<verb> make_verbs() {
                  .examples = {"ecsctl run-system cleanup"},
                  .params = system_param,
                  .completes = "systems"});
+    v.push_back(
+        {.name = "system define",
+         .method = "world.define_system",
+         .summary = "define a system written in Lua 5.4 from FILE, or hot-reload the one of that name",
+         .args = {{"NAME", "system name: letters, digits and _ (not a built-in's)", arity::one}},
+         .options = {{"--file", "the Lua source (-: standard input); required", false, "FILE"},
+                     {"--query", "the entities its w:each() walks, e.g. Health or 'AI, Position'; required",
+                      false, "QUERY", word_kind::query},
+                     {"--phase", "input, simulation (default), collision or post", false, "PHASE"},
+                     {"--order", "its place within the phase, -1000 to 1000 (default 0)", false, "N"},
+                     {"--every", "run on ticks divisible by N (default 1: every tick)", false, "N"}},
+         .examples = {"ecsctl system define regen --query Health --file regen.lua",
+                      "ecsctl system define chase --query 'AI, Position, Velocity' --phase simulation "
+                      "--file chase.lua"},
+         .details = "The chunk returns the function that runs once a tick: return function(w) ... end.\n"
+                    "Defining NAME again replaces it from the next tick on (hot reload). A syntax error\n"
+                    "names the file, line and column (chase.lua:3:5: ...) and changes nothing. The\n"
+                    "script API, budgets and sandbox: docs/scripting.md.\n",
+         .completes = "components",
+         .drive = run_define_system});
+    v.push_back({.name = "system rm",
+                 .method = "world.remove_system",
+                 .summary = "take a Lua system out of the pipeline (built-in systems stay)",
+                 .args = {{"NAME", "system name, as listed by systems", arity::one, word_kind::name}},
+                 .examples = {"ecsctl system rm regen"},
+                 .params =
+                     [](const verb_input& in) {
+                         return json{{"name", in.one("NAME").value_or("")}};
+                     },
+                 .completes = "systems"});
     v.push_back({.name = "spells",
                  .method = "world.list_spells",
                  .summary = "list the spells",
@@ -669,6 +700,16 @@ std::vector<verb> make_verbs() {
                  return params;
              },
          .completes = "spells"});
+    v.push_back({.name = "spell define",
+                 .method = "world.define_spell",
+                 .summary = "define (or replace) a spell written in Lua 5.4 from FILE; cast casts it",
+                 .args = {{"NAME", "spell name: letters, digits and _ (not a built-in's)", arity::one}},
+                 .options = {{"--file", "the Lua source (-: standard input); required", false, "FILE"}},
+                 .examples = {"ecsctl spell define fireball --file fireball.lua"},
+                 .details = "The chunk returns function(w, caster, target, amount): caster and target are\n"
+                            "handles (nil when the entity is gone). A syntax error names the file, line\n"
+                            "and column and changes nothing. docs/scripting.md has the API.\n",
+                 .drive = run_define_spell});
     // --- prefabs ----------------------------------------------------------------------------------------
     v.push_back(
         {.name = "prefab define",

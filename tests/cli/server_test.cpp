@@ -491,6 +491,65 @@ TEST_F(ecsctl_server, spells_cast_from_a_script) {
     (void)ecsctl({"world", "destroy", w});
 }
 
+// Issue 42: Lua systems and spells from files. A system regenerates health each tick, a replaced
+// definition takes over (hot reload), a syntax error names the file, line and column and changes
+// nothing, `system rm` takes it out, and a Lua spell is cast like a built-in one.
+TEST_F(ecsctl_server, lua_systems_and_spells_from_files) {
+    const std::string w = "lua_" + std::to_string(getpid());
+    const auto dir = std::filesystem::temp_directory_path() / ("ecsctl_lua_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const auto write = [&](const std::string& name, const std::string& text) {
+        std::ofstream(dir / name) << text;
+        return (dir / name).string();
+    };
+    const auto regen = write("regen.lua",
+                             "return function(w)\n  for e in w:each() do\n"
+                             "    e.Health.hp = math.min(e.Health.hp + 1, e.Health.max)\n  end\nend\n");
+    const auto faster = write("faster.lua",
+                              "return function(w)\n  for e in w:each() do\n"
+                              "    e.Health.hp = math.min(e.Health.hp + 10, e.Health.max)\n  end\nend\n");
+    const auto bad = write("bad.lua", "return function(w)\n  for e in w:each() do\n    e.Health.hp = = 1\n");
+    const auto smite =
+        write("smite.lua",
+              "return function(w, caster, target, amount)\n"
+              "  target.Health = {hp = target.Health.hp - amount, max = target.Health.max}\nend\n");
+    ASSERT_EQ(ecsctl({"world", "create", w, "--paused"}).exit_code, 0);
+    const std::string id = std::to_string(
+        ok({"-w", w, "spawn", R"(Health={"hp":50,"max":100})"})["entity"].get<std::uint64_t>());
+    const auto hp = [&] { return ok({"-w", w, "get", id})["components"]["Health"]["hp"].get<double>(); };
+
+    const auto defined = ok({"-w", w, "system", "define", "regen", "--query", "Health", "--file", regen});
+    EXPECT_EQ(defined["replaced"], false) << defined;
+    (void)ok({"-w", w, "step", "3"});
+    EXPECT_EQ(hp(), 53.0);
+    EXPECT_EQ(ok({"-w", w, "system", "define", "regen", "--query", "Health", "--file", faster})["replaced"],
+              true);
+    (void)ok({"-w", w, "step"});
+    EXPECT_EQ(hp(), 63.0);
+
+    const auto r = ecsctl({"-w", w, "system", "define", "broken", "--query", "Health", "--file", bad});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_TRUE(contains(r.err, bad + ":3:")) << r.err;
+    EXPECT_TRUE(contains(r.err, "syntax error")) << r.err;
+    EXPECT_FALSE(contains(ok({"-w", w, "systems"}).dump(), "broken"));
+    const auto missing = ecsctl({"-w", w, "system", "define", "regen", "--query", "Health"});
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_TRUE(contains(missing.err, "--file")) << missing.err;
+
+    EXPECT_EQ(ok({"-w", w, "system", "rm", "regen"})["removed"], true);
+    (void)ok({"-w", w, "step"});
+    EXPECT_EQ(hp(), 63.0);
+    EXPECT_EQ(ecsctl({"-w", w, "system", "rm", "regen"}).exit_code, 1);
+
+    (void)ok({"-w", w, "spell", "define", "smite", "--file", smite});
+    EXPECT_TRUE(contains(ok({"-w", w, "spells"}).dump(), "smite"));
+    (void)ok({"-w", w, "cast", id, "smite", "--amount", "13"});
+    (void)ok({"-w", w, "step"});
+    EXPECT_EQ(hp(), 50.0);
+    (void)ecsctl({"world", "destroy", w});
+    std::filesystem::remove_all(dir);
+}
+
 TEST_F(ecsctl_server, prefabs_define_and_spawn) {
     const std::string w = "pre_" + std::to_string(getpid());
     const auto r = ecsctl({"-w", w}, "world create " + w +

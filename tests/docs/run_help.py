@@ -46,6 +46,18 @@ EXTRA = {
     "remove": ["ecsctl insert 4294967296 Frozen Ghost"],
     "world move": ["ecsctl world create zone-3 --paused"],
     "load": ["ecsctl save", "ecsctl --world arena save"],  # a snapshot to load
+    # Lua systems and spells (docs/scripting.md has them whole): the files the examples name.
+    "system define": [
+        "printf 'return function(w)\\n  for e in w:each() do\\n    e.Health.hp = e.Health.hp + 1\\n  end\\nend\\n'"
+        " > regen.lua",
+        "printf 'return function(w)\\n  for e in w:each() do\\n    e.Velocity = {x = 1, y = 0}\\n  end\\nend\\n'"
+        " > chase.lua",
+    ],
+    "system rm": [
+        "printf 'return function(w) end\\n' > regen.lua",
+        "ecsctl system define regen --query Health --file regen.lua",
+    ],
+    "spell define": ["printf 'return function(w, caster, target, amount) end\\n' > fireball.lua"],
     "import": ["ecsctl export arena arena.json", "ecsctl export > default.json"],
     # monitor shows the requests of other connections: a client keeps sending some.
     "monitor": ["(for n in $(seq 100); do sleep 0.1; ecsctl ping; done) >/dev/null 2>&1 &"],

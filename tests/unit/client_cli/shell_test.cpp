@@ -38,7 +38,7 @@ struct fake_lists {
 };
 
 TEST(complete, first_word_is_a_verb_group_or_local_command) {
-    EXPECT_EQ(complete({}, "sp", nullptr), (words{"spawn", "spells"}));
+    EXPECT_EQ(complete({}, "sp", nullptr), (words{"spawn", "spell", "spells"}));
     EXPECT_EQ(complete({}, "wor", nullptr), (words{"world", "worlds"}));
     EXPECT_EQ(complete({}, "ex", nullptr), (words{"exit", "expect", "export"}));
     EXPECT_EQ(complete({}, "desc", nullptr), (words{"describe"}));

@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "line_parser.hpp"
+#include "lua_verbs.hpp"
 #include "output.hpp"
 #include "verb_parser.hpp"
 
@@ -24,6 +25,22 @@ request build(const std::string& line, const std::optional<std::string>& world =
     auto req = parsed.row->build(parsed.input);
     apply_world(req, world);
     return req;
+}
+
+// ecsctl system define / spell define name the file, as a compiler does, where the server names
+// the script.
+TEST(verbs, lua_define_errors_name_the_file_line_and_column) {
+    EXPECT_EQ(located_in_file("chase: syntax error at line 3, column 17: unexpected symbol near '='", "chase",
+                              "ai/chase.lua"),
+              "ai/chase.lua:3:17: syntax error: unexpected symbol near '='");
+    EXPECT_EQ(located_in_file("chase: chase:2: attempt to index a nil value (local 'x')", "chase", "c.lua"),
+              "c.lua:2: attempt to index a nil value (local 'x')");
+    EXPECT_EQ(located_in_file("chase: the chunk must return a function, got nil", "chase", "c.lua"),
+              "c.lua: the chunk must return a function, got nil");
+    EXPECT_EQ(located_in_file("too many scripts in this world (64)", "chase", "c.lua"),
+              "c.lua: too many scripts in this world (64)");
+    // A name that merely starts the same is not the script's.
+    EXPECT_EQ(located_in_file("chase: chaser:2: x", "chase", "c.lua"), "c.lua: chaser:2: x");
 }
 
 TEST(verbs, spawn_sends_components_with_defaults_for_bare_names) {
