@@ -44,6 +44,15 @@ export interface WatchOptions extends WorldOption {
   maxQueue?: number;
 }
 
+export interface DefineSystemOptions extends WorldOption {
+  /** input, simulation (default), collision or post. */
+  phase?: 'input' | 'simulation' | 'collision' | 'post';
+  /** Place within the phase, -1000 to 1000 (default 0). */
+  order?: number;
+  /** Runs on ticks divisible by this (default 1). */
+  every?: number;
+}
+
 export interface CastOptions extends WorldOption {
   /** Default: the caster. */
   target?: EntityId;
@@ -183,6 +192,11 @@ export class Client {
   /** No fields: a tag. Resolves to the new type as components() lists it. */
   registerComponent(name: string, fields?: Record<string, unknown>, options?: WorldOption): Promise<ComponentType>;
   spells(options?: WorldOption): Promise<{ name: string; description: string }[]>;
+  /** A system written in Lua 5.4 (docs/scripting.md); the same name again replaces it from the next tick. */
+  defineSystem(name: string, query: string, source: string, options?: DefineSystemOptions): Promise<{ name: string; replaced: boolean; from_tick: number }>;
+  removeSystem(name: string, options?: WorldOption): Promise<{ name: string; removed: boolean }>;
+  /** A spell written in Lua 5.4 that cast() casts. */
+  defineSpell(name: string, source: string, options?: WorldOption): Promise<{ name: string; replaced: boolean }>;
   definePrefab(name: string, components: Components, options?: WorldOption): Promise<{ name: string }>;
   /** Resolves to the new entities' ids. */
   spawnPrefab(name: string, options?: SpawnPrefabOptions): Promise<EntityId[]>;
@@ -267,6 +281,9 @@ export class Pipeline {
   components(options?: WorldOption): this;
   registerComponent(name: string, fields?: Record<string, unknown>, options?: WorldOption): this;
   spells(options?: WorldOption): this;
+  defineSystem(name: string, query: string, source: string, options?: DefineSystemOptions): this;
+  removeSystem(name: string, options?: WorldOption): this;
+  defineSpell(name: string, source: string, options?: WorldOption): this;
   definePrefab(name: string, components: Components, options?: WorldOption): this;
   spawnPrefab(name: string, options?: SpawnPrefabOptions): this;
   prefabs(options?: WorldOption): this;

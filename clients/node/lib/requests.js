@@ -60,6 +60,14 @@ const requests = {
   components: (opts) => request('world.list_components', {}, opts, (r) => r.components),
   registerComponent: (name, fields = {}, opts) => request('world.register_component', { name, fields }, opts),
   spells: (opts) => request('world.list_spells', {}, opts, (r) => r.spells),
+  defineSystem(name, query, source, { phase = 'simulation', order, every, world } = {}) {
+    const params = { name, query, phase, source };
+    if (order !== undefined) params.order = order;
+    if (every !== undefined) params.every = every;
+    return request('world.define_system', params, { world });
+  },
+  removeSystem: (name, opts) => request('world.remove_system', { name }, opts),
+  defineSpell: (name, source, opts) => request('world.define_spell', { name, source }, opts),
   definePrefab: (name, components, opts) => request('world.define_prefab', { name, components }, opts),
   spawnPrefab(name, { count, overrides, world } = {}) {
     const params = { name };

@@ -85,6 +85,44 @@ test('acknowledgements resolve to the server\'s result, as in the Python client'
   assert.ok((await c.listWorlds()).includes(c.world));
 });
 
+const REGEN = `
+return function(w)
+  for e in w:each() do
+    e.Health.hp = math.min(e.Health.hp + 1, e.Health.max)
+  end
+end
+`;
+
+test('Lua system and spell helpers', async (t) => {
+  const c = await freshWorld(t);
+  const id = await c.spawn({ Health: { hp: 50 } });
+  assert.deepEqual(await c.defineSystem('regen', 'Health', REGEN), { name: 'regen', replaced: false, from_tick: 1 });
+  await c.step(3);
+  assert.equal((await c.get(id, ['Health'])).Health.hp, 53);
+  const again = await c.defineSystem('regen', 'Health', REGEN.replace('+ 1', '+ 10'), { phase: 'post', order: 5, every: 2 });
+  assert.equal(again.replaced, true);
+  const listed = (await c.systems()).find((s) => s.name === 'regen');
+  assert.equal(listed.phase, 'post');
+  assert.equal(listed.every, 2);
+  await c.step(2); // ticks 4 and 5: it runs on the even one
+  assert.equal((await c.get(id, ['Health'])).Health.hp, 63);
+  await assert.rejects(c.defineSystem('broken', 'Health', 'return function(w)\n  x = = 1\nend'), (e) => {
+    assert.ok(e instanceof RpcError);
+    assert.equal(e.reason, 'invalid_params');
+    assert.match(e.message, /line 2/);
+    return true;
+  });
+  assert.deepEqual(await c.removeSystem('regen'), { name: 'regen', removed: true });
+  const smite = 'return function(w, caster, target, amount) target.Health.hp = target.Health.hp - amount end';
+  assert.deepEqual(await c.defineSpell('smite', smite), { name: 'smite', replaced: false });
+  assert.ok((await c.spells()).some((s) => s.name === 'smite'));
+  await c.cast(id, 'smite', { amount: 13 });
+  await c.step();
+  assert.equal((await c.get(id, ['Health'])).Health.hp, 50);
+  const [defined] = await c.pipeline().defineSpell('smite', smite).defineSystem('regen', 'Health', REGEN).exec();
+  assert.equal(defined.replaced, true);
+});
+
 test('prefab, component, describe and spell helpers', async (t) => {
   const c = await freshWorld(t);
   const mana = await c.registerComponent('Mana', { points: 0, regen: 0.5 });

@@ -180,6 +180,27 @@ def spells(world: str | None) -> Request[list[dict[str, Any]]]:
     return Request("world.list_spells", params(world), lambda r: list(r["spells"]))
 
 
+def define_system(
+    name: str,
+    query: str,
+    source: str,
+    phase: str,
+    order: int | None,
+    every: int | None,
+    world: str | None,
+) -> Request[dict[str, Any]]:
+    p = params(world, name=name, query=query, phase=phase, order=order, every=every, source=source)
+    return Request("world.define_system", p)
+
+
+def remove_system(name: str, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.remove_system", params(world, name=name))
+
+
+def define_spell(name: str, source: str, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.define_spell", params(world, name=name, source=source))
+
+
 def define_prefab(name: str, components_: Components, world: str | None) -> Request[dict[str, Any]]:
     return Request("world.define_prefab", params(world, name=name, components=dict(components_)))
 

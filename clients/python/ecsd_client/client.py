@@ -265,6 +265,30 @@ class Client:
         """``world.list_spells``: ``[{"name", "description"}]`` (``cast`` casts one)."""
         return self._run(rq.spells(world))
 
+    def define_system(
+        self,
+        name: str,
+        query: str,
+        source: str,
+        phase: str = "simulation",
+        *,
+        order: int | None = None,
+        every: int | None = None,
+        world: str | None = None,
+    ) -> dict[str, Any]:
+        """``world.define_system``: a system written in Lua 5.4 (docs/scripting.md), or the one of
+        that name replaced from the next tick on; returns ``{"name", "replaced", "from_tick"}``. A
+        syntax error raises ``EcsdError`` (``invalid_params``) with its line and column."""
+        return self._run(rq.define_system(name, query, source, phase, order, every, world))
+
+    def remove_system(self, name: str, *, world: str | None = None) -> dict[str, Any]:
+        """``world.remove_system``: takes a Lua system out; ``{"name", "removed"}``."""
+        return self._run(rq.remove_system(name, world))
+
+    def define_spell(self, name: str, source: str, *, world: str | None = None) -> dict[str, Any]:
+        """``world.define_spell``: a spell written in Lua 5.4 that ``cast`` casts; ``{"name", "replaced"}``."""
+        return self._run(rq.define_spell(name, source, world))
+
     def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> dict[str, Any]:
         """``world.define_prefab`` (defines or redefines); returns the server's result, ``{"name"}``."""
         return self._run(rq.define_prefab(name, components, world))

@@ -226,6 +226,25 @@ class Pipeline:
     def spells(self, *, world: str | None = None) -> Pending[list[dict[str, Any]]]:
         return self._add(rq.spells(world))
 
+    def define_system(
+        self,
+        name: str,
+        query: str,
+        source: str,
+        phase: str = "simulation",
+        *,
+        order: int | None = None,
+        every: int | None = None,
+        world: str | None = None,
+    ) -> Pending[dict[str, Any]]:
+        return self._add(rq.define_system(name, query, source, phase, order, every, world))
+
+    def remove_system(self, name: str, *, world: str | None = None) -> Pending[dict[str, Any]]:
+        return self._add(rq.remove_system(name, world))
+
+    def define_spell(self, name: str, source: str, *, world: str | None = None) -> Pending[dict[str, Any]]:
+        return self._add(rq.define_spell(name, source, world))
+
     def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> Pending[dict[str, Any]]:
         return self._add(rq.define_prefab(name, components, world))
 

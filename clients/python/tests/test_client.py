@@ -67,6 +67,42 @@ def test_prefab_component_describe_and_spell_helpers(client: Client) -> None:
     assert listed.result[0]["name"] == "slime" and described.result["entity"] == ids[1]
 
 
+REGEN = """
+return function(w)
+  for e in w:each() do
+    e.Health.hp = math.min(e.Health.hp + 1, e.Health.max)
+  end
+end
+"""
+
+
+def test_lua_system_and_spell_helpers(client: Client) -> None:
+    e = client.spawn({"Health": {"hp": 50}})
+    assert client.define_system("regen", "Health", REGEN) == {"name": "regen", "replaced": False, "from_tick": 1}
+    client.step(3)
+    assert client.get(e, ["Health"])["Health"]["hp"] == 53.0
+    again = client.define_system("regen", "Health", REGEN.replace("+ 1", "+ 10"), "post", order=5, every=2)
+    assert again["replaced"] is True
+    listed = next(s for s in client.systems() if s["name"] == "regen")
+    assert listed["phase"] == "post" and listed["every"] == 2 and listed["lua"] is True
+    client.step(2)  # ticks 4 and 5: it runs on the even one
+    assert client.get(e, ["Health"])["Health"]["hp"] == 63.0
+    with pytest.raises(RpcError, match="line 2") as bad:
+        client.define_system("broken", "Health", "return function(w)\n  x = = 1\nend")
+    assert bad.value.reason == "invalid_params"
+    assert client.remove_system("regen") == {"name": "regen", "removed": True}
+    smite = "return function(w, caster, target, amount) target.Health.hp = target.Health.hp - amount end"
+    assert client.define_spell("smite", smite) == {"name": "smite", "replaced": False}
+    assert "smite" in [s["name"] for s in client.spells()]
+    client.cast(e, "smite", amount=13)
+    client.step()
+    assert client.get(e, ["Health"])["Health"]["hp"] == 50.0
+    with client.pipeline() as p:  # the same helpers queue in a pipeline
+        defined = p.define_spell("smite", smite)
+        p.define_system("regen", "Health", REGEN)
+    assert defined.result["replaced"] is True
+
+
 def test_export_and_import_a_world_in_chunks(client: Client) -> None:
     ids = client.spawn_many([{"Position": {"x": i}, "Name": {"name": f"crate-é{i}"}} for i in range(300)])
     client.step(3)
