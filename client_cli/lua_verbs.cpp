@@ -70,9 +70,11 @@ std::string located_in_file(std::string_view message, std::string_view name, std
         if (!line.empty() && at.starts_with(", column ")) {
             at.remove_prefix(9);
             const auto column = take_digits(at);
-            if (!column.empty() && at.starts_with(": "))
+            if (!column.empty() && at.starts_with(": ")) {
+                at.remove_prefix(2);  // Lua's own text says "syntax error near ..." at times
                 return std::string(file) + ":" + line + ":" + column +
-                       ": syntax error: " + std::string(at.substr(2));
+                       (at.starts_with("syntax error") ? ": " : ": syntax error: ") + std::string(at);
+            }
         }
     }
     const std::string inner = std::string(name) + ":";

@@ -33,6 +33,9 @@ TEST(verbs, lua_define_errors_name_the_file_line_and_column) {
     EXPECT_EQ(located_in_file("chase: syntax error at line 3, column 17: unexpected symbol near '='", "chase",
                               "ai/chase.lua"),
               "ai/chase.lua:3:17: syntax error: unexpected symbol near '='");
+    EXPECT_EQ(
+        located_in_file("chase: syntax error at line 3, column 17: syntax error near '=='", "chase", "c.lua"),
+        "c.lua:3:17: syntax error near '=='");
     EXPECT_EQ(located_in_file("chase: chase:2: attempt to index a nil value (local 'x')", "chase", "c.lua"),
               "c.lua:2: attempt to index a nil value (local 'x')");
     EXPECT_EQ(located_in_file("chase: the chunk must return a function, got nil", "chase", "c.lua"),
