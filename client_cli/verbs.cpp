@@ -710,6 +710,16 @@ std::vector<verb> make_verbs() {
                             "handles (nil when the entity is gone). A syntax error names the file, line\n"
                             "and column and changes nothing. docs/scripting.md has the API.\n",
                  .drive = run_define_spell});
+    v.push_back({.name = "spell rm",
+                 .method = "world.remove_spell",
+                 .summary = "take a Lua spell out (built-in spells stay)",
+                 .args = {{"NAME", "spell name, as listed by spells", arity::one, word_kind::name}},
+                 .examples = {"ecsctl spell rm fireball"},
+                 .params =
+                     [](const verb_input& in) {
+                         return json{{"name", in.one("NAME").value_or("")}};
+                     },
+                 .completes = "spells"});
     // --- prefabs ----------------------------------------------------------------------------------------
     v.push_back(
         {.name = "prefab define",

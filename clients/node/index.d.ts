@@ -197,6 +197,7 @@ export class Client {
   removeSystem(name: string, options?: WorldOption): Promise<{ name: string; removed: boolean }>;
   /** A spell written in Lua 5.4 that cast() casts. */
   defineSpell(name: string, source: string, options?: WorldOption): Promise<{ name: string; replaced: boolean }>;
+  removeSpell(name: string, options?: WorldOption): Promise<{ name: string; removed: boolean }>;
   definePrefab(name: string, components: Components, options?: WorldOption): Promise<{ name: string }>;
   /** Resolves to the new entities' ids. */
   spawnPrefab(name: string, options?: SpawnPrefabOptions): Promise<EntityId[]>;
@@ -284,6 +285,7 @@ export class Pipeline {
   defineSystem(name: string, query: string, source: string, options?: DefineSystemOptions): this;
   removeSystem(name: string, options?: WorldOption): this;
   defineSpell(name: string, source: string, options?: WorldOption): this;
+  removeSpell(name: string, options?: WorldOption): this;
   definePrefab(name: string, components: Components, options?: WorldOption): this;
   spawnPrefab(name: string, options?: SpawnPrefabOptions): this;
   prefabs(options?: WorldOption): this;

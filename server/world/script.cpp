@@ -113,7 +113,7 @@ struct script_host::impl {
         std::vector<ecs::component_id> comps;  // the query's components with tables on the handle
     };
     struct pending_op {
-        enum class kind : std::uint8_t { insert, remove, despawn, spawn } k;
+        enum class kind : std::uint8_t { insert, remove, despawn, spawn, cast } k;
         entity_id e;
         ecs::component_id c;
         json value;
@@ -787,6 +787,49 @@ int api_despawn(lua_State* L) {
     return 0;
 }
 
+/// @brief w:cast(caster, spell [, target [, amount]]): the caster casts the spell as world.cast_spell
+/// does; the spells system (first in the pipeline) runs it in the next tick. Checked now (a
+/// refusal is the script's error), queued until the run returns like every structural change.
+int api_cast(lua_State* L) {
+    impl& h = impl::of(L);
+    entity_id caster = 0;
+    entity_id target = 0;
+    if (!entity_arg(L, 2, caster)) return luaL_argerror(L, 2, "the caster: an entity id or handle");
+    const char* spell = luaL_checkstring(L, 3);
+    if (!lua_isnoneornil(L, 4) && !entity_arg(L, 4, target))
+        return luaL_argerror(L, 4, "the target: an entity id or handle, or nil (the caster)");
+    const double amount = luaL_optnumber(L, 5, 0.0);
+    bool ok = true;
+    {
+        try {
+            if (!h.reg().alive(caster))
+                throw ecs_error(reason::no_such_entity,
+                                "w:cast: the caster " + std::to_string(caster) + " is gone");
+            if (target != 0 && !h.reg().alive(target))
+                throw ecs_error(reason::no_such_entity,
+                                "w:cast: the target " + std::to_string(target) + " is gone");
+            if (h.w.find_spell(spell) == nullptr)
+                throw ecs_error(reason::no_such_spell, std::string("w:cast: no spell named '") + spell + "'");
+            if (!std::isfinite(amount) || amount < 0 || amount > ecs::internal::max_number)
+                throw ecs_error(reason::invalid_value, "w:cast: amount must be a number from 0 to 1e15");
+            const bool queued = std::any_of(h.ops.begin(), h.ops.end(), [&](const impl::pending_op& op) {
+                return op.k == impl::pending_op::kind::cast && op.e == caster;
+            });
+            if (queued || h.reg().has<MagicInput>(caster))
+                throw ecs_error(reason::limit_reached,
+                                "w:cast: caster " + std::to_string(caster) +
+                                    " already casts a spell next tick (one per caster per tick)");
+            h.ops.push_back({impl::pending_op::kind::cast, caster, 0,
+                             json{{"spell", spell}, {"target", target}, {"amount", amount}}});
+        } catch (const std::exception& e) {
+            h.error = e.what();
+            ok = false;
+        }
+    }
+    if (!ok) return raise(L);
+    return 0;
+}
+
 int api_near(lua_State* L) {
     impl& h = impl::of(L);
     const double x = luaL_checknumber(L, 2);
@@ -1108,8 +1151,9 @@ int make_env(lua_State* L) {
 
 /// @brief A script's `w`: the API functions (dt and tick are set before each run).
 int make_w(lua_State* L) {
-    lua_createtable(L, 0, 8);
-    const std::array<luaL_Reg, 7> api{{{"each", api_each},
+    lua_createtable(L, 0, 9);
+    const std::array<luaL_Reg, 8> api{{{"each", api_each},
+                                       {"cast", api_cast},
                                        {"spawn", api_spawn},
                                        {"despawn", api_despawn},
                                        {"get", api_get},
@@ -1465,6 +1509,13 @@ void script_host::impl::apply_ops() {
                 case pending_op::kind::despawn:
                     r.destroy(op.e);
                     break;
+                case pending_op::kind::cast: {
+                    const auto target = op.value["target"].get<entity_id>();
+                    (void)w.cast_spell(op.e, op.value["spell"].get<std::string>(),
+                                       target != 0 && r.alive(target) ? target : ecs::null_entity,
+                                       op.value["amount"].get<double>());
+                    break;
+                }
             }
         } catch (const ecs_error& e) {
             // Only what the run could not see coming: two adds of one Name in one run.
@@ -1783,6 +1834,14 @@ void world::define_spell(const script_source& in) {
         *existing = std::move(d);
     else
         spells_.push_back(std::move(d));
+}
+
+void world::remove_spell(const std::string& name) {
+    const auto it =
+        std::find_if(spells_.begin(), spells_.end(), [&](const spell_def& s) { return s.name == name; });
+    if (it == spells_.end()) throw ecs_error(reason::no_such_spell, "no spell named '" + name + "'");
+    if (!it->script) throw ecs_error(reason::invalid_value, "'" + name + "' is a built-in spell and stays");
+    spells_.erase(it);
 }
 
 json world::scripts_json() const {

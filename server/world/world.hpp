@@ -210,6 +210,10 @@ class world {
     void remove_system(const std::string& name);
     /// @brief Adds (or replaces) a spell written in Lua; cast_spell casts it like a built-in.
     void define_spell(const script_source& src);
+    /// @brief Takes a Lua spell out; casts of it already queued fail at their tick (no such spell,
+    /// in spell_failures), as a cast of any unknown spell does. Throws no_such_spell, or
+    /// invalid_value for a built-in spell.
+    void remove_spell(const std::string& name);
     /// @brief Every script, user systems in pipeline order then spells, with its state (what
     /// snapshots and exports carry).
     [[nodiscard]] json scripts_json() const;

@@ -58,6 +58,10 @@ EXTRA = {
         "ecsctl system define regen --query Health --file regen.lua",
     ],
     "spell define": ["printf 'return function(w, caster, target, amount) end\\n' > fireball.lua"],
+    "spell rm": [
+        "printf 'return function(w, caster, target, amount) end\\n' > fireball.lua",
+        "ecsctl spell define fireball --file fireball.lua",
+    ],
     "import": ["ecsctl export arena arena.json", "ecsctl export > default.json"],
     # monitor shows the requests of other connections: a client keeps sending some.
     "monitor": ["(for n in $(seq 100); do sleep 0.1; ecsctl ping; done) >/dev/null 2>&1 &"],

@@ -88,6 +88,12 @@ TEST(ScriptMethods, DefineListReloadAndRemoveOverTheSocket) {
     const auto spells = c.result("world.list_spells");
     for (const auto& s : spells["spells"]) listed = listed || s["name"] == "smite";
     EXPECT_TRUE(listed);
+
+    // world.remove_spell takes it out; built-in spells stay.
+    EXPECT_EQ(c.result("world.remove_spell", {{"name", "smite"}})["removed"], true);
+    EXPECT_EQ(reason_of(c.call("world.cast_spell", {{"caster", e}, {"spell", "smite"}})), "no_such_spell");
+    EXPECT_EQ(reason_of(c.call("world.remove_spell", {{"name", "smite"}})), "no_such_spell");
+    EXPECT_EQ(reason_of(c.call("world.remove_spell", {{"name", "freeze"}})), "invalid_value");
 }
 
 TEST(ScriptMethods, ARunawayScriptIsStoppedAndTheWorldKeepsItsRate) {

@@ -68,6 +68,7 @@ const requests = {
   },
   removeSystem: (name, opts) => request('world.remove_system', { name }, opts),
   defineSpell: (name, source, opts) => request('world.define_spell', { name, source }, opts),
+  removeSpell: (name, opts) => request('world.remove_spell', { name }, opts),
   definePrefab: (name, components, opts) => request('world.define_prefab', { name, components }, opts),
   spawnPrefab(name, { count, overrides, world } = {}) {
     const params = { name };

@@ -121,6 +121,8 @@ test('Lua system and spell helpers', async (t) => {
   assert.equal((await c.get(id, ['Health'])).Health.hp, 50);
   const [defined] = await c.pipeline().defineSpell('smite', smite).defineSystem('regen', 'Health', REGEN).exec();
   assert.equal(defined.replaced, true);
+  assert.deepEqual(await c.removeSpell('smite'), { name: 'smite', removed: true });
+  assert.ok(!(await c.spells()).some((s) => s.name === 'smite'));
 });
 
 test('prefab, component, describe and spell helpers', async (t) => {

@@ -201,6 +201,10 @@ def define_spell(name: str, source: str, world: str | None) -> Request[dict[str,
     return Request("world.define_spell", params(world, name=name, source=source))
 
 
+def remove_spell(name: str, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.remove_spell", params(world, name=name))
+
+
 def define_prefab(name: str, components_: Components, world: str | None) -> Request[dict[str, Any]]:
     return Request("world.define_prefab", params(world, name=name, components=dict(components_)))
 

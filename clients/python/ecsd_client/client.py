@@ -289,6 +289,10 @@ class Client:
         """``world.define_spell``: a spell written in Lua 5.4 that ``cast`` casts; ``{"name", "replaced"}``."""
         return self._run(rq.define_spell(name, source, world))
 
+    def remove_spell(self, name: str, *, world: str | None = None) -> dict[str, Any]:
+        """``world.remove_spell``: takes a Lua spell out; ``{"name", "removed"}``."""
+        return self._run(rq.remove_spell(name, world))
+
     def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> dict[str, Any]:
         """``world.define_prefab`` (defines or redefines); returns the server's result, ``{"name"}``."""
         return self._run(rq.define_prefab(name, components, world))

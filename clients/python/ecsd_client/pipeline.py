@@ -245,6 +245,9 @@ class Pipeline:
     def define_spell(self, name: str, source: str, *, world: str | None = None) -> Pending[dict[str, Any]]:
         return self._add(rq.define_spell(name, source, world))
 
+    def remove_spell(self, name: str, *, world: str | None = None) -> Pending[dict[str, Any]]:
+        return self._add(rq.remove_spell(name, world))
+
     def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> Pending[dict[str, Any]]:
         return self._add(rq.define_prefab(name, components, world))
 

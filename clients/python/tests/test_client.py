@@ -101,6 +101,8 @@ def test_lua_system_and_spell_helpers(client: Client) -> None:
         defined = p.define_spell("smite", smite)
         p.define_system("regen", "Health", REGEN)
     assert defined.result["replaced"] is True
+    assert client.remove_spell("smite") == {"name": "smite", "removed": True}
+    assert "smite" not in [s["name"] for s in client.spells()]
 
 
 def test_export_and_import_a_world_in_chunks(client: Client) -> None:

@@ -24,7 +24,7 @@ void register_spell_methods(method_table& table);
 /// @brief world.define_prefab, world.spawn_prefab, world.list_prefabs.
 void register_prefab_methods(method_table& table);
 
-/// @brief world.define_system, world.remove_system, world.define_spell (Lua scripts).
+/// @brief world.define_system, world.remove_system, world.define_spell, world.remove_spell (Lua scripts).
 void register_script_methods(method_table& table);
 
 /// @brief world.save, world.load.

@@ -1,5 +1,5 @@
-// world.define_system, world.remove_system, world.define_spell: game logic in Lua 5.4 that runs in
-// the world's pipeline (world/script.hpp). The limits on what a script may do are server flags
+// world.define_system, world.remove_system, world.define_spell, world.remove_spell: game logic in Lua 5.4
+// that runs in the world's pipeline (world/script.hpp). The limits on what a script may do are server flags
 // (--script-instructions, --script-memory, --max-scripts, --max-script-bytes).
 #include "methods.hpp"
 #include "methods/schemas.hpp"
@@ -43,6 +43,12 @@ json define_spell(method_context& ctx) {
     return {{"name", src.name}, {"replaced", replaced}};
 }
 
+json remove_spell(method_context& ctx) {
+    const auto name = ctx.params.at("name").get<std::string>();
+    ctx.world().remove_spell(name);
+    return {{"name", name}, {"removed", true}};
+}
+
 }  // namespace
 
 void register_script_methods(method_table& table) {
@@ -79,6 +85,12 @@ void register_script_methods(method_table& table) {
                .result = object_schema({{"name", name}, {"replaced", {{"type", "boolean"}}}}, {"name"}),
                .flags = write,
                .handler = define_spell});
+    table.add({.name = "world.remove_spell",
+               .summary = "Takes a Lua spell out (built-in spells stay); casts of it already queued fail.",
+               .params = object_schema({{"name", name}}, {"name"}),
+               .result = object_schema({{"name", name}, {"removed", {{"type", "boolean"}}}}, {"name"}),
+               .flags = write,
+               .handler = remove_spell});
 }
 
 }  // namespace ecsd::net

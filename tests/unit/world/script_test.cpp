@@ -340,6 +340,61 @@ end
     EXPECT_NE(w.info()["spell_failures"].dump().find("fizzle"), std::string::npos);
 }
 
+// A system casts spells (w:cast): the cast is checked at once and queued like every structural
+// change, so the spells system runs it in the next tick; a failed run casts nothing. Spells in Lua
+// are removed with remove_spell, and a cast already queued then fails at its tick.
+TEST(Script, SystemsCastSpellsAndLuaSpellsAreRemoved) {
+    world w(paused());
+    const auto hero = w.spawn({{"Position", {{"x", 0}, {"y", 0}}}, {"Player", json::object()}});
+    const auto orc = w.spawn({{"Position", {{"x", 1}, {"y", 0}}}, {"Health", {{"hp", 50}, {"max", 100}}}});
+    script_source smite;
+    smite.name = "smite";
+    smite.source =
+        "return function(w, caster, target, amount) target.Health.hp = target.Health.hp - amount end";
+    w.define_spell(smite);
+    // Tick 0 casts (queued to the end of the run: no MagicInput yet inside it); tick 1 smites.
+    w.define_system(sys("caster", "Player", R"lua(
+return function(w)
+  for e in w:each() do
+    if w.tick % 2 == 0 then
+      w:cast(e, "smite", w:near(1, 0, 0.5)[1], 5)
+      assert(not pcall(w.cast, w, e, "smite"), "a second cast in one run is refused")
+    end
+  end
+end
+)lua",
+                        system_phase::post));
+    w.step(1);
+    EXPECT_TRUE(w.registry().has<MagicInput>(hero));
+    EXPECT_EQ(w.registry().get<Health>(orc).hp, 50);
+    w.step(1);
+    EXPECT_EQ(w.registry().get<Health>(orc).hp, 45);
+    ASSERT_TRUE(find_system(w, "caster")->enabled) << find_system(w, "caster")->error;
+
+    // Refusals are the script's errors, and the failed run casts nothing.
+    for (const std::string& bad :
+         {std::string("w:cast(e, 'nope')"), std::string("w:cast(e, 'smite', 999)"),
+          std::string("w:cast(e, 'smite', nil, -1)"), std::string("w:cast(e, 'smite') error('after')")}) {
+        world v(paused());
+        const auto p = v.spawn({{"Player", json::object()}});
+        v.define_spell(smite);
+        v.define_system(sys("c", "Player", "return function(w) for e in w:each() do " + bad + " end end"));
+        v.step(1);
+        EXPECT_FALSE(find_system(v, "c")->enabled) << bad;
+        EXPECT_FALSE(v.registry().has<MagicInput>(p)) << bad;
+    }
+
+    // remove_spell: the queued cast fails at its tick, listed in spell_failures.
+    w.set_system_enabled("caster", false);
+    w.cast_spell(hero, "smite", orc, 5);
+    w.remove_spell("smite");
+    w.step(1);
+    EXPECT_EQ(w.registry().get<Health>(orc).hp, 45);
+    EXPECT_NE(w.info()["spell_failures"].dump().find("no such spell"), std::string::npos);
+    EXPECT_THROW(w.remove_spell("smite"), ecs_error);
+    EXPECT_THROW(w.remove_spell("freeze"), ecs_error);  // a built-in stays
+}
+
 /// @brief A world of movers and bodies plus user systems that spawn, despawn and write.
 std::uint64_t scripted_hash(unsigned threads, int ticks) {
     world w(paused(threads));
