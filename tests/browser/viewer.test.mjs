@@ -142,6 +142,9 @@ before(async () => {
   tcp = new TcpClient(server.tcp);
   ids = (await rpc("world.spawn_entities", { entities: cast })).entities;
   await rpc("world.define_prefab", { name: "crate", components: { Position: {}, Appearance: { name: "crate" }, Collider: { radius: 0.7 } } });
+  // Lua systems (issue 42): one that runs, one whose first run fails and disables it.
+  await rpc("world.define_system", { name: "regen", query: "Health", phase: "post", source: "return function(w) end" });
+  await rpc("world.define_system", { name: "broken", query: "Health", phase: "post", source: "return function(w) error('boom') end" });
   browser = await puppeteer.launch({
     executablePath: chromium, headless: true,
     args: ["--no-sandbox", "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"],
@@ -279,6 +282,10 @@ test("the systems table fits the side panel and shows sub-millisecond timings", 
     assert.match(cell, /^\d[\d.]* (ns|µs|ms|s)$/, "a timing with its unit");
     assert.ok(!/^0(\.0+)? /.test(cell), `a fast system's timing is not shown as zero: ${cell}`);
   }
+  const lua = await page.$$eval("#systems tr", (rs) => rs.slice(1).map((r) => [r.cells[0].textContent, r.cells[0].title]));
+  assert.ok(lua.some(([name]) => name === "regen · lua"), `a row for the Lua system regen: ${JSON.stringify(lua)}`);
+  const broken = lua.find(([name]) => name.startsWith("broken"));
+  assert.ok(broken && broken[0] === "broken · lua (failed)" && broken[1].includes("boom"), `the failed one with its error: ${broken}`);
   await shot("viewer-systems.png");
 });
 
