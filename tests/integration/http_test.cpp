@@ -76,6 +76,47 @@ TEST(Http, PostAnswersJsonRpcExactlyAsTheTcpPortDoes) {
     EXPECT_EQ(c.read()->status, 200);
 }
 
+// Issue 42 over HTTP: a Lua system defined by a POST runs in the tick the TCP port sees, its
+// syntax errors answer as on TCP, and a token-less POST to a --token server defines nothing.
+TEST(Http, LuaSystemsAreDefinedOverHttpAsOverTcp) {
+    http_fixture f({"--token", "s3cret"});
+    line_client tcp(f.server.port());
+    ASSERT_EQ(tcp.result("server.auth", {{"token", "s3cret"}})["authenticated"], true);
+    (void)tcp.result("world.pause");
+    const auto e = tcp.result("world.spawn_entity",
+                              {{"components", {{"Health", {{"hp", 50}, {"max", 100}}}}}})["entity"];
+    const json define{
+        {"jsonrpc", "2.0"},
+        {"id", 1},
+        {"method", "world.define_system"},
+        {"params",
+         {{"name", "regen"},
+          {"query", "Health"},
+          {"phase", "simulation"},
+          {"source", "return function(w)\n  for e in w:each() do e.Health.hp = e.Health.hp + 1 end\nend"}}}};
+    http_client anonymous(f.http);
+    ASSERT_TRUE(anonymous.send(post(define.dump())));
+    auto r = anonymous.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401);
+    http_client c(f.http);
+    ASSERT_TRUE(c.send(post(define.dump(), "Authorization: Bearer s3cret\r\n")));
+    r = c.read();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(json::parse(r->body)["result"]["replaced"], false) << r->body;
+    (void)tcp.result("world.step", {{"ticks", 2}});
+    EXPECT_EQ(tcp.result("world.get_components", {{"entity", e}})["components"]["Health"]["hp"], 52.0);
+    json bad = define;
+    bad["params"]["name"] = "bad";
+    bad["params"]["source"] = "return function(w)\n  x = = 1\nend";
+    ASSERT_TRUE(c.send(post(bad.dump(), "Authorization: Bearer s3cret\r\n")));
+    r = c.read();
+    ASSERT_TRUE(r);
+    const auto answer = json::parse(r->body);
+    EXPECT_EQ(reason_of(answer), "invalid_params");
+    EXPECT_NE(answer["error"]["message"].get<std::string>().find("line 2"), std::string::npos) << r->body;
+}
+
 TEST(Http, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
     http_fixture f;
     http_client c(f.http);
