@@ -13,6 +13,12 @@
 //              system (world.define_system) through the script API, every built-in but cleanup off
 //   plain_lua_chase_10k: its reference, the same arithmetic in plain Lua over plain Lua tables
 //   builtin_chase_10k: the same chase written in C++ over the registry, for scale
+//   proxy_model_chase_10k: the same chase script (chase_script, unchanged) over a stand-in `w`
+//              whose handles hold userdata proxies with C __index/__newindex over plain C++
+//              arrays: what a binding without copies into tables and back would cost at least
+//              (no undo log, no checks, no change stamps). A model for issue 42's next step.
+//   readthrough_model_chase_10k: the same, but a component is an empty table whose __index is a
+//              plain table of its values refilled at each step, and whose __newindex is C
 // Every world case runs once per thread count of --threads (default: 1 and every core), so the
 // figures at one thread and at all cores come from one run; the plain_ references are one thread.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
@@ -364,6 +370,194 @@ figures plain_lua_chase(int ticks) {
     return f;
 }
 
+// --- the proxy model: handles whose components are userdata over the arrays -----------------------
+namespace proxy_model {
+struct mover {
+    double x, y, vx, vy;
+};
+struct proxy {
+    std::vector<mover>* rows;
+    std::size_t row;
+    bool velocity;  // Velocity's x and y are vx and vy
+};
+const char* key_x = nullptr;  // interned: a key compares by address
+const char* key_y = nullptr;
+
+int index(lua_State* lua) {
+    const auto* p = static_cast<const proxy*>(lua_touserdata(lua, 1));
+    const char* k = lua_tostring(lua, 2);
+    const mover& m = (*p->rows)[p->row];
+    if (k == key_x)
+        lua_pushnumber(lua, p->velocity ? m.vx : m.x);
+    else if (k == key_y)
+        lua_pushnumber(lua, p->velocity ? m.vy : m.y);
+    else
+        lua_pushnil(lua);
+    return 1;
+}
+
+int newindex(lua_State* lua) {
+    const auto* p = static_cast<const proxy*>(lua_touserdata(lua, 1));
+    const char* k = lua_tostring(lua, 2);
+    int is_number = 0;
+    const double v = lua_tonumberx(lua, 3, &is_number);
+    if (is_number == 0) return luaL_error(lua, "%s must be a number", lua_tostring(lua, 2));
+    mover& m = (*p->rows)[p->row];
+    if (k == key_x) (p->velocity ? m.vx : m.x) = v;
+    if (k == key_y) (p->velocity ? m.vy : m.y) = v;
+    return 0;
+}
+
+// Upvalues: the handle, its two proxies, the next row.
+int step(lua_State* lua) {
+    auto* pos = static_cast<proxy*>(lua_touserdata(lua, lua_upvalueindex(2)));
+    auto* vel = static_cast<proxy*>(lua_touserdata(lua, lua_upvalueindex(3)));
+    const auto row = static_cast<std::size_t>(lua_tointeger(lua, lua_upvalueindex(4)));
+    if (row >= pos->rows->size()) return 0;
+    pos->row = vel->row = row;
+    lua_pushinteger(lua, static_cast<lua_Integer>(row + 1));
+    lua_replace(lua, lua_upvalueindex(4));
+    lua_pushvalue(lua, lua_upvalueindex(1));
+    lua_pushinteger(lua, static_cast<lua_Integer>(row));
+    lua_setfield(lua, -2, "id");
+    return 1;
+}
+
+// w:each([query]): the players for "Player, Position", else the monsters.
+int each(lua_State* lua) {
+    auto* rows = static_cast<std::vector<mover>*>(
+        lua_touserdata(lua, lua_isnoneornil(lua, 2) ? lua_upvalueindex(1) : lua_upvalueindex(2)));
+    lua_createtable(lua, 0, 3);
+    const int handle = lua_gettop(lua);
+    for (const bool velocity : {false, true}) {
+        auto* p = static_cast<proxy*>(lua_newuserdatauv(lua, sizeof(proxy), 0));
+        *p = proxy{rows, 0, velocity};
+        luaL_setmetatable(lua, "proxy_model");
+        lua_pushvalue(lua, -1);
+        lua_setfield(lua, handle, velocity ? "Velocity" : "Position");
+    }
+    lua_pushinteger(lua, 0);
+    lua_pushcclosure(lua, step, 4);
+    return 1;
+}
+
+// Variant B, "read-through": a component is an empty table whose metatable's __index is a plain
+// table of its values, refilled from the arrays at each step (so reads are VM table reads), and
+// whose __newindex is C (so a write goes to the array at once, and to the values table). Upvalues
+// of step_b: the handle, the two values tables, the two proxies, the next row.
+int newindex_b(lua_State* lua) {
+    const auto* p = static_cast<const proxy*>(lua_touserdata(lua, lua_upvalueindex(1)));
+    const char* k = lua_tostring(lua, 2);
+    int is_number = 0;
+    const double v = lua_tonumberx(lua, 3, &is_number);
+    if (is_number == 0) return luaL_error(lua, "%s must be a number", k);
+    mover& m = (*p->rows)[p->row];
+    if (k == key_x) (p->velocity ? m.vx : m.x) = v;
+    if (k == key_y) (p->velocity ? m.vy : m.y) = v;
+    lua_getmetatable(lua, 1);
+    lua_rawgeti(lua, -1, 1);  // the values table, kept in the metatable's array part
+    lua_pushvalue(lua, 2);
+    lua_pushvalue(lua, 3);
+    lua_rawset(lua, -3);
+    return 0;
+}
+
+int step_b(lua_State* lua) {
+    auto* pos = static_cast<proxy*>(lua_touserdata(lua, lua_upvalueindex(4)));
+    auto* vel = static_cast<proxy*>(lua_touserdata(lua, lua_upvalueindex(5)));
+    const auto row = static_cast<std::size_t>(lua_tointeger(lua, lua_upvalueindex(6)));
+    if (row >= pos->rows->size()) return 0;
+    pos->row = vel->row = row;
+    const mover& m = (*pos->rows)[row];
+    lua_pushinteger(lua, static_cast<lua_Integer>(row + 1));
+    lua_replace(lua, lua_upvalueindex(6));
+    for (const bool velocity : {false, true}) {
+        const int values = lua_upvalueindex(velocity ? 3 : 2);
+        lua_pushnumber(lua, velocity ? m.vx : m.x);
+        lua_setfield(lua, values, "x");
+        lua_pushnumber(lua, velocity ? m.vy : m.y);
+        lua_setfield(lua, values, "y");
+    }
+    lua_pushvalue(lua, lua_upvalueindex(1));
+    lua_pushinteger(lua, static_cast<lua_Integer>(row));
+    lua_setfield(lua, -2, "id");
+    return 1;
+}
+
+int each_b(lua_State* lua) {
+    auto* rows = static_cast<std::vector<mover>*>(
+        lua_touserdata(lua, lua_isnoneornil(lua, 2) ? lua_upvalueindex(1) : lua_upvalueindex(2)));
+    lua_createtable(lua, 0, 3);
+    const int handle = lua_gettop(lua);
+    lua_newtable(lua);  // Position's values
+    lua_newtable(lua);  // Velocity's values
+    for (const bool velocity : {false, true}) {
+        auto* p = static_cast<proxy*>(lua_newuserdatauv(lua, sizeof(proxy), 0));
+        *p = proxy{rows, 0, velocity};
+        const int ud = lua_gettop(lua);
+        lua_newtable(lua);           // the component the script sees: empty
+        lua_createtable(lua, 1, 2);  // its metatable
+        lua_pushvalue(lua, handle + (velocity ? 2 : 1));
+        lua_pushvalue(lua, -1);
+        lua_setfield(lua, -3, "__index");
+        lua_rawseti(lua, -2, 1);
+        lua_pushvalue(lua, ud);
+        lua_pushcclosure(lua, newindex_b, 1);
+        lua_setfield(lua, -2, "__newindex");
+        lua_setmetatable(lua, -2);
+        lua_setfield(lua, handle, velocity ? "Velocity" : "Position");
+    }
+    lua_pushinteger(lua, 0);
+    lua_pushcclosure(lua, step_b, 6);
+    return 1;
+}
+}  // namespace proxy_model
+
+figures proxy_model_chase(int ticks, bool read_through) {
+    std::vector<proxy_model::mover> monsters;
+    std::vector<proxy_model::mover> players;
+    for (int i = 0; i < chase_monsters; ++i) monsters.push_back({i % 100 * 1.0, i / 100 * 1.0, 0, 0});
+    for (int i = 1; i <= chase_players; ++i) players.push_back({25.0 * i, 50, 0, 0});
+    lua_State* lua = luaL_newstate();
+    luaL_openlibs(lua);
+    lua_pushliteral(lua, "x");
+    proxy_model::key_x = lua_tostring(lua, -1);
+    lua_pushliteral(lua, "y");
+    proxy_model::key_y = lua_tostring(lua, -1);
+    lua_rawsetp(lua, LUA_REGISTRYINDEX, &proxy_model::key_y);  // kept alive, so the addresses stay
+    lua_rawsetp(lua, LUA_REGISTRYINDEX, &proxy_model::key_x);
+    luaL_newmetatable(lua, "proxy_model");
+    lua_pushcfunction(lua, proxy_model::index);
+    lua_setfield(lua, -2, "__index");
+    lua_pushcfunction(lua, proxy_model::newindex);
+    lua_setfield(lua, -2, "__newindex");
+    lua_pop(lua, 1);
+    if (luaL_loadstring(lua, chase_script) != LUA_OK || lua_pcall(lua, 0, 1, 0) != LUA_OK) {
+        std::fprintf(stderr, "proxy_model_chase: %s\n", lua_tostring(lua, -1));
+        lua_close(lua);
+        return {};
+    }
+    const int fn = luaL_ref(lua, LUA_REGISTRYINDEX);
+    lua_createtable(lua, 0, 1);  // w
+    lua_pushlightuserdata(lua, &monsters);
+    lua_pushlightuserdata(lua, &players);
+    lua_pushcclosure(lua, read_through ? proxy_model::each_b : proxy_model::each, 2);
+    lua_setfield(lua, -2, "each");
+    const int w = luaL_ref(lua, LUA_REGISTRYINDEX);
+    const auto f = time_ticks(ticks, [&] {
+        lua_rawgeti(lua, LUA_REGISTRYINDEX, fn);
+        lua_rawgeti(lua, LUA_REGISTRYINDEX, w);
+        if (lua_pcall(lua, 1, 0, 0) != LUA_OK) {
+            std::fprintf(stderr, "proxy_model_chase: %s\n", lua_tostring(lua, -1));
+            lua_pop(lua, 1);
+        }
+    });
+    lua_close(lua);
+    if (monsters[0].vx == 0 && monsters[0].vy == 0)
+        std::fprintf(stderr, "proxy_model_chase: no monster moved\n");
+    return f;
+}
+
 figures builtin_chase(int ticks) {
     world w(bench_settings());
     chase_world(w);
@@ -462,6 +656,8 @@ int main(int argc, char** argv) {
         {"scripted_chase_10k", [&](unsigned) { return scripted_chase(ticks); }},
         {"plain_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks); }},
         {"builtin_chase_10k", [&](unsigned) { return builtin_chase(ticks); }},
+        {"proxy_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks, false); }},
+        {"readthrough_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks, true); }},
     };
     std::vector<result> results;
     for (const auto& [name, run] : cases) {
@@ -482,6 +678,8 @@ int main(int argc, char** argv) {
         if (name.starts_with("movers_")) return "plain_" + name.substr(7);
         if (name.starts_with("colliders_")) return "plain_grid_" + name.substr(10);
         if (name.starts_with("scripted_chase_")) return "plain_lua_chase_" + name.substr(15);
+        if (name.starts_with("proxy_model_chase_")) return "plain_lua_chase_" + name.substr(18);
+        if (name.starts_with("readthrough_model_chase_")) return "plain_lua_chase_" + name.substr(24);
         return {};
     };
     const auto find_reference = [&](const result& r) -> const result* {
