@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 
 #include <lua.hpp>
 #include <spdlog/spdlog.h>
@@ -154,6 +155,7 @@ struct script_host::impl {
     std::vector<int> open_gets;
     std::vector<iter_state> iters;
     std::vector<pending_op> ops;
+    std::unordered_set<entity_id> casting;  // casters with a w:cast in ops (one per caster per tick)
     std::vector<undo_entry> undo;
     std::vector<std::byte> undo_bytes;
     std::vector<entity_id> spawned;
@@ -812,15 +814,14 @@ int api_cast(lua_State* L) {
                 throw ecs_error(reason::no_such_spell, std::string("w:cast: no spell named '") + spell + "'");
             if (!std::isfinite(amount) || amount < 0 || amount > ecs::internal::max_number)
                 throw ecs_error(reason::invalid_value, "w:cast: amount must be a number from 0 to 1e15");
-            const bool queued = std::any_of(h.ops.begin(), h.ops.end(), [&](const impl::pending_op& op) {
-                return op.k == impl::pending_op::kind::cast && op.e == caster;
-            });
-            if (queued || h.reg().has<MagicInput>(caster))
+            // A set, not a scan of ops: a run may queue a cast for every entity it walks.
+            if (h.casting.contains(caster) || h.reg().has<MagicInput>(caster))
                 throw ecs_error(reason::limit_reached,
                                 "w:cast: caster " + std::to_string(caster) +
                                     " already casts a spell next tick (one per caster per tick)");
             h.ops.push_back({impl::pending_op::kind::cast, caster, 0,
                              json{{"spell", spell}, {"target", target}, {"amount", amount}}});
+            h.casting.insert(caster);
         } catch (const std::exception& e) {
             h.error = e.what();
             ok = false;
@@ -1457,6 +1458,7 @@ void script_host::impl::begin_run(const compiled_script& s, std::string label) {
     open_gets.clear();
     iters.clear();
     ops.clear();
+    casting.clear();
     undo.clear();
     undo_bytes.clear();
     spawned.clear();
@@ -1481,6 +1483,7 @@ void script_host::impl::undo_run() {
         if (reg().alive(e)) reg().destroy(e);
     undo.clear();
     ops.clear();
+    casting.clear();
     spawned.clear();
 }
 
@@ -1510,9 +1513,11 @@ void script_host::impl::apply_ops() {
                     r.destroy(op.e);
                     break;
                 case pending_op::kind::cast: {
+                    // A target an earlier op of the run despawned: the cast is dropped, never
+                    // turned on the caster (null would mean "the caster" to the spell).
                     const auto target = op.value["target"].get<entity_id>();
-                    (void)w.cast_spell(op.e, op.value["spell"].get<std::string>(),
-                                       target != 0 && r.alive(target) ? target : ecs::null_entity,
+                    if (target != 0 && !r.alive(target)) break;
+                    (void)w.cast_spell(op.e, op.value["spell"].get<std::string>(), target,
                                        op.value["amount"].get<double>());
                     break;
                 }
@@ -1524,6 +1529,7 @@ void script_host::impl::apply_ops() {
         }
     }
     ops.clear();
+    casting.clear();
     undo.clear();
     spawned.clear();
 }

@@ -384,6 +384,22 @@ end
         EXPECT_FALSE(v.registry().has<MagicInput>(p)) << bad;
     }
 
+    // A target that an earlier op of the same run despawns: the cast is dropped, not turned on
+    // the caster.
+    {
+        world v(paused());
+        const auto p = v.spawn({{"Player", json::object()}, {"Health", {{"hp", 50}, {"max", 100}}}});
+        const auto t = v.spawn({{"Health", {{"hp", 50}, {"max", 100}}}});
+        v.define_spell(smite);
+        v.define_system(sys("c", "Player",
+                            "return function(w) for e in w:each() do w:despawn(" + std::to_string(t) +
+                                ") w:cast(e, 'smite', " + std::to_string(t) + ", 5) end end"));
+        v.step(1);
+        EXPECT_TRUE(find_system(v, "c")->enabled) << find_system(v, "c")->error;
+        EXPECT_FALSE(v.registry().alive(t));
+        EXPECT_FALSE(v.registry().has<MagicInput>(p));
+    }
+
     // remove_spell: the queued cast fails at its tick, listed in spell_failures.
     w.set_system_enabled("caster", false);
     w.cast_spell(hero, "smite", orc, 5);
