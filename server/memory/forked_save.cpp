@@ -124,7 +124,14 @@ std::pair<std::size_t, std::size_t> take_private_copies(std::span<const void* co
     ::sched_yield();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(3);  // the parent died before PDEATHSIG was set
-    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, SIG_DFL);
+    // The daemon blocks these for its signal thread (main.cpp); the child takes the defaults back.
+    sigset_t stops;
+    sigemptyset(&stops);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        std::signal(sig, SIG_DFL);
+        sigaddset(&stops, sig);
+    }
+    ::pthread_sigmask(SIG_UNBLOCK, &stops, nullptr);
     close_inherited(report);
     if (!spares.empty()) {
         // The parent unmaps its side of the spares and then says so. Until it has, a write here

@@ -36,8 +36,6 @@ server::server(server_config config)
     : config_(std::move(config)),
       io_(static_cast<int>(config_.threads)),
       control_(asio::make_strand(io_)),
-      signals_(control_, SIGINT, SIGTERM),
-      hangups_(control_, SIGHUP),
       acceptor_(control_),
       accept_retry_(control_),
       worlds_(io_, config_.max_worlds, config_.sim_threads),
@@ -77,12 +75,6 @@ server::server(server_config config)
     }
     std::fflush(stdout);
 
-    signals_.async_wait([this](const asio::error_code& ec, int signo) {
-        if (ec) return;
-        spdlog::info("signal {}: stop accepting, finishing requests in flight", signo);
-        begin_shutdown();
-    });
-    await_hangup();
     do_accept();
     if (config_.agones) {
         // Listening, worlds loaded: Ready goes out as soon as the io_context runs.
@@ -150,16 +142,6 @@ void server::save_all_worlds() {
     }
 }
 
-void server::await_hangup() {
-    // A terminal that closes, or a careless `kill -HUP`, must not stop the worlds unsaved. ecsd logs
-    // to stderr and holds no file to reopen, so SIGHUP is only noted.
-    hangups_.async_wait([this](const asio::error_code& ec, int) {
-        if (ec) return;
-        spdlog::warn("SIGHUP: ignored (ecsd keeps running; it logs to stderr and has no log file to reopen)");
-        await_hangup();
-    });
-}
-
 void server::do_accept() {
     acceptor_.async_accept(asio::make_strand(io_), [this](const asio::error_code& ec,
                                                           asio::ip::tcp::socket socket) {
@@ -211,8 +193,6 @@ void server::begin_shutdown() {
     asio::error_code ignored;
     acceptor_.close(ignored);
     accept_retry_.cancel();
-    signals_.cancel(ignored);
-    hangups_.cancel(ignored);
     {
         std::lock_guard lock(done_mutex_);
         done_cv_.notify_all();  // the watchdog's grace starts now

@@ -1,6 +1,6 @@
 #pragma once
-// The daemon: one io_context run by --threads threads, an acceptor, the worlds, and a
-// signal_set that turns SIGINT/SIGTERM into a graceful stop (Asio's http/server `server`).
+// The daemon: one io_context run by --threads threads, an acceptor and the worlds. Signals reach
+// it through stop(), called by main's signal thread (main.cpp).
 
 #include <atomic>
 #include <condition_variable>
@@ -36,8 +36,8 @@ class server {
     /// @brief The HTTP port, or 0 when the HTTP face is off.
     [[nodiscard]] std::uint16_t http_port() const noexcept;
 
-    /// @brief Serves until SIGINT/SIGTERM (or stop()), then drains connections; returns within 2 s of the
-    /// signal.
+    /// @brief Serves until stop() (main calls it on SIGINT/SIGTERM), then drains connections; returns
+    /// within 2 s of the stop.
     void run();
     /// @brief Starts the graceful stop, as a signal would. Safe from any thread.
     void stop();
@@ -48,15 +48,12 @@ class server {
     void do_accept();
     void refuse(asio::ip::tcp::socket socket);
     void begin_shutdown();
-    void await_hangup();
 
     server_config config_;
     asio::io_context io_;
-    // Acceptor, signals and the retry timer share one strand: with several threads running the
-    // io_context, a signal must not close the acceptor while an accept handler re-arms it.
+    // Acceptor, stop and the retry timer share one strand: with several threads running the
+    // io_context, a stop must not close the acceptor while an accept handler re-arms it.
     asio::strand<asio::io_context::executor_type> control_;
-    asio::signal_set signals_;
-    asio::signal_set hangups_;  // SIGHUP: logged and ignored, as Redis does
     asio::ip::tcp::acceptor acceptor_;
     asio::steady_timer accept_retry_;
     method_table methods_;
