@@ -104,6 +104,7 @@ struct script_host::impl {
         entity_id e = 0;
         std::uint32_t slot = 0;
         bool each = false;  // the iterator's reused handle (compares with storage, not a copy)
+        int iter = -1;      // and its iterator's index
         bool open = true;
         std::vector<ecs::component_id> keys;  // components loaded into or assigned on the handle
     };
@@ -112,6 +113,11 @@ struct script_host::impl {
         std::size_t pos = 0;
         int handle = -1;
         std::vector<ecs::component_id> comps;  // the query's components with tables on the handle
+        bool restore = false;                  // a step replaced or removed one of them: put the tables back
+        // The handle keeps the query's tables in its metatable (__index), not raw: a step need not
+        // check that the script replaced one, because an assignment calls handle_newindex_mm,
+        // which turns the handle into an ordinary one first (to_ordinary).
+        bool fm = false;
     };
     struct pending_op {
         enum class kind : std::uint8_t { insert, remove, despawn, spawn, cast } k;
@@ -130,6 +136,9 @@ struct script_host::impl {
         void (*fill)(impl&, ecs::pool&, std::uint32_t slot, int t) = nullptr;
         // Writes back the fields of table t that differ (from the copy table, or from storage).
         bool (*store)(impl&, ecs::pool&, std::uint32_t slot, int t, int copy, int names) = nullptr;
+        // True when every field of table t still equals storage, compared without a copy (numbers
+        // and text; false for other fields: store decides). The iterator's step asks this first.
+        bool (*same)(impl&, ecs::pool&, std::uint32_t slot, int t) = nullptr;
         int names = LUA_NOREF;  // Lua array of the field names
         int name = LUA_NOREF;   // the component's name as a Lua string
         bool ready = false;
@@ -197,6 +206,8 @@ struct script_host::impl {
     void apply_ops();
     int run_protected(int nargs);
     bool flush(int h);
+    bool flush_each(std::size_t iter, int ht, int tables);
+    void to_ordinary(std::size_t iter, int ht);
     bool flush_gets();
     int new_handle(entity_id e, bool each);
     bool load_component(int h, ecs::component_id c, int shadow_idx);
@@ -345,18 +356,54 @@ void push_field(impl& h, const M& v) {
     }
 }
 
+// By field name (lua_setfield, lua_getfield): Lua's string cache finds a C name by its address,
+// and this measured faster than the codec's names array with raw sets. The tables a fill or a
+// compare touches have no metatable, so no metamethod runs.
 template <typename T>
 void fill_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t) {
+    lua_State* L = h.L;  // NOLINT(readability-identifier-naming): the name Lua gives its state
     const T& v = static_cast<ecs::typed_pool<T>&>(p).get(slot);
-    lua_rawgeti(h.L, LUA_REGISTRYINDEX, h.codecs[p.id()].names);
-    const int names = lua_gettop(h.L);
-    lua_Integer i = 0;
     ecs::internal::for_each_field<T>([&](const auto& d) {
-        lua_rawgeti(h.L, names, ++i);
+        using M = typename std::decay_t<decltype(d)>::value_type;
+        if constexpr (std::is_same_v<M, std::string>) {
+            // The table a step reuses often holds this very text (a kind, a team): no new string.
+            std::size_t n = 0;
+            const auto& text = v.*(d.member);
+            const char* held = lua_getfield(L, t, d.name) == LUA_TSTRING ? lua_tolstring(L, -1, &n) : nullptr;
+            const bool same = held != nullptr && n == text.size() && std::memcmp(held, text.data(), n) == 0;
+            lua_pop(L, 1);
+            if (same) return;
+        }
         push_field(h, v.*(d.member));
-        lua_rawset(h.L, t);
+        lua_setfield(L, t, d.name);
     });
-    lua_pop(h.L, 1);
+}
+
+template <typename T>
+bool commit_typed(impl& h, ecs::typed_pool<T>& tp, std::uint32_t slot, T&& next);
+
+template <typename T>
+bool same_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t) {
+    const T& cur = static_cast<ecs::typed_pool<T>&>(p).get(slot);
+    lua_State* L = h.L;  // NOLINT(readability-identifier-naming): the name Lua gives its state
+    bool same = true;
+    ecs::internal::for_each_field<T>([&](const auto& d) {
+        using M = typename std::decay_t<decltype(d)>::value_type;
+        if (!same) return;
+        const int type = lua_getfield(L, t, d.name);
+        if constexpr (std::is_same_v<M, double>) {
+            same = type == LUA_TNUMBER && lua_tonumber(L, -1) == cur.*(d.member);
+        } else if constexpr (std::is_same_v<M, std::string>) {
+            std::size_t n = 0;
+            const char* text = type == LUA_TSTRING ? lua_tolstring(L, -1, &n) : nullptr;
+            const auto& v = cur.*(d.member);
+            same = text != nullptr && n == v.size() && std::memcmp(text, v.data(), n) == 0;
+        } else {
+            same = false;
+        }
+        lua_pop(L, 1);
+    });
+    return same;
 }
 
 void record_undo(impl& h, ecs::pool& p, std::uint32_t slot) {
@@ -434,21 +481,27 @@ bool store_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t, int copy, int
             lua_pop(L, 2);
         });
         if (!changed) return true;
-        if constexpr (std::is_same_v<T, Contacts>)
-            throw ecs_error(reason::invalid_value,
-                            "Contacts is written by collision detection each tick, not by scripts");
-        ecs::internal::check_value(next);
-        if constexpr (std::is_same_v<T, Name>)
-            h.check_name(json{{"Name", {{"name", next.name}}}}, h.reg().entities().id_of(slot));
-        record_undo(h, p, slot);
-        tp.get(slot) = std::move(next);
-        tp.mark_written(tp.index(slot));
-        return true;
+        return commit_typed(h, tp, slot, std::move(next));
     } catch (const std::exception& e) {
         lua_settop(L, top);
         h.error = e.what();
         return false;
     }
+}
+
+/// @brief Checks a changed value and writes it, with its undo and change stamp. Throws ecs_error.
+template <typename T>
+bool commit_typed(impl& h, ecs::typed_pool<T>& tp, std::uint32_t slot, T&& next) {
+    if constexpr (std::is_same_v<T, Contacts>)
+        throw ecs_error(reason::invalid_value,
+                        "Contacts is written by collision detection each tick, not by scripts");
+    ecs::internal::check_value(next);
+    if constexpr (std::is_same_v<T, Name>)
+        h.check_name(json{{"Name", {{"name", next.name}}}}, h.reg().entities().id_of(slot));
+    record_undo(h, tp, slot);
+    tp.get(slot) = std::move(next);
+    tp.mark_written(tp.index(slot));
+    return true;
 }
 
 void fill_dynamic(impl& h, ecs::pool& p, std::uint32_t slot, int t) {
@@ -510,10 +563,11 @@ template <typename... T>
 void install_typed(impl& h, type_list<T...>) {
     (
         [&] {
+            auto& c = h.codecs[h.reg().template registered_id<T>()];
             if constexpr (!ecs::is_tag_v<T>) {
-                auto& c = h.codecs[h.reg().template registered_id<T>()];
                 c.fill = &fill_typed<T>;
                 c.store = &store_typed<T>;
+                c.same = &same_typed<T>;
             }
         }(),
         ...);
@@ -567,6 +621,51 @@ bool entity_arg(lua_State* L, int idx, entity_id& out) {
 // --- the script API --------------------------------------------------------------------------
 
 int iter_step(lua_State* L);
+int handle_newindex_mm(lua_State* L);
+
+/// @brief __index of an iterator's components table: a component beyond the query. The handle
+/// becomes an ordinary one (to_ordinary), which then answers. Upvalues: the handle, the iterator.
+int iter_extra(lua_State* L) {
+    impl& h = impl::of(L);
+    const int tagged = untag(h, lua_tointeger(L, lua_upvalueindex(2)));
+    if (tagged < 0 || static_cast<std::size_t>(tagged) >= h.iters.size())
+        return 0;  // a handle of an earlier run reads nothing, as handle_index_mm
+    h.to_ordinary(static_cast<std::size_t>(tagged), lua_upvalueindex(1));
+    lua_pushvalue(L, 2);
+    lua_gettable(L, lua_upvalueindex(1));
+    return 1;
+}
+
+/// @brief Moves the iterator's tables off the handle into Q, the __index of the handle's own
+/// metatable, whose __newindex is the ordinary handle's. [.., ht, .., tables]
+void install_fm(lua_State* L, std::size_t idx, int ht, int tables) {
+    impl& h = impl::of(L);
+    lua_createtable(L, 0, static_cast<int>(h.iters[idx].comps.size()));
+    const int q = lua_gettop(L);
+    lua_Integer k = 0;
+    for (const auto c : h.iters[idx].comps) {
+        h.push_name(c);
+        lua_rawgeti(L, tables, ++k);
+        lua_rawset(L, q);
+        h.push_name(c);
+        lua_pushnil(L);
+        lua_rawset(L, ht);
+    }
+    lua_createtable(L, 0, 1);
+    lua_pushvalue(L, ht);
+    lua_pushinteger(L, run_tag(h, idx));
+    lua_pushcclosure(L, iter_extra, 2);
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, q);
+    lua_createtable(L, 0, 2);
+    lua_pushvalue(L, q);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, handle_newindex_mm);
+    lua_setfield(L, -2, "__newindex");
+    lua_setmetatable(L, ht);
+    lua_pop(L, 1);
+    h.iters[idx].fm = true;
+}
 
 /// @brief w:each([query]): the system's query (or the one given) in id order, as one reused handle.
 int api_each(lua_State* L) {
@@ -610,8 +709,20 @@ int api_each(lua_State* L) {
     if (hi < 0) return raise(L);
     const int ht = lua_gettop(L);
     h.iters[idx].handle = hi;
+    h.handles[static_cast<std::size_t>(hi)].iter = static_cast<int>(idx);
+    try {
+        h.handles[static_cast<std::size_t>(hi)].keys = h.iters[idx].comps;
+    } catch (const std::exception& e) {
+        h.error = e.what();
+        ok = false;
+    }
+    if (!ok) return raise(L);
     lua_rawgetp(L, ht, &shadow_key);
     const int shadow = lua_gettop(L);
+    // The same tables in query order, an upvalue of the step: found by position, not by name.
+    lua_createtable(L, static_cast<int>(h.iters[idx].comps.size()), 0);
+    const int tables = lua_gettop(L);
+    lua_Integer k = 0;
     for (const auto c : h.iters[idx].comps) {
         lua_newtable(L);
         h.push_name(c);
@@ -620,32 +731,44 @@ int api_each(lua_State* L) {
         h.push_name(c);
         lua_pushvalue(L, -2);
         lua_rawset(L, ht);
-        lua_pop(L, 1);
+        lua_rawseti(L, tables, ++k);
     }
-    lua_pop(L, 1);
+    lua_remove(L, shadow);
+    install_fm(L, idx, ht, lua_gettop(L));
     lua_pushinteger(L, run_tag(h, idx));
+    lua_insert(L, -2);
     lua_pushvalue(L, ht);
-    lua_pushcclosure(L, iter_step, 2);
+    lua_insert(L, -2);
+    lua_pushcclosure(L, iter_step, 3);  // upvalues: the tag, the handle, the tables
     return 1;
 }
+
+int step_impl(lua_State* L, std::size_t idx, int ht, int tables);
 
 int iter_step(lua_State* L) {
     impl& h = impl::of(L);
     const int tagged = untag(h, lua_tointeger(L, lua_upvalueindex(1)));
     if (tagged < 0) return 0;  // an iterator kept from an earlier run: it is over
     const auto idx = static_cast<std::size_t>(tagged);
-    const int ht = lua_upvalueindex(2);
     if (idx >= h.iters.size()) return 0;
+    return step_impl(L, idx, lua_upvalueindex(2), lua_upvalueindex(3));
+}
+
+int step_impl(lua_State* L, std::size_t idx, int ht, int tables) {
+    impl& h = impl::of(L);
     const int hi = h.iters[idx].handle;
     if (!h.handles[static_cast<std::size_t>(hi)].open) return 0;
-    if (h.iters[idx].pos > 0 && !h.flush(ht)) return raise(L);
+    if (!h.flush_each(idx, ht, tables)) return raise(L);
     if (!h.flush_gets()) return raise(L);
     auto& reg = h.reg();
-    lua_rawgetp(L, ht, &shadow_key);
-    const int shadow = lua_gettop(L);
-    // Components the last entity loaded beyond the query's leave the handle.
-    {
-        auto& hs = h.handles[static_cast<std::size_t>(hi)];
+    // Components the last entity loaded beyond the query's leave the handle, and the query's
+    // tables go back in place if the script replaced or removed one. Most steps skip this.
+    auto& hs0 = h.handles[static_cast<std::size_t>(hi)];
+    if (!h.iters[idx].fm && (h.iters[idx].restore || hs0.keys.size() != h.iters[idx].comps.size())) {
+        h.iters[idx].restore = false;
+        lua_rawgetp(L, ht, &shadow_key);
+        const int shadow = lua_gettop(L);
+        auto& hs = hs0;
         const auto& comps = h.iters[idx].comps;
         for (const auto c : hs.keys) {
             h.push_name(c);
@@ -662,6 +785,7 @@ int iter_step(lua_State* L) {
             }
         }
         hs.keys.assign(comps.begin(), comps.end());
+        lua_pop(L, 1);
     }
     auto& it = h.iters[idx];
     while (it.pos < it.slots.size()) {
@@ -673,19 +797,18 @@ int iter_step(lua_State* L) {
         lua_pushliteral(L, "id");
         lua_pushinteger(L, static_cast<lua_Integer>(hs.e));
         lua_rawset(L, ht);
+        lua_Integer k = 0;
         for (const auto c : it.comps) {
+            ++k;
             auto& cd = h.codecs[c];
             if (cd.fill == nullptr) continue;  // a tag: its table stays empty
-            h.push_name(c);
-            lua_rawget(L, shadow);
+            lua_rawgeti(L, tables, k);
             cd.fill(h, reg.storage(c), slot, lua_gettop(L));
             lua_pop(L, 1);
         }
-        lua_pop(L, 1);
         lua_pushvalue(L, ht);
         return 1;
     }
-    lua_pop(L, 1);
     h.handles[static_cast<std::size_t>(hi)].open = false;
     h.handles[static_cast<std::size_t>(hi)].e = 0;
     return 0;
@@ -721,6 +844,10 @@ int handle_newindex_mm(lua_State* L) {
     if (hi < 0 || static_cast<std::size_t>(hi) >= h.handles.size()) return 0;
     if (lua_type(L, 2) != LUA_TSTRING) return luaL_error(L, "a handle's keys are component names");
     const char* key = lua_tostring(L, 2);
+    if (std::strcmp(key, "id") == 0) {  // e.id set after the script cleared it: the id is the handle's own
+        lua_rawset(L, 1);
+        return 0;
+    }
     const auto c = h.reg().find_component(key);
     if (!c) return luaL_error(L, "no component named '%s'", key);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)
@@ -729,6 +856,7 @@ int handle_newindex_mm(lua_State* L) {
     if (!hs.open || hs.e == 0)
         return luaL_error(
             L, "this handle is closed: a handle from w:get() lives until the iterator's next step");
+    if (hs.iter >= 0) h.to_ordinary(static_cast<std::size_t>(hs.iter), 1);
     (void)h.codec_of(*c);
     bool ok = true;
     try {
@@ -738,7 +866,7 @@ int handle_newindex_mm(lua_State* L) {
         ok = false;
     }
     if (!ok) return raise(L);
-    if (lua_istable(L, 3)) lua_rawset(L, 1);
+    if (lua_istable(L, 3) || lua_isnil(L, 3)) lua_rawset(L, 1);  // nil: what an iterator's handle held
     return 0;
 }
 
@@ -1299,7 +1427,7 @@ int script_host::impl::new_handle(entity_id e, bool each) {
         return -1;
     }
     try {
-        handles.push_back({e, ecs::index_of(e), each, true, {}});
+        handles.push_back({e, ecs::index_of(e), each, -1, true, {}});
         if (!each) open_gets.push_back(index);
     } catch (const std::exception& ex) {
         error = ex.what();
@@ -1366,6 +1494,7 @@ bool script_host::impl::flush(int ht) {
     if (hi < 0) return true;
     auto& hs = handles[static_cast<std::size_t>(hi)];
     if (!hs.open || hs.e == 0 || !reg().alive(hs.e)) return true;
+    if (hs.iter >= 0) to_ordinary(static_cast<std::size_t>(hs.iter), ht);  // the tables raw, as read below
     const int top = lua_gettop(L);
     lua_rawgetp(L, ht, &shadow_key);
     const int shadow = lua_gettop(L);
@@ -1431,6 +1560,68 @@ bool script_host::impl::flush(int ht) {
     }
     lua_settop(L, top);
     return true;
+}
+
+bool script_host::impl::flush_each(std::size_t iter, int ht, int tables) {
+    auto& it = iters[iter];
+    auto& hs = handles[static_cast<std::size_t>(it.handle)];
+    // Components loaded beyond the query's: the general flush, which knows them all.
+    if (!it.fm && hs.keys.size() != it.comps.size()) return flush(ht);
+    if (!hs.open || hs.e == 0 || !reg().alive(hs.e)) return true;
+    const int top = lua_gettop(L);
+    lua_Integer k = 0;
+    for (const auto c : it.comps) {
+        ++k;
+        auto& cd = codecs[c];
+        if (it.fm) {
+            lua_rawgeti(L, tables, k);  // the handle cannot have lost it: see iter_state::fm
+        } else {
+            push_name(c);
+            lua_rawget(L, ht);  // what the script left
+            lua_rawgeti(L, tables, k);
+            if (lua_rawequal(L, -1, -2) == 0) {
+                // Replaced or removed: the general flush queues the change (and finds what this
+                // loop wrote already unchanged); the step puts the query's tables back.
+                lua_settop(L, top);
+                it.restore = true;
+                return flush(ht);
+            }
+        }
+        // The query's components are present: the run defers every removal and despawn.
+        if (cd.store != nullptr) {
+            auto& pool = reg().storage(c);
+            const int t = lua_gettop(L);
+            if (cd.same == nullptr || !cd.same(*this, pool, hs.slot, t)) {
+                lua_rawgeti(L, LUA_REGISTRYINDEX, cd.names);
+                if (!cd.store(*this, pool, hs.slot, t, 0, lua_gettop(L))) {
+                    lua_settop(L, top);
+                    return false;
+                }
+            }
+        }
+        lua_settop(L, top);
+    }
+    return true;
+}
+
+void script_host::impl::to_ordinary(std::size_t iter, int ht) {
+    // The query's tables raw on the handle, and the ordinary metatable: the general flush and
+    // the step's restore then see what the script does to them.
+    auto& it = iters[iter];
+    if (!it.fm) return;
+    it.fm = false;
+    ht = lua_absindex(L, ht);
+    lua_rawgetp(L, ht, &shadow_key);
+    const int shadow = lua_gettop(L);
+    for (const auto c : it.comps) {
+        push_name(c);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, shadow);
+        lua_rawset(L, ht);
+    }
+    lua_pop(L, 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, handle_mt);
+    lua_setmetatable(L, ht);
 }
 
 bool script_host::impl::flush_gets() {

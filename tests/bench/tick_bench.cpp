@@ -12,6 +12,9 @@
 //   scripted_chase_10k: 10,000 monsters steer toward the nearest of 4 players each tick, a Lua
 //              system (world.define_system) through the script API, every built-in but cleanup off
 //   plain_lua_chase_10k: its reference, the same arithmetic in plain Lua over plain Lua tables
+//   budgeted_lua_chase_10k: the same, with the count hook every script run has for its instruction
+//              budget set (Lua then checks the hook before every instruction): the interpreter's
+//              floor under the sandbox. scripted / budgeted is the binding's own cost.
 //   builtin_chase_10k: the same chase written in C++ over the registry, for scale
 //   proxy_model_chase_10k: the same chase script (chase_script, unchanged) over a stand-in `w`
 //              whose handles hold userdata proxies with C __index/__newindex over plain C++
@@ -22,7 +25,7 @@
 // Every world case runs once per thread count of --threads (default: 1 and every core), so the
 // figures at one thread and at all cores come from one run; the plain_ references are one thread.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
-//   [--case NAME]; pin it with taskset to measure one core.
+//   [--case NAME[,NAME...]]; pin it with taskset to measure one core.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -353,7 +356,11 @@ figures scripted_chase(int ticks) {
     return f;
 }
 
-figures plain_lua_chase(int ticks) {
+// What a script run pays for its instruction budget: Lua calls a count hook's check before every
+// VM instruction once any count hook is set, however large its count.
+void budget_hook(lua_State* /*lua*/, lua_Debug* /*ar*/) {}
+
+figures plain_lua_chase(int ticks, bool budgeted) {
     lua_State* lua = luaL_newstate();
     luaL_openlibs(lua);
     if (luaL_loadstring(lua, plain_chase) != LUA_OK || lua_pcall(lua, 0, 1, 0) != LUA_OK) {
@@ -362,6 +369,7 @@ figures plain_lua_chase(int ticks) {
         return {};
     }
     const int fn = luaL_ref(lua, LUA_REGISTRYINDEX);
+    if (budgeted) lua_sethook(lua, budget_hook, LUA_MASKCOUNT, 100'000'000);
     const auto f = time_ticks(ticks, [&] {
         lua_rawgeti(lua, LUA_REGISTRYINDEX, fn);
         lua_call(lua, 0, 0);
@@ -614,8 +622,8 @@ std::vector<unsigned> parse_threads(const char* text) {
 int main(int argc, char** argv) {
     bool as_json = false;
     int ticks = 600;
-    std::string only;  // run one case: movers_100k, plain_100k, movers_1m, plain_1m, colliders_10k,
-                       // plain_grid_10k, ...
+    std::string only;  // cases to run, comma-separated: movers_100k, plain_100k, movers_1m, plain_1m,
+                       // colliders_10k, plain_grid_10k, ...
     const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
     std::vector<unsigned> thread_counts =
         cores > 1 ? std::vector<unsigned>{1, cores} : std::vector<unsigned>{1};
@@ -634,8 +642,9 @@ int main(int argc, char** argv) {
                 return 2;
             }
         } else {
-            std::fprintf(stderr,
-                         "usage: tick_bench [--json] [--ticks N] [--threads N[,N...]] [--case NAME]\n");
+            std::fprintf(
+                stderr,
+                "usage: tick_bench [--json] [--ticks N] [--threads N[,N...]] [--case NAME[,NAME...]]\n");
             return 2;
         }
     }
@@ -654,14 +663,16 @@ int main(int argc, char** argv) {
         {"colliders_100k", [&](unsigned t) { return colliders(100'000, ticks, t); }},
         {"plain_grid_100k", [&](unsigned) { return plain_grid(100'000, ticks); }},
         {"scripted_chase_10k", [&](unsigned) { return scripted_chase(ticks); }},
-        {"plain_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks); }},
+        {"plain_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks, false); }},
+        {"budgeted_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks, true); }},
         {"builtin_chase_10k", [&](unsigned) { return builtin_chase(ticks); }},
         {"proxy_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks, false); }},
         {"readthrough_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks, true); }},
     };
     std::vector<result> results;
     for (const auto& [name, run] : cases) {
-        if (!only.empty() && only != name) continue;
+        if (!only.empty() && ("," + only + ",").find("," + std::string(name) + ",") == std::string::npos)
+            continue;
         if (std::strncmp(name, "plain_", 6) == 0 || std::strstr(name, "chase") != nullptr) {
             // the references, and the chase (scripts run on the world's thread), run on one thread
             results.push_back({name, 1, run(1)});
@@ -678,6 +689,7 @@ int main(int argc, char** argv) {
         if (name.starts_with("movers_")) return "plain_" + name.substr(7);
         if (name.starts_with("colliders_")) return "plain_grid_" + name.substr(10);
         if (name.starts_with("scripted_chase_")) return "plain_lua_chase_" + name.substr(15);
+        if (name.starts_with("budgeted_lua_chase_")) return "plain_lua_chase_" + name.substr(19);
         if (name.starts_with("proxy_model_chase_")) return "plain_lua_chase_" + name.substr(18);
         if (name.starts_with("readthrough_model_chase_")) return "plain_lua_chase_" + name.substr(24);
         return {};
@@ -712,5 +724,15 @@ int main(int argc, char** argv) {
         if (ratio(r) > 0) std::printf(" %11.2fx (%s)", ratio(r), find_reference(r)->name.c_str());
         std::printf("\n");
     }
+    // The binding's own cost: the script against the same arithmetic under the same budget hook.
+    const result* scripted = nullptr;
+    const result* budgeted = nullptr;
+    for (const auto& r : results) {
+        if (r.name == "scripted_chase_10k") scripted = &r;
+        if (r.name == "budgeted_lua_chase_10k") budgeted = &r;
+    }
+    if (scripted != nullptr && budgeted != nullptr && budgeted->f.median_ms > 0)
+        std::printf("scripted_chase_10k / budgeted_lua_chase_10k: %.2fx\n",
+                    scripted->f.median_ms / budgeted->f.median_ms);
     return 0;
 }

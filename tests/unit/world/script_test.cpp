@@ -491,6 +491,56 @@ TEST(Script, RunTimeComponentsReadAndWriteInPlace) {
     EXPECT_EQ(w.get_components(e, std::vector<std::string>{"Mana"})["Mana"]["points"], 6.0);
 }
 
+// The iterator reuses one handle and one table per component of its query. A step that replaces,
+// removes or loads a component beyond the query must leave the next entity's handle exact.
+TEST(Script, TheIteratorsHandleIsExactAfterReplacedRemovedAndExtraComponents) {
+    world w(paused());
+    std::vector<ecs::entity_id> es;
+    for (int i = 0; i < 6; ++i)
+        es.push_back(w.spawn({{"Position", {{"x", i}, {"y", 10 * i}}},
+                              {"Velocity", {{"x", 0}, {"y", 0}}},
+                              {"Health", {{"hp", 40 + i}, {"max", 100}}}}));
+    // Entity 1 gets a new Position table, entity 2 loses Velocity, entity 3 reads Health (not in
+    // the query); every entity records what its handle showed in Velocity.x, so a table left over
+    // from the step before would show.
+    w.define_system(sys("mix", "Position, Velocity", R"lua(
+return function(w)
+  local i = 0
+  for e in w:each() do
+    i = i + 1
+    e.Velocity.x = e.Position.x + e.Position.y
+    if i == 2 then
+      e.Position = {x = 100, y = 200}
+      assert(e.Position.x == 100, "the new table is what the handle shows")
+    end
+    if i == 3 then
+      e.Velocity = nil
+      assert(e.Velocity == nil, "a removed component reads nil")
+    end
+    if i == 4 then e.Velocity.y = e.Health.hp end
+    if i == 5 then assert(rawget(e, "Health") == nil, "Health left over from the step before") end
+  end
+end
+)lua"));
+    w.step(1);
+    const auto* s = find_system(w, "mix");
+    ASSERT_NE(s, nullptr);
+    EXPECT_TRUE(s->enabled) << s->error;
+    auto& reg = w.registry();
+    EXPECT_DOUBLE_EQ(reg.get<Velocity>(es[0]).x, 0);
+    EXPECT_DOUBLE_EQ(reg.get<Velocity>(es[1]).x, 11);
+    EXPECT_DOUBLE_EQ(reg.get<Position>(es[1]).x, 100);
+    EXPECT_DOUBLE_EQ(reg.get<Position>(es[1]).y, 200);
+    EXPECT_FALSE(reg.has<Velocity>(es[2]));
+    EXPECT_DOUBLE_EQ(reg.get<Velocity>(es[3]).x, 33);
+    EXPECT_DOUBLE_EQ(reg.get<Velocity>(es[3]).y, 43);
+    for (const int i : {4, 5}) {
+        EXPECT_DOUBLE_EQ(reg.get<Position>(es[i]).x, i) << i;
+        EXPECT_DOUBLE_EQ(reg.get<Velocity>(es[i]).x, 11 * i) << i;
+        EXPECT_DOUBLE_EQ(reg.get<Velocity>(es[i]).y, 0) << i;
+    }
+}
+
 TEST(Script, LimitsOnScriptsPerWorldAndSourceBytes) {
     const auto saved = current_script_limits();
     auto limits = saved;
