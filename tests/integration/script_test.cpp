@@ -21,8 +21,8 @@ const char* const regen =
     "  end\n"
     "end\n";
 
-json system_row(line_client& c, const std::string& name) {
-    const auto listed = c.result("world.list_systems");  // kept: the loop reads into it
+json system_row(line_client& c, const std::string& name, const std::string& world = "default") {
+    const auto listed = c.result("world.list_systems", {{"world", world}});  // kept: the loop reads into it
     for (const auto& s : listed["systems"])
         if (s["name"] == name) return s;
     return nullptr;
@@ -149,18 +149,23 @@ class ScriptPersistence : public testing::Test {
     std::vector<std::string> args() const {
         return {"--data-dir", dir_.string(), "--appendfsync", "always", "--autosave", "0"};
     }
-    static void setup_world(line_client& c) {
-        (void)c.result("world.pause");
+    static void setup_world(line_client& c, const std::string& world = "default") {
+        (void)c.result("world.pause", {{"world", world}});
         for (int i = 0; i < 30; ++i)
-            (void)c.result("world.spawn_entity", {{"components",
+            (void)c.result("world.spawn_entity", {{"world", world},
+                                                  {"components",
                                                    {{"Position", {{"x", i}, {"y", 0}}},
                                                     {"Velocity", {{"x", 1}, {"y", 0}}},
                                                     {"Health", {{"hp", i}, {"max", 100}}}}}});
-        (void)c.result(
-            "world.define_system",
-            {{"name", "regen"}, {"query", "Health"}, {"phase", "post"}, {"order", 2}, {"source", regen}});
+        (void)c.result("world.define_system", {{"world", world},
+                                               {"name", "regen"},
+                                               {"query", "Health"},
+                                               {"phase", "post"},
+                                               {"order", 2},
+                                               {"source", regen}});
         (void)c.result("world.define_system",
-                       {{"name", "churn"},
+                       {{"world", world},
+                        {"name", "churn"},
                         {"query", "Health, Position"},
                         {"phase", "simulation"},
                         {"source",
@@ -211,6 +216,54 @@ TEST_F(ScriptPersistence, RestartAndJournalReplayResumeScriptsWithTheSameHash) {
         (void)c.result("world.step", {{"ticks", 10}});
         EXPECT_EQ(c.result("world.hash")["hash"], reference);
     }
+}
+
+// A world moved to another server (world.export, world.import there) brings its scripts along, and
+// the two copies, stepped alike, go on to the same state hash: the scripts run the same there.
+TEST_F(ScriptPersistence, AMovedWorldResumesItsScriptsWithTheSameHash) {
+    ecsd_server from;
+    ecsd_server to;
+    line_client a(from.port());
+    line_client b(to.port());
+    (void)a.result("world.create", {{"world", "arena"}, {"paused", true}});
+    setup_world(a, "arena");
+    (void)a.result("world.define_spell", {{"world", "arena"},
+                                          {"name", "smite"},
+                                          {"source",
+                                           "return function(w, caster, target, amount)\n"
+                                           "  if target then target.Health.hp = 0 end\n"
+                                           "end\n"}});
+    (void)a.result("world.step", {{"world", "arena"}, {"ticks", 10}});
+    std::string text;
+    auto r = a.result("world.export", {{"world", "arena"}, {"max_bytes", 4096}});
+    for (;;) {
+        text += r["data"].get<std::string>();
+        if (r["done"].get<bool>()) break;
+        r = a.result(
+            "world.export",
+            {{"world", "arena"}, {"export", r["export"]}, {"offset", text.size()}, {"max_bytes", 4096}});
+    }
+    ASSERT_TRUE(
+        b.result("world.import", {{"world", "arena"}, {"data", text}, {"final", true}, {"paused", true}})
+            .is_object());
+    const auto at_move = a.result("world.hash", {{"world", "arena"}})["hash"];
+    EXPECT_EQ(b.result("world.hash", {{"world", "arena"}})["hash"], at_move);
+    EXPECT_TRUE(system_row(b, "churn", "arena").is_object());
+    EXPECT_EQ(system_row(b, "regen", "arena")["phase_order"], 2);
+    bool listed = false;
+    const auto spells = b.result("world.list_spells", {{"world", "arena"}});  // kept: the loop reads into it
+    for (const auto& s : spells["spells"]) listed = listed || s["name"] == "smite";
+    EXPECT_TRUE(listed) << "the Lua spell came along";
+    for (auto* c : {&a, &b}) {
+        const auto first = c->result("world.query", {{"world", "arena"}, {"query", "Health"}, {"limit", 1}});
+        const auto id = first["entities"][0]["entity"];
+        (void)c->result("world.cast_spell",
+                        {{"world", "arena"}, {"caster", id}, {"spell", "smite"}, {"target", id}});
+        (void)c->result("world.step", {{"world", "arena"}, {"ticks", 10}});
+    }
+    const auto after = a.result("world.hash", {{"world", "arena"}})["hash"];
+    EXPECT_NE(after, at_move) << "the scripts ran";
+    EXPECT_EQ(b.result("world.hash", {{"world", "arena"}})["hash"], after);
 }
 
 }  // namespace
