@@ -169,6 +169,18 @@ struct script_host::impl {
     std::vector<std::byte> undo_bytes;
     std::vector<entity_id> spawned;
     std::array<std::uint64_t, 4> rng{};
+    // w:near's grid: the run's positions sorted by cell (row, column), built by the first w:near of
+    // a run and good until a Position is written. Once the run has written one, w:near scans (a
+    // system that moves things and asks near() at each step would otherwise rebuild at each step).
+    struct near_cell {
+        std::int64_t cy, cx;
+        std::uint32_t slot;
+        bool operator<(const near_cell& o) const noexcept { return cy != o.cy ? cy < o.cy : cx < o.cx; }
+    };
+    std::vector<near_cell> grid;
+    double grid_cell = 0;
+    bool grid_built = false;
+    bool positions_written = false;
     const compiled_script* current = nullptr;
     json scratch;
 
@@ -501,6 +513,10 @@ bool commit_typed(impl& h, ecs::typed_pool<T>& tp, std::uint32_t slot, T&& next)
     record_undo(h, tp, slot);
     tp.get(slot) = std::move(next);
     tp.mark_written(tp.index(slot));
+    if constexpr (std::is_same_v<T, Position>) {
+        h.positions_written = true;
+        h.grid_built = false;
+    }
     return true;
 }
 
@@ -959,6 +975,34 @@ int api_cast(lua_State* L) {
     return 0;
 }
 
+/// @brief Sorts the positions into cells of about r (at least 1/4096 of the positions' extent, so
+/// that a first call with a tiny r does not make every later one walk a million cells).
+void build_grid(impl& h, double r) {
+    auto& pos = h.reg().storage<Position>();
+    double lo_x = 0, hi_x = 0, lo_y = 0, hi_y = 0, most = 0;
+    for (std::size_t i = 0; i < pos.size(); ++i) {
+        const auto& p = pos.at(static_cast<std::uint32_t>(i));
+        most = std::max({most, std::fabs(p.x), std::fabs(p.y)});
+        lo_x = i == 0 ? p.x : std::min(lo_x, p.x);
+        hi_x = i == 0 ? p.x : std::max(hi_x, p.x);
+        lo_y = i == 0 ? p.y : std::min(lo_y, p.y);
+        hi_y = i == 0 ? p.y : std::max(hi_y, p.y);
+    }
+    const double extent = std::max(hi_x - lo_x, hi_y - lo_y);
+    // A cell index stays within +-1e15, far inside int64, whatever the positions (a snapshot may
+    // restore one past max_number).
+    h.grid_cell = std::max({r, extent / 4096, most / 1e15, 1e-9});
+    h.grid.clear();
+    h.grid.reserve(pos.size());
+    for (std::size_t i = 0; i < pos.size(); ++i) {
+        const auto& p = pos.at(static_cast<std::uint32_t>(i));
+        h.grid.push_back({static_cast<std::int64_t>(std::floor(p.y / h.grid_cell)),
+                          static_cast<std::int64_t>(std::floor(p.x / h.grid_cell)), pos.slot_at(i)});
+    }
+    std::sort(h.grid.begin(), h.grid.end());
+    h.grid_built = true;
+}
+
 int api_near(lua_State* L) {
     impl& h = impl::of(L);
     const double x = luaL_checknumber(L, 2);
@@ -973,11 +1017,31 @@ int api_near(lua_State* L) {
             auto& pos = h.reg().storage<Position>();
             std::vector<entity_id> found;
             const double r2 = r * r;
-            for (std::size_t i = 0; i < pos.size(); ++i) {
-                const auto& p = pos.at(static_cast<std::uint32_t>(i));
+            const auto within = [&](std::uint32_t slot) {
+                const auto& p = pos.get(slot);
                 const double dx = p.x - x;
                 const double dy = p.y - y;
-                if (dx * dx + dy * dy <= r2) found.push_back(h.reg().entities().id_of(pos.slot_at(i)));
+                if (dx * dx + dy * dy <= r2) found.push_back(h.reg().entities().id_of(slot));
+            };
+            if (!h.grid_built && !h.positions_written) build_grid(h, r);
+            // The cells the circle's box covers, when they are few beside the bodies; else a scan.
+            const double cell = h.grid_cell;
+            // Beyond it, a cell index could leave int64 (or x - r overflow): a scan answers.
+            const double far = std::min(1e15 * h.grid_cell, 1e300);
+            const bool use_grid =
+                h.grid_built && std::fabs(x) <= far && std::fabs(y) <= far && r <= far &&
+                (2 * r / cell + 2) * (2 * r / cell + 2) <= 4.0 * static_cast<double>(pos.size()) + 64;
+            if (use_grid) {
+                const auto y0 = static_cast<std::int64_t>(std::floor((y - r) / cell));
+                const auto y1 = static_cast<std::int64_t>(std::floor((y + r) / cell));
+                const auto x0 = static_cast<std::int64_t>(std::floor((x - r) / cell));
+                const auto x1 = static_cast<std::int64_t>(std::floor((x + r) / cell));
+                for (auto cy = y0; cy <= y1; ++cy) {
+                    auto it = std::lower_bound(h.grid.begin(), h.grid.end(), impl::near_cell{cy, x0, 0});
+                    for (; it != h.grid.end() && it->cy == cy && it->cx <= x1; ++it) within(it->slot);
+                }
+            } else {
+                for (std::size_t i = 0; i < pos.size(); ++i) within(pos.slot_at(i));
             }
             std::sort(found.begin(), found.end());
             h.scratch = found;
@@ -1653,6 +1717,8 @@ void script_host::impl::begin_run(const compiled_script& s, std::string label) {
     undo.clear();
     undo_bytes.clear();
     spawned.clear();
+    grid_built = false;  // other systems, and clients, move things between runs
+    positions_written = false;
     current = &s;
     run_id = (run_id + 1) & 0xffffffffffULL;  // kept in 40 bits, beside a 24-bit index
     killed = false;

@@ -541,6 +541,65 @@ end
     }
 }
 
+// w:near answers from a grid of the run's positions; it must answer exactly what a scan of every
+// Position does, for any point and radius, and still after the run moves an entity.
+TEST(Script, NearIsExactlyAScanOfEveryPosition) {
+    const auto saved = current_script_limits();
+    auto limits = saved;
+    limits.instructions = 50'000'000;  // the scan the script checks against is long
+    set_script_limits(limits);
+    world w(paused());
+    std::uint64_t x = 12345;
+    for (int i = 0; i < 400; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double px = static_cast<double>((x >> 20) % 100000) / 1000.0;
+        const double py = static_cast<double>((x >> 40) % 100000) / 1000.0;
+        (void)w.spawn({{"Position", {{"x", px}, {"y", py}}}});
+    }
+    w.define_system(sys("probe", "Position", R"lua(
+local function scan(pts, x, y, r)
+  local out = {}
+  for _, p in ipairs(pts) do
+    local dx, dy = p[2] - x, p[3] - y
+    if dx * dx + dy * dy <= r * r then out[#out + 1] = p[1] end
+  end
+  table.sort(out)
+  return out
+end
+local function same(a, b)
+  if #a ~= #b then return false end
+  for i = 1, #a do if a[i] ~= b[i] then return false end end
+  return true
+end
+local function points(w)
+  local pts = {}
+  for e in w:each() do pts[#pts + 1] = {e.id, e.Position.x, e.Position.y} end
+  return pts
+end
+return function(w)
+  local pts = points(w)
+  for i = 1, 300 do
+    local x, y = w:random() * 120 - 10, w:random() * 120 - 10
+    local r = w:random() * ({0.5, 4, 40})[i % 3 + 1]
+    assert(same(w:near(x, y, r), scan(pts, x, y, r)), ("near(%g, %g, %g)"):format(x, y, r))
+  end
+  assert(#w:near(50, 50, 1e300) == #pts, "everything is within 1e300")
+  assert(#w:near(1e300, -1e300, 1) == 0, "nothing is out there")
+  -- The run moves one entity: near() sees it where it is now.
+  local moved, x0, y0 = pts[1][1], pts[1][2], pts[1][3]
+  for e in w:each() do if e.id == moved then e.Position.x = x0 + 1000 end end
+  assert(same(w:near(x0 + 1000, y0, 0.5), {moved}), "the moved entity is found where it went")
+  for _, id in ipairs(w:near(x0, y0, 0.01)) do assert(id ~= moved, "and not where it was") end
+end
+)lua"));
+    w.step(3);
+    const auto* s = find_system(w, "probe");
+    ASSERT_NE(s, nullptr);
+    EXPECT_TRUE(s->enabled) << s->error;
+    EXPECT_EQ(s->stats.runs(), 3U);
+    set_script_limits(saved);
+}
+
 TEST(Script, LimitsOnScriptsPerWorldAndSourceBytes) {
     const auto saved = current_script_limits();
     auto limits = saved;
