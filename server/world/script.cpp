@@ -392,7 +392,7 @@ void fill_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t) {
 }
 
 template <typename T>
-bool commit_typed(impl& h, ecs::typed_pool<T>& tp, std::uint32_t slot, T&& next);
+bool commit_typed(impl& h, ecs::typed_pool<T>& tp, std::uint32_t slot, T next);
 
 template <typename T>
 bool same_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t) {
@@ -503,7 +503,7 @@ bool store_typed(impl& h, ecs::pool& p, std::uint32_t slot, int t, int copy, int
 
 /// @brief Checks a changed value and writes it, with its undo and change stamp. Throws ecs_error.
 template <typename T>
-bool commit_typed(impl& h, ecs::typed_pool<T>& tp, std::uint32_t slot, T&& next) {
+bool commit_typed(impl& h, ecs::typed_pool<T>& tp, std::uint32_t slot, T next) {
     if constexpr (std::is_same_v<T, Contacts>)
         throw ecs_error(reason::invalid_value,
                         "Contacts is written by collision detection each tick, not by scripts");
