@@ -673,11 +673,13 @@ void install_fm(lua_State* L, std::size_t idx, int ht, int tables) {
     lua_pushcclosure(L, iter_extra, 2);
     lua_setfield(L, -2, "__index");
     lua_setmetatable(L, q);
-    lua_createtable(L, 0, 2);
+    lua_createtable(L, 0, 3);
     lua_pushvalue(L, q);
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, handle_newindex_mm);
     lua_setfield(L, -2, "__newindex");
+    lua_pushliteral(L, "entity");  // as the ordinary handle's: getmetatable sees this, not the table
+    lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, ht);
     lua_pop(L, 1);
     h.iters[idx].fm = true;
@@ -1136,6 +1138,8 @@ int safe_setmetatable(lua_State* L) {
         lua_pop(L, 1);
     }
     if (handle_index(L, 1) >= 0) return luaL_error(L, "a handle's metatable cannot change");
+    if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)  // as Lua's own setmetatable
+        return luaL_error(L, "cannot change a protected metatable");
     lua_settop(L, 2);
     lua_setmetatable(L, 1);
     return 1;

@@ -519,6 +519,8 @@ return function(w)
     end
     if i == 4 then e.Velocity.y = e.Health.hp end
     if i == 5 then assert(rawget(e, "Health") == nil, "Health left over from the step before") end
+    assert(getmetatable(e) == "entity", "a handle's metatable is not the script's to see")
+    assert(not pcall(setmetatable, e, {}), "nor to replace")
   end
 end
 )lua"));
