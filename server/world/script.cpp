@@ -579,8 +579,8 @@ template <typename... T>
 void install_typed(impl& h, type_list<T...>) {
     (
         [&] {
-            auto& c = h.codecs[h.reg().template registered_id<T>()];
             if constexpr (!ecs::is_tag_v<T>) {
+                auto& c = h.codecs[h.reg().template registered_id<T>()];
                 c.fill = &fill_typed<T>;
                 c.store = &store_typed<T>;
                 c.same = &same_typed<T>;
@@ -761,19 +761,14 @@ int api_each(lua_State* L) {
     return 1;
 }
 
-int step_impl(lua_State* L, std::size_t idx, int ht, int tables);
-
 int iter_step(lua_State* L) {
     impl& h = impl::of(L);
     const int tagged = untag(h, lua_tointeger(L, lua_upvalueindex(1)));
     if (tagged < 0) return 0;  // an iterator kept from an earlier run: it is over
     const auto idx = static_cast<std::size_t>(tagged);
     if (idx >= h.iters.size()) return 0;
-    return step_impl(L, idx, lua_upvalueindex(2), lua_upvalueindex(3));
-}
-
-int step_impl(lua_State* L, std::size_t idx, int ht, int tables) {
-    impl& h = impl::of(L);
+    const int ht = lua_upvalueindex(2);
+    const int tables = lua_upvalueindex(3);
     const int hi = h.iters[idx].handle;
     if (!h.handles[static_cast<std::size_t>(hi)].open) return 0;
     if (!h.flush_each(idx, ht, tables)) return raise(L);
@@ -781,13 +776,13 @@ int step_impl(lua_State* L, std::size_t idx, int ht, int tables) {
     auto& reg = h.reg();
     // Components the last entity loaded beyond the query's leave the handle, and the query's
     // tables go back in place if the script replaced or removed one. Most steps skip this.
-    auto& hs0 = h.handles[static_cast<std::size_t>(hi)];
-    if (!h.iters[idx].fm && (h.iters[idx].restore || hs0.keys.size() != h.iters[idx].comps.size())) {
-        h.iters[idx].restore = false;
+    auto& it = h.iters[idx];
+    if (auto& hs = h.handles[static_cast<std::size_t>(hi)];
+        !it.fm && (it.restore || hs.keys.size() != it.comps.size())) {
+        it.restore = false;
         lua_rawgetp(L, ht, &shadow_key);
         const int shadow = lua_gettop(L);
-        auto& hs = hs0;
-        const auto& comps = h.iters[idx].comps;
+        const auto& comps = it.comps;
         for (const auto c : hs.keys) {
             h.push_name(c);
             if (std::binary_search(comps.begin(), comps.end(), c)) {
@@ -805,7 +800,6 @@ int step_impl(lua_State* L, std::size_t idx, int ht, int tables) {
         hs.keys.assign(comps.begin(), comps.end());
         lua_pop(L, 1);
     }
-    auto& it = h.iters[idx];
     while (it.pos < it.slots.size()) {
         const std::uint32_t slot = it.slots[it.pos++];
         if (!reg.entities().slot_alive(slot)) continue;
@@ -862,10 +856,6 @@ int handle_newindex_mm(lua_State* L) {
     if (hi < 0 || static_cast<std::size_t>(hi) >= h.handles.size()) return 0;
     if (lua_type(L, 2) != LUA_TSTRING) return luaL_error(L, "a handle's keys are component names");
     const char* key = lua_tostring(L, 2);
-    if (std::strcmp(key, "id") == 0) {  // e.id set after the script cleared it: the id is the handle's own
-        lua_rawset(L, 1);
-        return 0;
-    }
     const auto c = h.reg().find_component(key);
     if (!c) return luaL_error(L, "no component named '%s'", key);
     if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TTABLE)

@@ -20,8 +20,6 @@
 //              whose handles hold userdata proxies with C __index/__newindex over plain C++
 //              arrays: what a binding without copies into tables and back would cost at least
 //              (no undo log, no checks, no change stamps). A model for issue 42's next step.
-//   readthrough_model_chase_10k: the same, but a component is an empty table whose __index is a
-//              plain table of its values refilled at each step, and whose __newindex is C
 // Every world case runs once per thread count of --threads (default: 1 and every core), so the
 // figures at one thread and at all cores come from one run; the plain_ references are one thread.
 // Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
@@ -449,79 +447,9 @@ int each(lua_State* lua) {
     return 1;
 }
 
-// Variant B, "read-through": a component is an empty table whose metatable's __index is a plain
-// table of its values, refilled from the arrays at each step (so reads are VM table reads), and
-// whose __newindex is C (so a write goes to the array at once, and to the values table). Upvalues
-// of step_b: the handle, the two values tables, the two proxies, the next row.
-int newindex_b(lua_State* lua) {
-    const auto* p = static_cast<const proxy*>(lua_touserdata(lua, lua_upvalueindex(1)));
-    const char* k = lua_tostring(lua, 2);
-    int is_number = 0;
-    const double v = lua_tonumberx(lua, 3, &is_number);
-    if (is_number == 0) return luaL_error(lua, "%s must be a number", k);
-    mover& m = (*p->rows)[p->row];
-    if (k == key_x) (p->velocity ? m.vx : m.x) = v;
-    if (k == key_y) (p->velocity ? m.vy : m.y) = v;
-    lua_getmetatable(lua, 1);
-    lua_rawgeti(lua, -1, 1);  // the values table, kept in the metatable's array part
-    lua_pushvalue(lua, 2);
-    lua_pushvalue(lua, 3);
-    lua_rawset(lua, -3);
-    return 0;
-}
-
-int step_b(lua_State* lua) {
-    auto* pos = static_cast<proxy*>(lua_touserdata(lua, lua_upvalueindex(4)));
-    auto* vel = static_cast<proxy*>(lua_touserdata(lua, lua_upvalueindex(5)));
-    const auto row = static_cast<std::size_t>(lua_tointeger(lua, lua_upvalueindex(6)));
-    if (row >= pos->rows->size()) return 0;
-    pos->row = vel->row = row;
-    const mover& m = (*pos->rows)[row];
-    lua_pushinteger(lua, static_cast<lua_Integer>(row + 1));
-    lua_replace(lua, lua_upvalueindex(6));
-    for (const bool velocity : {false, true}) {
-        const int values = lua_upvalueindex(velocity ? 3 : 2);
-        lua_pushnumber(lua, velocity ? m.vx : m.x);
-        lua_setfield(lua, values, "x");
-        lua_pushnumber(lua, velocity ? m.vy : m.y);
-        lua_setfield(lua, values, "y");
-    }
-    lua_pushvalue(lua, lua_upvalueindex(1));
-    lua_pushinteger(lua, static_cast<lua_Integer>(row));
-    lua_setfield(lua, -2, "id");
-    return 1;
-}
-
-int each_b(lua_State* lua) {
-    auto* rows = static_cast<std::vector<mover>*>(
-        lua_touserdata(lua, lua_isnoneornil(lua, 2) ? lua_upvalueindex(1) : lua_upvalueindex(2)));
-    lua_createtable(lua, 0, 3);
-    const int handle = lua_gettop(lua);
-    lua_newtable(lua);  // Position's values
-    lua_newtable(lua);  // Velocity's values
-    for (const bool velocity : {false, true}) {
-        auto* p = static_cast<proxy*>(lua_newuserdatauv(lua, sizeof(proxy), 0));
-        *p = proxy{rows, 0, velocity};
-        const int ud = lua_gettop(lua);
-        lua_newtable(lua);           // the component the script sees: empty
-        lua_createtable(lua, 1, 2);  // its metatable
-        lua_pushvalue(lua, handle + (velocity ? 2 : 1));
-        lua_pushvalue(lua, -1);
-        lua_setfield(lua, -3, "__index");
-        lua_rawseti(lua, -2, 1);
-        lua_pushvalue(lua, ud);
-        lua_pushcclosure(lua, newindex_b, 1);
-        lua_setfield(lua, -2, "__newindex");
-        lua_setmetatable(lua, -2);
-        lua_setfield(lua, handle, velocity ? "Velocity" : "Position");
-    }
-    lua_pushinteger(lua, 0);
-    lua_pushcclosure(lua, step_b, 6);
-    return 1;
-}
 }  // namespace proxy_model
 
-figures proxy_model_chase(int ticks, bool read_through) {
+figures proxy_model_chase(int ticks) {
     std::vector<proxy_model::mover> monsters;
     std::vector<proxy_model::mover> players;
     for (int i = 0; i < chase_monsters; ++i) monsters.push_back({i % 100 * 1.0, i / 100 * 1.0, 0, 0});
@@ -549,7 +477,7 @@ figures proxy_model_chase(int ticks, bool read_through) {
     lua_createtable(lua, 0, 1);  // w
     lua_pushlightuserdata(lua, &monsters);
     lua_pushlightuserdata(lua, &players);
-    lua_pushcclosure(lua, read_through ? proxy_model::each_b : proxy_model::each, 2);
+    lua_pushcclosure(lua, proxy_model::each, 2);
     lua_setfield(lua, -2, "each");
     const int w = luaL_ref(lua, LUA_REGISTRYINDEX);
     const auto f = time_ticks(ticks, [&] {
@@ -666,8 +594,7 @@ int main(int argc, char** argv) {
         {"plain_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks, false); }},
         {"budgeted_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks, true); }},
         {"builtin_chase_10k", [&](unsigned) { return builtin_chase(ticks); }},
-        {"proxy_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks, false); }},
-        {"readthrough_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks, true); }},
+        {"proxy_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks); }},
     };
     std::vector<result> results;
     for (const auto& [name, run] : cases) {
@@ -691,7 +618,6 @@ int main(int argc, char** argv) {
         if (name.starts_with("scripted_chase_")) return "plain_lua_chase_" + name.substr(15);
         if (name.starts_with("budgeted_lua_chase_")) return "plain_lua_chase_" + name.substr(19);
         if (name.starts_with("proxy_model_chase_")) return "plain_lua_chase_" + name.substr(18);
-        if (name.starts_with("readthrough_model_chase_")) return "plain_lua_chase_" + name.substr(24);
         return {};
     };
     const auto find_reference = [&](const result& r) -> const result* {

@@ -43,6 +43,24 @@ return function(w)
 end
 )lua";
 
+/// @brief Process-wide script limits changed for one test, and put back however the test ends
+/// (an ASSERT that returns early included).
+class scoped_limits {
+  public:
+    template <typename F>
+    explicit scoped_limits(F&& change) : saved_(current_script_limits()) {
+        auto limits = saved_;
+        change(limits);
+        set_script_limits(limits);
+    }
+    scoped_limits(const scoped_limits&) = delete;
+    scoped_limits& operator=(const scoped_limits&) = delete;
+    ~scoped_limits() { set_script_limits(saved_); }
+
+  private:
+    script_limits saved_;
+};
+
 const system_def* find_system(const world& w, const std::string& name) {
     for (const auto& s : w.systems())
         if (s.name == name) return &s;
@@ -546,10 +564,7 @@ end
 // w:near answers from a grid of the run's positions; it must answer exactly what a scan of every
 // Position does, for any point and radius, and still after the run moves an entity.
 TEST(Script, NearIsExactlyAScanOfEveryPosition) {
-    const auto saved = current_script_limits();
-    auto limits = saved;
-    limits.instructions = 50'000'000;  // the scan the script checks against is long
-    set_script_limits(limits);
+    const scoped_limits long_runs([](script_limits& l) { l.instructions = 50'000'000; });  // a long scan
     world w(paused());
     std::uint64_t x = 12345;
     for (int i = 0; i < 400; ++i) {
@@ -599,22 +614,19 @@ end
     ASSERT_NE(s, nullptr);
     EXPECT_TRUE(s->enabled) << s->error;
     EXPECT_EQ(s->stats.runs(), 3U);
-    set_script_limits(saved);
 }
 
 TEST(Script, LimitsOnScriptsPerWorldAndSourceBytes) {
-    const auto saved = current_script_limits();
-    auto limits = saved;
-    limits.max_scripts = 2;
-    limits.max_source_bytes = 200;
-    set_script_limits(limits);
+    const scoped_limits small([](script_limits& l) {
+        l.max_scripts = 2;
+        l.max_source_bytes = 200;
+    });
     world w(paused());
     w.define_system(sys("one", "Health", regen));
     w.define_system(sys("two", "Health", regen));
     w.define_system(sys("two", "Health", regen));  // a replacement is not one more
     EXPECT_THROW(w.define_system(sys("three", "Health", regen)), ecs_error);
     EXPECT_THROW(w.define_system(sys("one", "Health", std::string(201, ' ') + regen)), ecs_error);
-    set_script_limits(saved);
 }
 
 }  // namespace
