@@ -13,8 +13,8 @@
 #include "hosting/watch.hpp"
 #include "http/http_server.hpp"
 #include "http/viewer_page.hpp"
-#include "rpc/constant_time.hpp"
 #include "rpc/services.hpp"
+#include "rpc/token_check.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -211,7 +211,8 @@ http_connection::http_connection(asio::ip::tcp::socket socket, server_services& 
       services_(services),
       dispatch_(dispatch),
       owner_(owner),
-      parser_(services.config.max_line_bytes) {
+      parser_(services.config.max_line_bytes),
+      pipeline_(services, dispatch, session_, strand_, [this] { advance_rpc(); }) {
     session_.id = id;
     session_.lines = false;  // HTTP: notifications only inside an event stream
     asio::error_code ec;
@@ -437,146 +438,67 @@ void http_connection::handle() {
 }
 
 bool http_connection::authorize() {
-    const auto& token = services_.config.token;
-    if (!token.empty()) {
-        const std::string_view prefix = "Bearer ";
-        const std::string_view got = parser_.authorization();
-        // Wrong tokens count against the address as server.auth's do (one limiter for TCP and HTTP),
-        // so HTTP is no faster way to guess; a request with no token at all guesses nothing.
-        auto& guard = services_.auth_guard;
-        const auto address = auth_limiter::address_of(session_.peer);
-        const auto now = auth_limiter::clock::now();
-        // As server.auth: during a lockout a connection that has sent no wrong token still has its
-        // token checked (the right one is never locked out), and a wrong one closes it.
-        const double locked = guard.locked(address, now).value_or(0.0);
-        double wait = session_.auth_failures > 0 ? locked : 0.0;
-        bool ok = false;
-        if (wait == 0) {
-            ok = got.starts_with(prefix) && constant_time_equal(got.substr(prefix.size()), token);
-            if (!ok && !got.empty()) {
-                wait = std::max(locked, guard.failed(address, now));
-                if (++session_.auth_failures >= auth_limiter::connection_failures || locked > 0)
-                    keep_alive_ = false;
-            }
-        }
-        if (wait > 0) {
-            const auto seconds = std::to_string(static_cast<long>(std::ceil(wait)));
-            respond(429, "application/json",
-                    protocol::make_error(
-                        nullptr, protocol::reason::rate_limited,
-                        "too many wrong tokens from " + address + "; try again in " + seconds + " s",
-                        {{"retry_after", wait}}) +
-                        "\n",
-                    "Retry-After: " + seconds + "\r\n");
-            return false;
-        }
-        if (ok) guard.succeeded(address);
-        if (!ok) {
-            respond(401, "application/json",
-                    protocol::make_error(nullptr, protocol::reason::unauthorized,
-                                         "send the token as Authorization: Bearer TOKEN") +
-                        "\n",
-                    "WWW-Authenticate: Bearer realm=\"ecsd\"\r\n");
-            return false;
-        }
-        session_.authenticated = true;
+    if (services_.config.token.empty()) return true;
+    const std::string_view prefix = "Bearer ";
+    const std::string_view got = parser_.authorization();
+    // A request with no token at all guesses nothing: it is told how to send one. A token is
+    // checked as server.auth checks it (one limiter for TCP and HTTP), so HTTP is no faster way
+    // to guess.
+    std::optional<protocol::rpc_error> refused;
+    if (got.starts_with(prefix)) {
+        refused = check_token(services_, session_, got.substr(prefix.size()));
+    } else {
+        refused.emplace(protocol::reason::unauthorized, "send the token as Authorization: Bearer TOKEN");
     }
-    return true;
+    if (!refused) return true;
+    if (session_.close_requested) keep_alive_ = false;
+    const auto body = protocol::make_error(nullptr, refused->why(), refused->what(), refused->data()) + "\n";
+    if (refused->why() == protocol::reason::rate_limited) {
+        const double wait = refused->data().value("retry_after", 1.0);
+        respond(429, "application/json", body,
+                "Retry-After: " + std::to_string(static_cast<long>(std::ceil(wait))) + "\r\n");
+    } else {
+        respond(401, "application/json", body, "WWW-Authenticate: Bearer realm=\"ecsd\"\r\n");
+    }
+    return false;
 }
 
 void http_connection::handle_rpc() {
-    protocol::parse_limits limits;
-    limits.max_batch = services_.config.max_batch;
-    auto parsed = protocol::parse_line(parser_.body(), limits);
-    batch_ = parsed.batch;
-    messages_ = std::move(parsed.messages);
-    parts_.clear();
-    parts_.resize(messages_.size());
-    batch_bytes_ = 0;
-    next_job_ = 0;
-    run_next_job();
+    pipeline_.submit(parser_.body());
+    advance_rpc();
 }
 
-void http_connection::run_next_job() {
-    // The elements run one after the other, in order, as on the TCP port. A batch's answer leaves
-    // whole, so once the answers so far reach --max-output-bytes the rest are not run: each is
-    // answered too_large, with the TCP port's words.
-    const std::size_t limit = services_.config.max_output_bytes;
-    for (; next_job_ < messages_.size(); ++next_job_) {
-        auto& part = parts_[next_job_];
-        auto& m = messages_[next_job_];
-        if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
-            part.text = protocol::make_error(bad->id, bad->why, bad->detail, bad->data);
-        } else if (batch_ && batch_bytes_ >= limit) {
-            const auto& req = std::get<protocol::request>(m);
-            if (!req.notification)
-                part.text = protocol::make_error(req.id, protocol::reason::too_large, batch_too_large(limit),
-                                                 {{"limit", limit}});
-        } else {
-            auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
-            if (p.job) {
-                part.job = std::move(p.job);
-                run_job();  // on its world; this loop goes on when it is answered
-                return;
-            }
-            part.text = std::move(p.response);
-        }
-        if (part.text) batch_bytes_ += part.text->size();
+void http_connection::advance_rpc() {
+    // One request at a time: its elements run through the pipeline as a TCP line's do (the same
+    // limits, reasons and world hop); once its whole answer is ready it goes out as one response.
+    if (stopped_ || !busy_ || streaming_) return;
+    if (pipeline_.ready()) {
+        finish_rpc(pipeline_.pop());
+        return;
     }
-    messages_.clear();
-    finish_rpc();
+    request_pipeline::run_jobs(std::shared_ptr<request_pipeline>(shared_from_this(), &pipeline_), unsent());
 }
 
-void http_connection::run_job() {
-    auto world = parts_[next_job_].job->world;
-    // The job runs on its world's strand; this connection does nothing else meanwhile.
-    asio::post(world->strand(), [self = shared_from_this(), world, k = next_job_] {
-        auto& job = *self->parts_[k].job;
-        auto done = self->runner_.next(self->dispatch_, job);
-        if (!done) {  // a long step: the rest after due ticks and other requests
-            asio::post(self->strand_, [self] { self->run_job(); });
-            return;
-        }
-        self->runner_ = {};
-        if (!done->is_error && has(job.method->flags, method_flags::mutating)) world->publish_if_paused();
-        const bool opened = !done->is_error && has(job.method->flags, method_flags::opens_stream);
-        auto text = dispatcher::finish(job, *done);
-        asio::post(self->strand_, [self, k, opened, text = std::move(text)]() mutable {
-            auto& part = self->parts_[k];
-            if (opened) self->session_.watches->bind_next(part.job->id.dump());
-            part.opened = opened;
-            part.text = std::move(text);
-            part.job.reset();
-            if (part.text) self->batch_bytes_ += part.text->size();
-            ++self->next_job_;
-            self->run_next_job();
-        });
-    });
-}
-
-void http_connection::finish_rpc() {
+void http_connection::finish_rpc(request_pipeline::answer a) {
     if (stopped_) return;
-    if (!batch_ && parts_.size() == 1 && parts_[0].opened && parts_[0].text) {
-        start_stream(std::move(*parts_[0].text));
+    if (!a.batch && a.watch_starts == 1 && !a.text.empty()) {
+        start_stream(std::move(a.text));
         return;
     }
     std::string body;
-    if (batch_) {
-        for (auto& p : parts_) {
-            if (!p.text) continue;
+    if (a.batch) {
+        for (auto& p : a.parts) {
+            if (p.empty()) continue;
             body += body.empty() ? '[' : ',';
-            body += *p.text;
+            body += p;
         }
         if (!body.empty()) body += ']';
-    } else if (!parts_.empty() && parts_[0].text) {
-        body = std::move(*parts_[0].text);
+    } else {
+        body = std::move(a.text);
     }
     // Watches answered inside a batch (or a JSON answer) have no stream: end them now, so they
     // neither count against --max-watches nor cost the world anything for the connection's life.
-    for (auto& p : parts_) {
-        if (p.opened) session_.watches->end_next();
-    }
-    parts_.clear();
+    for (std::uint32_t k = 0; k < a.watch_starts; ++k) session_.watches->end_next();
     if (body.empty()) {
         respond(204, "application/json", {});
         return;
@@ -586,9 +508,7 @@ void http_connection::finish_rpc() {
 }
 
 void http_connection::start_stream(std::string first) {
-    // `first` is taken by value: it may be one of parts_, which is cleared here.
     streaming_ = true;
-    parts_.clear();
     spdlog::debug("http {}: event stream", session_.id);
     first.insert(0,
                  "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
@@ -715,6 +635,7 @@ void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
     if (streaming_) {
         pump_stream();
     } else {
+        if (busy_) advance_rpc();                       // jobs the output bound held back may run now
         if (!busy_ && !request_open_) note_idle(true);  // all owed is written: idle until the next request
         parse();
         do_read();
@@ -790,6 +711,7 @@ void http_connection::close(std::string_view why) {
     socket_.close(ignored);
     timer_.cancel();
     lingering_read_.reset();
+    pipeline_.close();
     if (session_.watches) session_.watches->close();
     if (output_account_) services_.output.close(output_account_);
     spdlog::debug("http {}: from {}, closed ({})", session_.id, session_.peer, why);  // one line each

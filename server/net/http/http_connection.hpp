@@ -30,9 +30,8 @@
 #include <asio.hpp>
 
 #include "http/request_parser.hpp"
-#include "rpc/dispatcher.hpp"
-#include "rpc/job_runner.hpp"
 #include "rpc/output_budget.hpp"
+#include "rpc/request_pipeline.hpp"
 #include "rpc/session.hpp"
 
 namespace ecsd::net {
@@ -73,12 +72,6 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     }
 
   private:
-    struct rpc_part {
-        std::optional<std::string> text;  // the answer (or nothing, for a notification)
-        std::optional<world_job> job;     // still to run on a world
-        bool opened = false;              // a watch that answered: the stream may begin
-    };
-
     void do_read();
     void on_read(const asio::error_code& ec, std::size_t n);
     void parse();
@@ -87,10 +80,9 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void refuse(int status, std::string_view why);
     void handle();
     void handle_rpc();
-    void run_next_job();
-    void run_job();  // parts_[next_job_].job, on its world's strand
+    void advance_rpc();  // the request's jobs run, or its answer goes out once ready
     void note_idle(bool idle);
-    void finish_rpc();
+    void finish_rpc(request_pipeline::answer a);
     void start_stream(std::string first);
     void pump_stream();
     void respond(int status, std::string_view content_type, std::string_view body,
@@ -118,12 +110,7 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     request_parser parser_;
     std::string in_;  // bytes read and not yet parsed
 
-    std::vector<protocol::message> messages_;  // the request's, answered in order
-    std::vector<rpc_part> parts_;              // their answers so far
-    std::size_t batch_bytes_ = 0;              // bytes of those answers (--max-output-bytes)
-    bool batch_ = false;
-    std::size_t next_job_ = 0;
-    job_runner runner_;
+    request_pipeline pipeline_;  // the body's request, from parse to answer
     bool keep_alive_ = true;
     bool busy_ = false;       // a request is being answered
     bool streaming_ = false;  // the connection is an SSE stream now

@@ -12,10 +12,10 @@
 #include "hosting/hosted_world.hpp"
 #include "hosting/world_directory.hpp"
 #include "methods.hpp"
-#include "rpc/constant_time.hpp"
 #include "rpc/method_table.hpp"
 #include "rpc/services.hpp"
 #include "rpc/session.hpp"
+#include "rpc/token_check.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -115,37 +115,9 @@ json info(method_context& ctx) {
 }
 
 json auth(method_context& ctx) {
-    const auto& expected = ctx.services.config.token;
-    if (expected.empty()) {
-        ctx.caller->authenticated = true;
-        return {{"authenticated", true}};
-    }
-    auto& guard = ctx.services.auth_guard;
-    const auto address = auth_limiter::address_of(ctx.caller->peer);
-    const auto now = auth_limiter::clock::now();
-    // During a lockout, a connection that has sent no wrong token still has its token checked: the
-    // right one is never locked out, and a wrong one closes the connection (auth_limiter.hpp).
-    const auto wait = guard.locked(address, now);
-    if (wait && ctx.caller->auth_failures > 0) {
-        throw protocol::rpc_error(
-            protocol::reason::rate_limited,
-            "too many wrong tokens; try again in " + std::to_string(static_cast<int>(*wait + 0.999)) + " s",
-            {{"retry_after", *wait}});
-    }
-    if (!constant_time_equal(ctx.params.at("token").get_ref<const std::string&>(), expected)) {
-        const double lockout = std::max(wait.value_or(0.0), guard.failed(address, now));
-        if (++ctx.caller->auth_failures >= auth_limiter::connection_failures || wait)
-            ctx.caller->close_requested = true;
-        if (lockout > 0) {
-            throw protocol::rpc_error(protocol::reason::rate_limited,
-                                      "invalid token; too many from " + address + ", try again in " +
-                                          std::to_string(static_cast<int>(lockout)) + " s",
-                                      {{"retry_after", lockout}});
-        }
-        throw protocol::rpc_error(protocol::reason::unauthorized, "invalid token");
-    }
-    guard.succeeded(address);
-    ctx.caller->authenticated = true;
+    if (auto refused =
+            check_token(ctx.services, *ctx.caller, ctx.params.at("token").get_ref<const std::string&>()))
+        throw std::move(*refused);
     return {{"authenticated", true}};
 }
 

@@ -24,8 +24,6 @@ constexpr std::size_t keep_buffer_bytes = std::size_t{256} * 1024;
 constexpr std::size_t copy_below_bytes = std::size_t{16} * 1024;
 /// A shared output buffer takes more small answers while it is shorter than this.
 constexpr std::size_t coalesce_bytes = std::size_t{64} * 1024;
-/// How long a world strand works for one connection before it lets ticks and others in.
-constexpr double slice_seconds = job_runner::slice_seconds;
 
 std::chrono::steady_clock::duration to_duration(double seconds) {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -41,44 +39,6 @@ std::string format_seconds(double s) {
     while (text.size() > 1 && text.back() == '0') text.pop_back();
     if (!text.empty() && text.back() == '.') text.pop_back();
     return text;
-}
-
-/// Bytes a result will take as JSON text, without writing it (counted against the output bound).
-std::size_t approx_size(const nlohmann::json& j) {
-    switch (j.type()) {
-        case nlohmann::json::value_t::object: {
-            std::size_t n = 2;
-            for (const auto& [key, value] : j.items()) n += key.size() + 4 + approx_size(value);
-            return n;
-        }
-        case nlohmann::json::value_t::array: {
-            std::size_t n = 2;
-            for (const auto& value : j) n += 1 + approx_size(value);
-            return n;
-        }
-        case nlohmann::json::value_t::string:
-            return j.get_ref<const std::string&>().size() + 2;
-        default:
-            return 8;
-    }
-}
-
-/// The response to a finished job. A large result that is already text (a page of entities can be
-/// a megabyte) becomes the response in place, wrapped in the envelope dispatcher::finish makes
-/// around a stand-in result, instead of being copied: a batch of pages is never held twice.
-std::optional<std::string> respond(const world_job& job, job_result& r) {
-    if (!r.is_error && r.text.size() >= copy_below_bytes) {
-        constexpr std::string_view stand_in = "[0]";
-        const auto shell = dispatcher::finish(job, job_result{{}, false, std::string(stand_in)});
-        if (!shell) return std::nullopt;  // a notification
-        if (shell->size() > stand_in.size() + 1 && shell->ends_with("[0]}")) {
-            std::string out = std::move(r.text);
-            out.insert(0, *shell, 0, shell->size() - stand_in.size() - 1);
-            out += '}';
-            return out;
-        }
-    }
-    return dispatcher::finish(job, r);
 }
 
 /// Whether a line is HTTP's rather than JSON-RPC's: a request line (`POST / HTTP/1.1`, a method
@@ -126,11 +86,11 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
       dispatch_(dispatch),
       manager_(manager),
       framer_(services.config.token.empty() ? services.config.max_line_bytes
-                                            : services.config.preauth_line_bytes) {
+                                            : services.config.preauth_line_bytes),
+      pipeline_(services, dispatch, session_, strand_, [this] { pump(); }) {
     session_.id = id;
     session_.peer = peer_of(socket_);
     session_.authenticated = services.config.token.empty();
-    parse_limits_.max_batch = services.config.max_batch;
 }
 
 void connection::start() {
@@ -174,25 +134,19 @@ void connection::evict() {
         if (self->stopped_ || self->draining_) return;
         spdlog::warn("conn {}: stalled mid-request at the connection limit, closing it to make room",
                      self->session_.id);
-        self->push_slot(
-            slot{protocol::make_error(nullptr, protocol::reason::timeout,
-                                      "closed to make room for another client: request not finished", {}),
-                 {},
-                 0,
-                 false,
-                 0});
+        self->pipeline_.answer_now(
+            protocol::make_error(nullptr, protocol::reason::timeout,
+                                 "closed to make room for another client: request not finished", {}));
         self->begin_drain("evicted at the connection limit");
     });
 }
 
 std::size_t connection::buffered_bytes() const noexcept {
-    return held_bytes_ + out_bytes_;
+    return pipeline_.held_bytes() + out_bytes_;
 }
 
 bool connection::has_room() const noexcept {
-    const auto& cfg = services_.config;
-    return buffered_bytes() < cfg.max_output_bytes && slots_.size() < cfg.max_pipeline &&
-           jobs_.size() < cfg.max_pipeline;
+    return pipeline_.has_room(out_bytes_);
 }
 
 void connection::do_read() {
@@ -297,13 +251,9 @@ void connection::process_lines() {
         if (fr.status == protocol::frame_status::too_large) {
             const auto limit = framer_.max_line_bytes();
             spdlog::info("conn {}: line over {} bytes, closing", session_.id, limit);
-            push_slot(slot{protocol::make_error(nullptr, protocol::reason::too_large,
-                                                "line longer than " + std::to_string(limit) + " bytes",
-                                                {{"limit", limit}}),
-                           {},
-                           0,
-                           false,
-                           0});
+            pipeline_.answer_now(protocol::make_error(nullptr, protocol::reason::too_large,
+                                                      "line longer than " + std::to_string(limit) + " bytes",
+                                                      {{"limit", limit}}));
             begin_drain("line too large");
             return;
         }
@@ -317,7 +267,10 @@ void connection::process_lines() {
         }
         completed = true;
         any_line_ = true;
-        if (!blank(fr.line)) handle_line(fr.line);
+        if (!blank(fr.line)) {
+            ++requests_;
+            pipeline_.submit(fr.line);
+        }
         if (session_.close_requested) {  // e.g. too many wrong tokens: answer, then close
             spdlog::info("conn {}: closing after {} wrong tokens", session_.id, session_.auth_failures);
             begin_drain("too many wrong tokens");
@@ -346,219 +299,10 @@ void connection::note_input_state(bool completed_a_line) {
     }
 }
 
-std::uint64_t connection::push_slot(slot s) {
-    s.bytes = s.text.size();
-    for (const auto& p : s.parts) s.bytes += p.size();
-    held_bytes_ += s.bytes;
-    slots_.push_back(std::move(s));
-    return first_seq_ + slots_.size() - 1;
-}
-
-void connection::handle_line(std::string_view line) {
-    auto parsed = protocol::parse_line(line, parse_limits_);
-    ++requests_;
-    if (!parsed.batch) {
-        auto& m = parsed.messages.front();
-        if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
-            spdlog::info("conn {}: {}: {}", session_.id, protocol::name(bad->why), bad->detail);
-            push_slot(slot{protocol::make_error(bad->id, bad->why, bad->detail, bad->data), {}, 0, false, 0});
-            return;
-        }
-        auto& req = std::get<protocol::request>(m);
-        const bool notification = req.notification;
-        auto p = dispatch_.prepare(std::move(req), session_);
-        if (p.job) {
-            std::uint64_t seq = 0;
-            if (!notification) seq = push_slot(slot{{}, {}, 1, false, 0});
-            jobs_.push_back(pending_job{std::move(*p.job), seq, 0, !notification, false});
-        } else if (p.response) {
-            push_slot(slot{std::move(*p.response), {}, 0, false, 0});
-        }
-        return;
-    }
-    slot s;
-    s.batch = true;
-    s.parts.resize(parsed.messages.size());
-    const std::uint64_t seq = push_slot(std::move(s));
-    const std::size_t limit = services_.config.max_output_bytes;
-    std::uint32_t pending = 0;
-    for (std::size_t i = 0; i < parsed.messages.size(); ++i) {
-        auto& m = parsed.messages[i];
-        auto& mine = slots_.back();
-        auto& part = mine.parts[i];
-        if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
-            part = protocol::make_error(bad->id, bad->why, bad->detail, bad->data);
-        } else if (mine.bytes >= limit) {
-            // The batch answer leaves as one line: past the bound its elements are not run.
-            auto& req = std::get<protocol::request>(m);
-            if (!req.notification)
-                part = protocol::make_error(req.id, protocol::reason::too_large, batch_too_large(limit),
-                                            {{"limit", limit}});
-        } else {
-            auto p = dispatch_.prepare(std::move(std::get<protocol::request>(m)), session_);
-            if (p.job) {
-                ++pending;
-                jobs_.push_back(pending_job{std::move(*p.job), seq, i, true, true});
-            } else if (p.response) {
-                part = std::move(*p.response);
-            }
-        }
-        mine.bytes += part.size();
-        held_bytes_ += part.size();
-    }
-    slots_.back().pending = pending;
-}
-
 void connection::submit_jobs() {
-    // One batch of jobs in flight at a time: consecutive jobs for the same world travel together
-    // (one post there and one back, however deep the pipeline), and the batch may produce only
-    // as many answer bytes as the output bound has room for. Batches are recycled: a fresh
-    // kilobyte-sized vector per post made glibc consolidate its fastbins on every read.
-    if (batch_in_flight_ || jobs_.empty() || stopped_) return;
+    if (stopped_ || !pipeline_.jobs_waiting()) return;
     move_ready();
-    const std::size_t limit = services_.config.max_output_bytes;
-    const std::size_t unsent = out_bytes_;
-    const std::size_t held = buffered_bytes();
-    const auto& first = jobs_.front();
-    // The first job may always run when nothing it would wait behind is unsent past the bound:
-    // its answer is what lets the slots behind it go out.
-    const bool head_may_run = (!first.has_slot || first.seq == first_seq_) && unsent < limit;
-    const std::size_t budget = held < limit ? limit - held : 0;
-    if (budget == 0 && !head_may_run) return;  // resumed by on_write once the client reads
-
-    std::unique_ptr<job_batch> batch;
-    if (spare_batches_.empty()) {
-        batch = std::make_unique<job_batch>();
-    } else {
-        batch = std::move(spare_batches_.back());
-        spare_batches_.pop_back();
-    }
-    batch->budget = budget;
-    batch->head_may_run = head_may_run;
-    const auto* world = first.job.world.get();
-    while (!jobs_.empty() && jobs_.front().job.world.get() == world) {
-        auto& pj = jobs_.front();
-        if (pj.in_batch && std::none_of(batch->batch_bytes.begin(), batch->batch_bytes.end(),
-                                        [&](const auto& e) { return e.first == pj.seq; })) {
-            batch->batch_bytes.emplace_back(pj.seq, slots_[pj.seq - first_seq_].bytes);
-        }
-        batch->jobs.push_back(std::move(pj));
-        jobs_.pop_front();
-    }
-    batch_in_flight_ = true;
-    auto& strand = batch->jobs.front().job.world->strand();
-    asio::post(strand, [self = shared_from_this(), batch = std::move(batch)]() mutable {
-        run_batch(std::move(self), std::move(batch));
-    });
-}
-
-void connection::run_batch(std::shared_ptr<connection> self, std::unique_ptr<job_batch> batch) {
-    // On the world's strand. Runs jobs in order until the batch is done, its output budget is
-    // spent (the rest goes back to the connection), the connection is gone (the rest is
-    // dropped), or its time slice is used up (the rest is posted again, behind due ticks).
-    const auto started = std::chrono::steady_clock::now();
-    const std::size_t limit = self->services_.config.max_output_bytes;
-    auto& strand = batch->jobs.front().job.world->strand();
-    const auto publish = [&] {
-        // A paused world has no tick to publish what these requests changed: its watchers hear now.
-        if (batch->mutated) batch->jobs.front().job.world->publish_if_paused();
-        batch->mutated = false;
-    };
-    const auto repost = [&] {
-        publish();
-        asio::post(strand, [self, batch = std::move(batch)]() mutable {
-            run_batch(std::move(self), std::move(batch));
-        });
-    };
-    while (batch->results.size() < batch->jobs.size()) {
-        if (self->closed_.load(std::memory_order_relaxed)) break;
-        const std::size_t k = batch->results.size();
-        auto& pj = batch->jobs[k];
-        std::size_t* batch_bytes = nullptr;
-        if (pj.in_batch) {
-            for (auto& e : batch->batch_bytes) {
-                if (e.first == pj.seq) batch_bytes = &e.second;
-            }
-            if (batch_bytes != nullptr && *batch_bytes >= limit) {
-                batch->results.push_back(
-                    job_result{nullptr, true,
-                               protocol::error_text(protocol::reason::too_large, batch_too_large(limit),
-                                                    {{"limit", limit}})});
-                continue;
-            }
-        }
-        const bool may_run = !pj.has_slot || batch->spent < batch->budget || (k == 0 && batch->head_may_run);
-        if (!may_run) break;  // the rest waits until the client has read what it is owed
-
-        auto done = batch->runner.next(self->dispatch_, pj.job);
-        if (!done) {
-            repost();  // a long step: the rest of it after due ticks and other requests
-            return;
-        }
-        job_result r = std::move(*done);
-        batch->runner = {};
-        if (!r.is_error && has(pj.job.method->flags, method_flags::mutating)) batch->mutated = true;
-        const std::size_t size = r.text.empty() ? approx_size(r.value) : r.text.size();
-        batch->spent += size;
-        if (batch_bytes) *batch_bytes += size;
-        batch->results.push_back(std::move(r));
-        if (batch->results.size() < batch->jobs.size() &&
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
-                slice_seconds) {
-            repost();
-            return;
-        }
-    }
-    publish();
-    auto& home = self->strand_;
-    asio::post(home, [self = std::move(self), batch = std::move(batch)]() mutable {
-        self->on_jobs_done(std::move(batch));
-    });
-}
-
-void connection::on_jobs_done(std::unique_ptr<job_batch> batch) {
-    batch_in_flight_ = false;
-    if (stopped_) return;
-    const std::size_t done = batch->results.size();
-    for (std::size_t k = 0; k < done; ++k) {
-        auto& pj = batch->jobs[k];
-        auto& result = batch->results[k];
-        const bool opened = !result.is_error && has(pj.job.method->flags, method_flags::opens_stream);
-        if (opened) session_.watches->bind_next(pj.job.id.dump());
-        if (opened && !pj.has_slot) session_.watches->start_next();  // nothing to wait for
-        if (pj.has_slot) {
-            if (opened) slots_[pj.seq - first_seq_].watch_starts++;
-            complete(pj.seq, pj.part, respond(pj.job, result));
-        }
-        result = job_result{};  // its answer is in the slot now: a batch's answers never exist twice
-    }
-    // Jobs the budget stopped go back to the front, in order, to run once the client has read.
-    jobs_.insert(jobs_.begin(),
-                 std::make_move_iterator(batch->jobs.begin() + static_cast<std::ptrdiff_t>(done)),
-                 std::make_move_iterator(batch->jobs.end()));
-    batch->jobs.clear();
-    batch->results.clear();
-    batch->batch_bytes.clear();
-    batch->spent = 0;
-    batch->runner = {};
-    if (spare_batches_.size() < 4) spare_batches_.push_back(std::move(batch));
-    pump();
-}
-
-void connection::complete(std::uint64_t seq, std::size_t part, std::optional<std::string> text) {
-    if (stopped_ || seq < first_seq_) return;
-    auto& s = slots_[seq - first_seq_];
-    if (text) {
-        s.bytes += text->size();
-        held_bytes_ += text->size();
-    }
-    if (s.batch) {
-        if (text) s.parts[part] = std::move(*text);
-        --s.pending;
-    } else {
-        if (text) s.text = std::move(*text);
-        s.pending = 0;
-    }
+    request_pipeline::run_jobs(std::shared_ptr<request_pipeline>(shared_from_this(), &pipeline_), out_bytes_);
 }
 
 void connection::move_ready() {
@@ -568,28 +312,24 @@ void connection::move_ready() {
     // answers wait: on_write pumps again once the client has read.
     take_notifications();
     bool owed = session_.watches && session_.watches->owes();
-    while (!slots_.empty() && slots_.front().pending == 0 && !owed) {
-        auto& s = slots_.front();
-        if (s.batch) {
+    while (pipeline_.ready() && !owed) {
+        auto a = pipeline_.pop();
+        if (a.batch) {
             // One line, '[' a ',' b ... ']', its elements moved (not joined) into the output.
             bool first = true;
-            for (auto& p : s.parts) {
+            for (auto& p : a.parts) {
                 if (p.empty()) continue;  // notifications answer nothing, not even inside a batch
                 append_out(first ? "[" : ",");
                 first = false;
                 push_out(std::move(p));
             }
             if (!first) append_out("]\n");
-        } else if (!s.text.empty()) {
-            push_out(std::move(s.text));
+        } else if (!a.text.empty()) {
+            push_out(std::move(a.text));
             append_out("\n");
         }
-        held_bytes_ -= s.bytes;
-        const auto starts = s.watch_starts;
-        slots_.pop_front();
-        ++first_seq_;
-        for (std::uint32_t k = 0; k < starts; ++k) session_.watches->start_next();
-        if (starts > 0) {
+        for (std::uint32_t k = 0; k < a.watch_starts; ++k) session_.watches->start_next();
+        if (a.watch_starts > 0) {
             take_notifications();
             owed = session_.watches->owes();
         }
@@ -684,19 +424,15 @@ void connection::on_idle(const asio::error_code& ec) {
     if (rt > 0 && partial_ && !draining_ && now - partial_since_ >= to_duration(rt)) {
         spdlog::info("conn {}: request line unfinished after {}s, closing", session_.id, rt);
         partial_ = false;
-        push_slot(slot{protocol::make_error(nullptr, protocol::reason::timeout,
-                                            "request line not finished within " + format_seconds(rt) + " s",
-                                            {{"limit_s", rt}}),
-                       {},
-                       0,
-                       false,
-                       0});
+        pipeline_.answer_now(protocol::make_error(
+            nullptr, protocol::reason::timeout,
+            "request line not finished within " + format_seconds(rt) + " s", {{"limit_s", rt}}));
         begin_drain("request timeout");
         if (!stopped_ && !lingering_) arm_idle_timer();
         return;
     }
     // Waiting on a world is not idleness; waiting on a client that does not read is.
-    if (batch_in_flight_) last_activity_ = now;
+    if (pipeline_.jobs_in_flight()) last_activity_ = now;
     const double idle = services_.config.idle_timeout;
     if (idle > 0 && now - last_activity_ >= to_duration(idle)) {
         const bool stalled_write = write_in_flight_;
@@ -721,8 +457,7 @@ void connection::begin_drain(std::string_view why) {
 }
 
 void connection::maybe_finish() {
-    if (draining_ && !stopped_ && !lingering_ && slots_.empty() && !batch_in_flight_ && jobs_.empty() &&
-        !write_in_flight_ && out_bytes_ == 0) {
+    if (draining_ && !stopped_ && !lingering_ && pipeline_.idle() && !write_in_flight_ && out_bytes_ == 0) {
         linger();
     }
 }
@@ -758,7 +493,7 @@ void connection::discard_input() {
 void connection::close(std::string_view why) {
     if (stopped_) return;
     stopped_ = true;
-    closed_.store(true, std::memory_order_relaxed);  // world strands stop computing for us
+    pipeline_.close();  // world strands stop computing for us
     if (session_.watches) session_.watches->close();
     if (output_account_) services_.output.close(output_account_);
     stalled_since_.store(0, std::memory_order_relaxed);

@@ -2,20 +2,16 @@
 // One client connection, in the style of Asio's http/server `connection`: shared_from_this,
 // every handler runs on the connection's own strand, one write in flight.
 //
-// Stages (as Redis's networking.c): read bytes into the framer, frame lines, parse, dispatch,
-// buffer responses, write. Responses leave in request order: every request that answers gets a
-// slot in a queue; world-bound requests fill their slot when their world's strand has run them,
-// and all ready slots at the head of the queue go out together: small answers are copied into
-// shared buffers, large ones (and each element of a batch) are moved into the output queue as they
-// are and leave in one gathered write, so an answer exists once and is freed as soon as the
-// socket has taken it.
+// The TCP face: it only frames bytes. Lines come out of the framer and go into the connection's
+// request_pipeline (rpc/request_pipeline.hpp), which parses, refuses, queues for the world and keeps
+// the answers in request order; the ready answers at its head, and world.watch notifications
+// between them, go out in gathered writes: small answers are copied into shared buffers, large
+// ones (and each element of a batch) are moved into the output queue as they are, so an answer
+// exists once and is freed as soon as the socket has taken it.
 //
 // Memory is bounded by the answers, not the requests: a connection holds at most about
-// --max-output-bytes of answers (plus one answer). Past that it parses no more lines, reads no
-// more bytes and runs no more jobs until the client has read; one job batch is in flight at a
-// time and stops where its budget ends. A batch (JSON-RPC array) must leave whole, so its
-// elements past the bound are answered too_large without running. World jobs run in slices of a
-// few milliseconds so ticks and other connections go on; a connection that is gone stops them.
+// --max-output-bytes of answers (plus one answer). Past that it frames no more lines, reads no
+// more bytes and runs no more jobs until the client has read.
 
 #include <array>
 #include <atomic>
@@ -31,9 +27,8 @@
 #include <asio.hpp>
 
 #include "ecsd/protocol/framer.hpp"
-#include "rpc/dispatcher.hpp"
-#include "rpc/job_runner.hpp"
 #include "rpc/output_budget.hpp"
+#include "rpc/request_pipeline.hpp"
 #include "rpc/session.hpp"
 
 namespace ecsd::net {
@@ -72,41 +67,10 @@ class connection : public std::enable_shared_from_this<connection> {
     }
 
   private:
-    // A response position in request order. A batch fills one part per element.
-    struct slot {
-        std::string text;                // the finished line without newline; empty: nothing to send
-        std::vector<std::string> parts;  // a batch: its answers, sent as [a,b,...] (empty ones skipped)
-        std::uint32_t pending = 0;
-        bool batch = false;
-        std::size_t bytes = 0;           // bytes held in text and parts (counted in held_bytes_)
-        std::uint32_t watch_starts = 0;  // world.watch answers in it: their notifications may follow
-    };
-    struct pending_job {
-        world_job job;
-        std::uint64_t seq = 0;  // slot sequence number, meaningless when !has_slot
-        std::size_t part = 0;
-        bool has_slot = false;
-        bool in_batch =
-            false;  // answers one element of a JSON-RPC batch (the whole batch leaves as one line)
-    };
-    // Jobs for one world, run in order on its strand by run_batch(), possibly over several posts.
-    struct job_batch {
-        std::vector<pending_job> jobs;
-        std::vector<job_result> results;  // one per job run so far, in order
-        std::size_t budget = 0;           // answer bytes this batch may produce before it stops
-        std::size_t spent = 0;
-        bool head_may_run = false;  // the first job may run even with no budget (nothing ahead of it)
-        job_runner runner;          // the job in progress (a long world.step runs in slices)
-        bool mutated = false;       // a job changed the world since the last publish
-        std::vector<std::pair<std::uint64_t, std::size_t>> batch_bytes;  // JSON-RPC batch slot -> bytes
-    };
-
     void do_read();
     void on_read(const asio::error_code& ec, std::size_t n);
     void pump();  // parse what can be parsed, submit jobs, write, read: after any progress
     void process_lines();
-    void handle_line(std::string_view line);
-    std::uint64_t push_slot(slot s);
     [[nodiscard]] std::size_t buffered_bytes() const noexcept;
     [[nodiscard]] bool has_room() const noexcept;
     void note_input_state(bool completed_a_line);
@@ -116,10 +80,7 @@ class connection : public std::enable_shared_from_this<connection> {
     void append_out(std::string_view bytes);  // copied into out_tail()
     void push_out(std::string&& text);        // small: copied; large: moved in as a buffer of its own
     void submit_jobs();
-    static void run_batch(std::shared_ptr<connection> self, std::unique_ptr<job_batch> batch);
-    void on_jobs_done(std::unique_ptr<job_batch> batch);
-    void complete(std::uint64_t seq, std::size_t part, std::optional<std::string> text);
-    void move_ready();  // ready slots at the head -> out_
+    void move_ready();  // ready answers at the head of the pipeline -> out_
     void flush();       // move_ready() and start a write when none is in flight
     void do_write();
     void write_some();
@@ -141,15 +102,7 @@ class connection : public std::enable_shared_from_this<connection> {
     connection_manager& manager_;
     session session_;
     protocol::line_framer framer_;
-    protocol::parse_limits parse_limits_;
-
-    std::deque<slot> slots_;
-    std::uint64_t first_seq_ = 0;   // sequence number of slots_.front()
-    std::size_t held_bytes_ = 0;    // answer bytes waiting in slots_
-    std::deque<pending_job> jobs_;  // parsed world jobs not yet run, in request order
-    std::vector<std::unique_ptr<job_batch>> spare_batches_;  // recycled job_batch objects
-    bool batch_in_flight_ = false;     // one job_batch at a time: answers stay bounded and in order
-    std::atomic<bool> closed_{false};  // read by run_batch on world strands: stop computing
+    request_pipeline pipeline_;  // every line's request, from parse to answer
 
     // Ready bytes in order, not yet written, in buffers: text of our own, or a watch diff's body
     // shared with every connection that sends it. The first `in_flight_` are those of the write

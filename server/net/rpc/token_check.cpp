@@ -1,0 +1,48 @@
+#include "rpc/token_check.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "rpc/constant_time.hpp"
+#include "rpc/services.hpp"
+#include "rpc/session.hpp"
+
+namespace ecsd::net {
+
+std::optional<protocol::rpc_error> check_token(server_services& services, session& caller,
+                                               std::string_view given) {
+    const auto& expected = services.config.token;
+    if (expected.empty()) {
+        caller.authenticated = true;
+        return std::nullopt;
+    }
+    auto& guard = services.auth_guard;
+    const auto address = auth_limiter::address_of(caller.peer);
+    const auto now = auth_limiter::clock::now();
+    const auto in_seconds = [](double s) { return std::to_string(static_cast<long>(s + 0.999)); };
+    // During a lockout, a connection that has sent no wrong token still has its token checked: the
+    // right one is never locked out, and a wrong one closes the connection (auth_limiter.hpp).
+    const auto wait = guard.locked(address, now);
+    if (wait && caller.auth_failures > 0) {
+        return protocol::rpc_error(
+            protocol::reason::rate_limited,
+            "too many wrong tokens from " + address + "; try again in " + in_seconds(*wait) + " s",
+            {{"retry_after", *wait}});
+    }
+    if (constant_time_equal(given, expected)) {
+        guard.succeeded(address);
+        caller.authenticated = true;
+        return std::nullopt;
+    }
+    const double lockout = std::max(wait.value_or(0.0), guard.failed(address, now));
+    if (++caller.auth_failures >= auth_limiter::connection_failures || wait) caller.close_requested = true;
+    if (lockout > 0) {
+        return protocol::rpc_error(
+            protocol::reason::rate_limited,
+            "invalid token; too many from " + address + ", try again in " + in_seconds(lockout) + " s",
+            {{"retry_after", lockout}});
+    }
+    return protocol::rpc_error(protocol::reason::unauthorized, "invalid token");
+}
+
+}  // namespace ecsd::net
