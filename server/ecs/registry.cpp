@@ -29,7 +29,7 @@ void registry::install(std::unique_ptr<pool> p) {
     p->track_writes(tracking_);
     by_name_.emplace(p->name(), p->id());
     pools_.push_back(std::move(p));
-    watches_by_component_.emplace_back();
+    sets_by_component_.emplace_back();
     entities_.ensure_types(pools_.size());
 }
 
@@ -160,7 +160,7 @@ void registry::destroy_bulk(std::span<const entity_id> ids) {
             ++dying[c];
             removed[c].push(e);
         });
-        for (auto& w : watches_)  // group-held sets have an empty `members`
+        for (auto& w : member_sets_)  // group-held sets have an empty `members`
             if (w->members.contains(slot)) w->members.erase(slot);
         entities_.destroy(slot);
         died.push(e);
@@ -193,7 +193,7 @@ void registry::destroy_now(entity_id e) {
         p.erase(slot);
         p.removed[1].push_back(e);
     });
-    for (auto& w : watches_)  // an entity matching a query with no `all` can have no components
+    for (auto& w : member_sets_)  // an entity matching a query with no `all` can have no components
         if (w->members.contains(slot)) w->members.erase(slot);
     entities_.destroy(slot);  // clears the whole signature with the slot
     died_[1].push_back(e);
@@ -274,9 +274,9 @@ std::vector<component_id> registry::components_of(entity_id e) const {
     return out;
 }
 
-// --- signature changes: groups, watches, change records ----------------------------
+// --- signature changes: groups, member sets, change records ----------------------------
 
-// Groups and watches after component c was added (on_added, for a component that is not plain).
+// Groups and member sets after component c was added (on_added, for a component that is not plain).
 void registry::join(std::uint32_t slot, component_id c) {
     if (const int g = pools_[c]->owner_group; g >= 0) {
         auto& grp = groups_[static_cast<std::size_t>(g)];
@@ -285,7 +285,7 @@ void registry::join(std::uint32_t slot, component_id c) {
         auto& grp = groups_[static_cast<std::size_t>(n)];
         if (grp.complete(entities_, slot) && grp.holds(pools_, slot)) grp.enter_inner(pools_, slot);
     }
-    update_watches(slot, c);
+    update_member_sets(slot, c);
 }
 
 void registry::before_removed(std::uint32_t slot, component_id c) {
@@ -298,9 +298,9 @@ void registry::before_removed(std::uint32_t slot, component_id c) {
     }
 }
 
-void registry::update_watches(std::uint32_t slot, component_id c) {
-    for (int id : watches_by_component_[c]) {
-        auto& w = *watches_[static_cast<std::size_t>(id)];
+void registry::update_member_sets(std::uint32_t slot, component_id c) {
+    for (int id : sets_by_component_[c]) {
+        auto& w = *member_sets_[static_cast<std::size_t>(id)];
         const bool in = w.members.contains(slot);
         const bool should = matches(slot, w.q);
         if (should && !in) w.members.insert(slot);
@@ -308,7 +308,7 @@ void registry::update_watches(std::uint32_t slot, component_id c) {
     }
 }
 
-void registry::rebuild_members(watch_entry& w) const {
+void registry::rebuild_members(member_set& w) const {
     w.members.clear();
     if (w.group >= 0) return;  // the group is rebuilt on its own
     for (std::uint32_t slot = 0; slot < entities_.slot_count(); ++slot)
@@ -327,12 +327,13 @@ void registry::own_group_ids(std::vector<component_id> owned) {
     for (auto c : owned) pools_[c]->owner_group = g;
     groups_.emplace_back(std::move(owned));
     groups_.back().rebuild(pools_);  // align the entities that already have every owned component
-    for (std::size_t i = 0; i < watches_.size(); ++i)
-        if (watches_[i]->group < 0 && group_over(watches_[i]->q) == g) hand_to_group(static_cast<int>(i), g);
+    for (std::size_t i = 0; i < member_sets_.size(); ++i)
+        if (member_sets_[i]->group < 0 && group_over(member_sets_[i]->q) == g)
+            hand_to_group(static_cast<int>(i), g);
 }
 
 // The owning group whose components are exactly q's `all`, with no other term, or -1. Its aligned
-// prefix holds exactly q's matches, so a watch of q needs no set of its own (8 B a member).
+// prefix holds exactly q's matches, so tracking q needs no set of its own (8 B a member).
 int registry::group_over(const query& q) const {
     if (!q.none.empty() || !q.any.empty()) return -1;
     for (std::size_t g = 0; g < groups_.size(); ++g) {
@@ -343,22 +344,22 @@ int registry::group_over(const query& q) const {
     return -1;
 }
 
-void registry::hand_to_group(int watch_id, int g) {
-    auto& w = watches_[static_cast<std::size_t>(watch_id)];
-    auto held = std::make_unique<watch_entry>();  // a fresh entry gives the set's memory back
+void registry::hand_to_group(int set_id, int g) {
+    auto& w = member_sets_[static_cast<std::size_t>(set_id)];
+    auto held = std::make_unique<member_set>();  // a fresh entry gives the set's memory back
     held->q = std::move(w->q);
     held->group = g;
     w = std::move(held);
-    for (auto& ids : watches_by_component_) std::erase(ids, watch_id);
+    for (auto& ids : sets_by_component_) std::erase(ids, set_id);
 }
 
-std::size_t registry::member_count(int watch_id) const noexcept {
-    const auto& w = *watches_[static_cast<std::size_t>(watch_id)];
+std::size_t registry::member_count(int set_id) const noexcept {
+    const auto& w = *member_sets_[static_cast<std::size_t>(set_id)];
     return w.group >= 0 ? groups_[static_cast<std::size_t>(w.group)].size() : w.members.size();
 }
 
-bool registry::is_member(int watch_id, std::uint32_t slot) const noexcept {
-    const auto& w = *watches_[static_cast<std::size_t>(watch_id)];
+bool registry::is_member(int set_id, std::uint32_t slot) const noexcept {
+    const auto& w = *member_sets_[static_cast<std::size_t>(set_id)];
     if (w.group < 0) return w.members.contains(slot);
     const auto& grp = groups_[static_cast<std::size_t>(w.group)];
     return grp.complete(entities_, slot);
@@ -391,15 +392,15 @@ long registry::group_size_of(component_id c) const noexcept {
     return g < 0 ? -1 : static_cast<long>(groups_[static_cast<std::size_t>(g)].size());
 }
 
-int registry::watch(const query& q) {
+int registry::track(const query& q) {
     // Systems with the same terms (movement and bounds both walk Position, Velocity) share one set:
     // a set costs 8 bytes per member.
-    for (std::size_t i = 0; i < watches_.size(); ++i) {
-        const auto& w = watches_[i]->q;
+    for (std::size_t i = 0; i < member_sets_.size(); ++i) {
+        const auto& w = member_sets_[i]->q;
         if (w.all == q.all && w.none == q.none && w.any == q.any) return static_cast<int>(i);
     }
-    const int id = static_cast<int>(watches_.size());
-    auto& entry = *watches_.emplace_back(std::make_unique<watch_entry>());
+    const int id = static_cast<int>(member_sets_.size());
+    auto& entry = *member_sets_.emplace_back(std::make_unique<member_set>());
     entry.q = q;
     entry.group = group_over(q);
     if (entry.group >= 0) return id;  // the group keeps the members
@@ -407,7 +408,7 @@ int registry::watch(const query& q) {
     q.all.for_each([&](component_id c) { mentioned.insert(c); });
     q.none.for_each([&](component_id c) { mentioned.insert(c); });
     for (const auto& g : q.any) g.for_each([&](component_id c) { mentioned.insert(c); });
-    for (auto c : mentioned) watches_by_component_[c].push_back(id);
+    for (auto c : mentioned) sets_by_component_[c].push_back(id);
     rebuild_members(entry);
     return id;
 }
@@ -463,7 +464,7 @@ void registry::restore_raw(component_id c, std::uint32_t slot, const std::byte* 
 
 void registry::finish_restore() {
     for (auto& grp : groups_) grp.rebuild(pools_);
-    for (auto& w : watches_) rebuild_members(*w);
+    for (auto& w : member_sets_) rebuild_members(*w);
     ++structure_version_;
 }
 
@@ -506,7 +507,7 @@ std::size_t registry::memory_bytes() const {
     std::size_t total = entities_.bytes();
     for (const auto& p : pools_) total += p->memory_bytes();  // change records included
     for (const auto& l : died_) total += l.capacity() * sizeof(entity_id);
-    for (const auto& w : watches_) total += sizeof(*w) + w->members.memory_bytes();
+    for (const auto& w : member_sets_) total += sizeof(*w) + w->members.memory_bytes();
     return total;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The registry owns the entities, one storage per component type, the owning
 // groups that keep hot component pairs aligned, the member sets that systems
-// watch (member sets that follow signature changes), per-tick
+// track (sets of the entities matching a query, kept current through signature changes), per-tick
 // change records, and the queue of structural changes deferred while a walk
 // is in progress (deletion deferred to the end of the frame).
 
@@ -220,17 +220,17 @@ class registry {
 
     // --- member sets (systems) ------------------------------------------------------------
     /// @brief Starts keeping the set of entities matching q (all / any / none) current; a query
-    /// already watched gets the id of that set (the sets are shared, never removed). A query whose
+    /// already tracked gets the id of that set (the sets are shared, never removed). A query whose
     /// terms are exactly an owning group's components keeps no set: the group is its member set.
-    int watch(const query& q);
-    /// @brief How many entities match the watched query.
-    [[nodiscard]] std::size_t member_count(int watch_id) const noexcept;
-    /// @brief True when the live slot matches the watched query.
-    [[nodiscard]] bool is_member(int watch_id, std::uint32_t slot) const noexcept;
+    int track(const query& q);
+    /// @brief How many entities match the tracked query.
+    [[nodiscard]] std::size_t member_count(int set_id) const noexcept;
+    /// @brief True when the live slot matches the tracked query.
+    [[nodiscard]] bool is_member(int set_id, std::uint32_t slot) const noexcept;
     /// @brief Calls f(slot) for every member, in no particular order.
     template <typename F>
-    void for_each_member(int watch_id, F&& f) const {
-        const auto& w = *watches_[static_cast<std::size_t>(watch_id)];
+    void for_each_member(int set_id, F&& f) const {
+        const auto& w = *member_sets_[static_cast<std::size_t>(set_id)];
         if (w.group >= 0) {
             const auto& grp = groups_[static_cast<std::size_t>(w.group)];
             const pool& lead = *pools_[grp.owned()[0]];
@@ -315,7 +315,7 @@ class registry {
     /// storage reserved): references into storages taken at version v stay valid while it is v.
     [[nodiscard]] std::uint64_t structure_version() const noexcept { return structure_version_; }
 
-    /// @brief Bytes held by entity records, storages, write stamps, change records and watch member
+    /// @brief Bytes held by entity records, storages, write stamps, change records and member
     /// sets (capacity, not size): what the registry holds, not what it uses.
     [[nodiscard]] std::size_t memory_bytes() const;
 
@@ -325,7 +325,7 @@ class registry {
     [[nodiscard]] std::vector<const void*> arrays_written_lately() const;
 
   private:
-    struct watch_entry {
+    struct member_set {
         query q;
         entity_set members;  // empty when a group holds them
         int group = -1;      // the owning group whose components are exactly q's terms, or -1
@@ -333,12 +333,12 @@ class registry {
 
     component_id next_id(const std::string& name) const;
     void install(std::unique_ptr<pool> p);
-    // Signature changes. Adding or removing a component in no owning group and no watched query
+    // Signature changes. Adding or removing a component in no owning group and no tracked query
     // (plain) changes only the signature, the storage and the change record, inline; groups and
-    // watches are kept out of line.
+    // member sets are kept out of line.
     [[nodiscard]] bool plain(component_id c) const noexcept {
         const pool& p = *pools_[c];
-        return p.owner_group < 0 && p.nested_group < 0 && watches_by_component_[c].empty();
+        return p.owner_group < 0 && p.nested_group < 0 && sets_by_component_[c].empty();
     }
     /// @brief After component c was stored for the slot.
     void on_added(std::uint32_t slot, component_id c) {
@@ -352,15 +352,15 @@ class registry {
         ++structure_version_;
         entities_.clear_bit(slot, c);
         pools_[c]->removed[1].push_back(e);
-        if (!plain(c)) update_watches(slot, c);
+        if (!plain(c)) update_member_sets(slot, c);
     }
     void join(std::uint32_t slot, component_id c);
     void before_removed(std::uint32_t slot, component_id c);
-    void update_watches(std::uint32_t slot, component_id c);
+    void update_member_sets(std::uint32_t slot, component_id c);
     [[noreturn]] void throw_not_alive(entity_id e) const;
-    void rebuild_members(watch_entry& w) const;
+    void rebuild_members(member_set& w) const;
     [[nodiscard]] int group_over(const query& q) const;
-    void hand_to_group(int watch_id, int g);
+    void hand_to_group(int set_id, int g);
     [[noreturn]] void throw_exists(entity_id e, component_id c) const;
     [[noreturn]] static void throw_unregistered(const char* type_name);
     void destroy_now(entity_id e);
@@ -394,8 +394,8 @@ class registry {
     std::unordered_map<std::string, component_id> by_name_;
     std::vector<component_id> typed_ids_;
     std::vector<owning_group> groups_;
-    std::vector<std::unique_ptr<watch_entry>> watches_;
-    std::vector<std::vector<int>> watches_by_component_;
+    std::vector<std::unique_ptr<member_set>> member_sets_;
+    std::vector<std::vector<int>> sets_by_component_;
     std::vector<std::function<void()>> deferred_;
     id_list died_[2];
     std::uint32_t epoch_ = 2;

@@ -270,7 +270,7 @@ class sparse_set {
     std::uint32_t first_hole_ = null_index;  // lowest position punch() emptied, until compact()
 };
 
-/// @brief A plain set of slots, e.g. the entities a system watches.
+/// @brief A plain set of slots, e.g. the members of a system's query.
 class entity_set : public sparse_set {
   public:
     void insert(std::uint32_t slot) { push_slot(slot); }

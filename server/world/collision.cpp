@@ -57,7 +57,7 @@ void link_bodies(world& w, collision_state& st) {
     auto& resting = reg.storage<Resting>();
     const bool any_resting = !resting.empty();
     const auto n = static_cast<std::uint32_t>(st.links.size());
-    w.pool().parallel_for(n, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
+    w.workers().parallel_for(n, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
         for (std::uint32_t k = from; k < to; ++k) {
             auto& l = st.links[k];
             const auto slot = ecs::index_of(l.id);
@@ -169,23 +169,23 @@ void collision_detection_system::run(world& w) {
             }
         };
         if (max_r > 0) {
-            auto& pool = w.pool();
-            const unsigned pieces = pool.pieces(n, world::min_piece / 4);
+            auto& workers = w.workers();
+            const unsigned pieces = workers.pieces(n, world::min_piece / 4);
             if (pieces <= 1) {
                 search(st.pairs, 0, n);
             } else {
                 st.piece_pairs.resize(pieces);
-                pool.parallel_for(n, world::min_piece / 4,
-                                  [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
-                                      // Filled through a vector of this thread's own: the
-                                      // pieces' vectors sit side by side, and growing them in
-                                      // place had both threads writing one cache line.
-                                      std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
-                                      out.swap(st.piece_pairs[piece]);
-                                      out.clear();
-                                      search(out, b, e);
-                                      out.swap(st.piece_pairs[piece]);
-                                  });
+                workers.parallel_for(n, world::min_piece / 4,
+                                     [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
+                                         // Filled through a vector of this thread's own: the
+                                         // pieces' vectors sit side by side, and growing them in
+                                         // place had both threads writing one cache line.
+                                         std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+                                         out.swap(st.piece_pairs[piece]);
+                                         out.clear();
+                                         search(out, b, e);
+                                         out.swap(st.piece_pairs[piece]);
+                                     });
                 for (unsigned k = 0; k < pieces; ++k)
                     st.pairs.insert(st.pairs.end(), st.piece_pairs[k].begin(), st.piece_pairs[k].end());
             }
@@ -234,20 +234,23 @@ void collision_detection_system::run(world& w) {
     const bool grouped = contacts.owner_group >= 0 || contacts.nested_group >= 0;
     if (note_places() && grouped) (void)note_places();
     const auto places = static_cast<std::uint32_t>(contacts.size());
-    w.pool().parallel_for(places, world::min_piece / 4, [&](unsigned, std::uint32_t from, std::uint32_t to) {
-        for (std::uint32_t pos = from; pos < to; ++pos) {
-            const auto i = st.body_at[pos];
-            if (i == ecs::null_index || st.offsets[i + 1] == st.offsets[i]) continue;  // removed below
-            auto& list = contacts.at(pos).entities;
-            const auto first = st.adjacency.begin() + st.offsets[i],
-                       last = st.adjacency.begin() + st.offsets[i + 1];
-            // The same contacts as last tick (or none, as before) are not a write: a resting pile
-            // costs a compare, and changed(Contacts) names only the bodies whose contacts changed.
-            if (std::equal(first, last, list.begin(), list.end())) continue;
-            list.assign(first, last);
-            contacts.mark_written(pos);
-        }
-    });
+    w.workers().parallel_for(places, world::min_piece / 4,
+                             [&](unsigned, std::uint32_t from, std::uint32_t to) {
+                                 for (std::uint32_t pos = from; pos < to; ++pos) {
+                                     const auto i = st.body_at[pos];
+                                     if (i == ecs::null_index || st.offsets[i + 1] == st.offsets[i])
+                                         continue;  // removed below
+                                     auto& list = contacts.at(pos).entities;
+                                     const auto first = st.adjacency.begin() + st.offsets[i],
+                                                last = st.adjacency.begin() + st.offsets[i + 1];
+                                     // The same contacts as last tick (or none, as before) are not a write: a
+                                     // resting pile costs a compare, and changed(Contacts) names only the
+                                     // bodies whose contacts changed.
+                                     if (std::equal(first, last, list.begin(), list.end())) continue;
+                                     list.assign(first, last);
+                                     contacts.mark_written(pos);
+                                 }
+                             });
     // An entity has Contacts only while it touches something (`query 'AI, Contacts'` counts the
     // touching): a body whose last contact ended, or that is no longer a collider, loses them.
     st.untouched.clear();
@@ -362,9 +365,9 @@ void collision_response_system::run(world& w) {
         while (k < np && band(pairs[k].first) == band(pairs[k - 1].first)) ++k;
         return k;
     };
-    auto& pool = w.pool();
-    st.piece_cross.resize(pool.pieces(np, world::min_piece / 4));
-    pool.parallel_for(np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+    auto& workers = w.workers();
+    st.piece_cross.resize(workers.pieces(np, world::min_piece / 4));
+    workers.parallel_for(np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
         std::vector<std::uint32_t> cross;  // this thread's own, as the search's pair lists
         cross.swap(st.piece_cross[piece]);
         cross.clear();

@@ -2048,7 +2048,7 @@ void world::define_system(const script_source& in) {
     members.all_ids = script->resolved.all_ids;
     members.none = script->resolved.none;
     members.any = script->resolved.any;
-    s.watch = reg_.watch(members);
+    s.member_set = reg_.track(members);
     if (existing != systems_.end()) {
         s.enabled = existing->enabled;  // a reload keeps the switch; a failed run's error is cleared
         s.stats = existing->stats;

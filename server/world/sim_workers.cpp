@@ -1,17 +1,17 @@
-#include "world/sim_pool.hpp"
+#include "world/sim_workers.hpp"
 
 #include <algorithm>
 #include <chrono>
 
 namespace ecsd::world {
 
-sim_pool::sim_pool(unsigned threads) {
+sim_workers::sim_workers(unsigned threads) {
     const unsigned n = std::max(1U, threads);
     workers_.reserve(n - 1);
     for (unsigned i = 1; i < n; ++i) workers_.emplace_back([this, i] { work(i); });
 }
 
-sim_pool::~sim_pool() {
+sim_workers::~sim_workers() {
     {
         const std::lock_guard lock(m_);
         stop_ = true;
@@ -20,7 +20,7 @@ sim_pool::~sim_pool() {
     for (auto& t : workers_) t.join();
 }
 
-unsigned sim_pool::pieces(std::uint32_t n, std::uint32_t min_piece) const noexcept {
+unsigned sim_workers::pieces(std::uint32_t n, std::uint32_t min_piece) const noexcept {
     const std::uint32_t by_size = n / std::max<std::uint32_t>(1, min_piece);
     return static_cast<unsigned>(std::clamp<std::uint32_t>(by_size, 1, threads()));
 }
@@ -46,7 +46,7 @@ bool spin_until(Done&& done) {
 }
 }  // namespace
 
-void sim_pool::run(std::uint32_t n, unsigned parts, void* context, range_fn fn) {
+void sim_workers::run(std::uint32_t n, unsigned parts, void* context, range_fn fn) {
     {
         const std::lock_guard lock(m_);
         n_ = n;
@@ -67,7 +67,7 @@ void sim_pool::run(std::uint32_t n, unsigned parts, void* context, range_fn fn) 
     context_ = nullptr;
 }
 
-void sim_pool::work(unsigned index) {
+void sim_workers::work(unsigned index) {
     std::uint64_t seen = 0;
     for (;;) {
         // A job that follows the last one closely is picked up without sleeping.

@@ -16,15 +16,15 @@
 
 namespace ecsd::world {
 
-class sim_pool {
+class sim_workers {
   public:
     /// @brief A range of the job: run(context, piece, begin, end). Must not throw.
     using range_fn = void (*)(void* context, unsigned piece, std::uint32_t begin, std::uint32_t end) noexcept;
 
-    explicit sim_pool(unsigned threads);
-    ~sim_pool();
-    sim_pool(const sim_pool&) = delete;
-    sim_pool& operator=(const sim_pool&) = delete;
+    explicit sim_workers(unsigned threads);
+    ~sim_workers();
+    sim_workers(const sim_workers&) = delete;
+    sim_workers& operator=(const sim_workers&) = delete;
 
     /// @brief Threads that run a job, the caller included (at least 1).
     [[nodiscard]] unsigned threads() const noexcept { return static_cast<unsigned>(workers_.size()) + 1; }
@@ -59,7 +59,7 @@ class sim_pool {
     std::mutex m_;
     std::condition_variable wake_, done_;
     // The job being run, guarded by m_. generation_ and pending_ are also read without it, by a
-    // thread that spins a moment before it sleeps (sim_pool.cpp says why).
+    // thread that spins a moment before it sleeps (sim_workers.cpp says why).
     std::atomic<std::uint64_t> generation_{0};
     std::uint32_t n_ = 0;
     unsigned parts_ = 0;

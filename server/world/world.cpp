@@ -92,9 +92,9 @@ void world::set_default_threads(unsigned n) noexcept {
     default_threads_ = std::clamp(n, 1U, world_settings::max_threads);
 }
 
-sim_pool& world::pool() {
-    if (!pool_ || pool_->threads() != threads()) pool_ = std::make_unique<sim_pool>(threads());
-    return *pool_;
+sim_workers& world::workers() {
+    if (!workers_ || workers_->threads() != threads()) workers_ = std::make_unique<sim_workers>(threads());
+    return *workers_;
 }
 
 std::string_view phase_name(system_phase p) noexcept {
@@ -134,7 +134,7 @@ void world::add_system() {
              ...);
             ((q.all.set(reg_.registered_id<T>()), q.all_ids.push_back(reg_.registered_id<T>())), ...);
         }(typename S::terms{});
-        s.watch = reg_.watch(q);
+        s.member_set = reg_.track(q);
     }
     // Phases run in order; within one, systems run in the order they were installed.
     const auto after =
@@ -267,7 +267,7 @@ json world::list_systems() const {
                        {"order", order++},
                        {"enabled", s.enabled},
                        {"signature", s.signature},
-                       {"members", s.watch >= 0 ? reg_.member_count(s.watch) : reg_.size()},
+                       {"members", s.member_set >= 0 ? reg_.member_count(s.member_set) : reg_.size()},
                        {"runs", s.stats.runs()},
                        {"last_ms", s.stats.last_ms()},
                        {"p50_ms", s.stats.quantile(0.5)},
@@ -302,8 +302,8 @@ json world::system_entities(const std::string& name, std::size_t limit, std::siz
     for (const auto& s : systems_) {
         if (s.name != name) continue;
         std::vector<entity_id> ids;
-        if (s.watch >= 0) {
-            reg_.for_each_member(s.watch,
+        if (s.member_set >= 0) {
+            reg_.for_each_member(s.member_set,
                                  [&](std::uint32_t slot) { ids.push_back(reg_.entities().id_of(slot)); });
         } else {
             reg_.for_each_match(ecs::query{}, [&](entity_id e) { ids.push_back(e); });

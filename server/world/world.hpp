@@ -23,7 +23,7 @@
 #include "ecs/registry.hpp"
 #include "world/components.hpp"
 #include "world/script.hpp"
-#include "world/sim_pool.hpp"
+#include "world/sim_workers.hpp"
 #include "world/system_stats.hpp"
 #include "world/systems.hpp"
 #include "world/tick_clock.hpp"
@@ -67,7 +67,7 @@ struct system_def {
     std::string signature;  // the query text of the entities it works on, derived from its terms
     bool enabled = true;
     void (*run)(world&) = nullptr;
-    int watch = -1;  // member set kept current by the registry
+    int member_set = -1;  // the registry's member set of the query (registry::track), or -1
     system_stats stats;
     const void* key = nullptr;    // identifies the system struct (world::state<S>)
     std::shared_ptr<void> state;  // the system's own state, when it declares one; a user system's script
@@ -134,7 +134,7 @@ class world {
     /// world's threads: with(A&, B&, const C&) for the entities that also have C (read only, not
     /// one of S's terms: a component S uses when it is there), without(A&, const B&) for the
     /// others. Each call must touch only the entity it is given. See registry::each_split_nested.
-    /// On one thread the pieces are one, run inline (handed to the pool as a range, the compiler
+    /// On one thread the pieces are one, run inline (handed to the workers as a range, the compiler
     /// does not inline the loop whole).
     template <typename S, typename A, typename B, typename C, typename With, typename Without>
     void walk_split_nested(With&& with, Without&& without) {
@@ -146,12 +146,12 @@ class world {
             return;
         }
         reg_.each_split_nested<A, B, C>(with, without, [this](std::uint32_t n, auto&& range) {
-            pool().parallel_for(n, min_piece,
-                                [&](unsigned, std::uint32_t b, std::uint32_t e) { range(b, e); });
+            workers().parallel_for(n, min_piece,
+                                   [&](unsigned, std::uint32_t b, std::uint32_t e) { range(b, e); });
         });
     }
-    /// @brief The world's threads, for a system's own split work (see sim_pool::parallel_for).
-    [[nodiscard]] sim_pool& pool();
+    /// @brief The world's threads, for a system's own split work (see sim_workers::parallel_for).
+    [[nodiscard]] sim_workers& workers();
     /// @brief Fewest elements worth waking another thread for.
     static constexpr std::uint32_t min_piece = 16384;
 
@@ -329,7 +329,7 @@ class world {
     std::vector<std::pair<std::string, json>> runtime_defs_;
     tick_clock clock_;
     unsigned default_threads_ = 1;
-    std::unique_ptr<sim_pool> pool_;        // made at the first split walk, for threads()
+    std::unique_ptr<sim_workers> workers_;  // made at the first split walk, for threads()
     std::unique_ptr<script_host> scripts_;  // made with the first script
     script_host& script_state();
     std::uint64_t tick_ = 0;

@@ -3,7 +3,7 @@
 //   build/release/bin/ecs_bench --benchmark_repetitions=7 --benchmark_report_aggregates_only=true
 // Cases: create, plain_loop (update's reference: two std::vectors, no ECS), update (owning group,
 // the systems' path; it also prints its best pass against the plain loop's), update_view (smallest
-// pool + lookups), update_members (a watched member set + lookups), add_remove,
+// pool + lookups), update_members (a tracked member set + lookups), add_remove,
 // destroy (one batch call) and destroy_each; the *_tracked variants keep per-value write stamps for
 // changed().
 #include <algorithm>
@@ -196,7 +196,7 @@ void BM_update_view(benchmark::State& state) {
 // A system that walks its own member set and looks both components up (the classic ECS article's way).
 void BM_update_members(benchmark::State& state) {
     auto reg = make_world(layout::plain, false);
-    const int members = reg->watch(reg->resolve(ecsd::ecs::parse_query("Position, Velocity")));
+    const int members = reg->track(reg->resolve(ecsd::ecs::parse_query("Position, Velocity")));
     populate(*reg);
     auto& pos = reg->storage<Position>();
     auto& vel = reg->storage<Velocity>();

@@ -372,7 +372,7 @@ TEST_F(RegistryTest, ANestedGroupKeepsItsPrefixAlignedThroughChurn) {
 
 // A batch large enough for registry::destroy_bulk (holes, then one ordered pass per pool, and pools
 // that lose everything emptied whole) leaves what destroying the same ids one call each leaves: the
-// same entities with the same values, the same group and nested prefixes, aligned, the same watched
+// same entities with the same values, the same group and nested prefixes, aligned, the same tracked
 // members and the same change records in the same order. Only the packed order may differ.
 TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
     const auto build = [](registry& r, std::vector<entity_id>& ids) {
@@ -383,7 +383,7 @@ TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
         r.register_component<test::Named>();
         r.own_group<Position, Velocity>();
         r.nest_in_group<Position, Velocity, test::Health>();
-        const int watched = r.watch(r.resolve(parse_query("Position, !Player")));
+        const int tracked = r.track(r.resolve(parse_query("Position, !Player")));
         std::mt19937 rng(11);
         for (int i = 0; i < 6000; ++i) {
             const auto e = r.create();
@@ -395,7 +395,7 @@ TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
             if (i % 7 == 0) r.emplace<test::Named>(e, {"n" + std::to_string(i), {1.0 * i}, {}, true});
         }
         r.end_tick();
-        return watched;
+        return tracked;
     };
     registry bulk, each;
     std::vector<entity_id> ids, same;

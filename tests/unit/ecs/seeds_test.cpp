@@ -17,7 +17,7 @@ TEST(Seed003Pools, SystemMembersFollowComponentsComingAndGoing) {
     registry reg;
     reg.register_component<test::Physical>();
     reg.register_component<test::Visible>();
-    const int system = reg.watch(reg.resolve(parse_query("Physical, Visible")));
+    const int system = reg.track(reg.resolve(parse_query("Physical, Visible")));
     const auto e = reg.create();
     reg.emplace<test::Physical>(e);
     EXPECT_EQ(reg.member_count(system), 0u);
@@ -33,9 +33,9 @@ TEST(Seed003Pools, SystemsWithTheSameTermsShareOneMemberSet) {
     registry reg;
     reg.register_component<test::Physical>();
     reg.register_component<test::Visible>();
-    const int a = reg.watch(reg.resolve(parse_query("Physical, Visible")));
-    const int b = reg.watch(reg.resolve(parse_query("Visible, Physical")));
-    const int c = reg.watch(reg.resolve(parse_query("Physical, !Visible")));
+    const int a = reg.track(reg.resolve(parse_query("Physical, Visible")));
+    const int b = reg.track(reg.resolve(parse_query("Visible, Physical")));
+    const int c = reg.track(reg.resolve(parse_query("Physical, !Visible")));
     EXPECT_EQ(a, b);
     EXPECT_NE(a, c);
     const auto e = reg.create();
@@ -49,7 +49,7 @@ TEST(Seed003Pools, SystemsWithTheSameTermsShareOneMemberSet) {
 
 // A system whose terms are exactly an owning group's components keeps no set of its own: the
 // group's aligned prefix is its member set, whether the group came before the system or after.
-// Members follow adds, removes and both kinds of destroy; the watch costs no memory per member.
+// Members follow adds, removes and both kinds of destroy; tracking costs no memory per member.
 TEST(Seed003Pools, ASystemOverAnOwningGroupUsesTheGroupAsItsMemberSet) {
     for (const bool group_first : {true, false}) {
         SCOPED_TRACE(group_first ? "group, then system" : "system, then group");
@@ -60,7 +60,7 @@ TEST(Seed003Pools, ASystemOverAnOwningGroupUsesTheGroupAsItsMemberSet) {
             reg->register_component<test::Player>();
             int sys = -1;
             if (group_first) reg->own_group<test::Position, test::Velocity>();
-            if (with_system) sys = reg->watch(reg->resolve(parse_query("Velocity, Position")));
+            if (with_system) sys = reg->track(reg->resolve(parse_query("Velocity, Position")));
             if (!group_first) reg->own_group<test::Position, test::Velocity>();
             return std::pair{std::move(reg), sys};
         };
@@ -78,14 +78,14 @@ TEST(Seed003Pools, ASystemOverAnOwningGroupUsesTheGroupAsItsMemberSet) {
         auto& reg = made.first;
         const int sys = made.second;
         const auto twin = make(false).first;
-        const int with_player = reg->watch(reg->resolve(parse_query("Position, Velocity, Player")));
+        const int with_player = reg->track(reg->resolve(parse_query("Position, Velocity, Player")));
         const auto ids = populate(*reg);
         populate(*twin);
         EXPECT_EQ(reg->member_count(sys), 750u);
         EXPECT_FALSE(reg->is_member(sys, index_of(ids[0])));
         EXPECT_TRUE(reg->is_member(sys, index_of(ids[1])));
-        // The watch holds no set: beside its twin without the system, the registry holds less than
-        // a byte per member more (the two watches' entries); a set would take 8 B a member.
+        // The tracked query holds no set: beside its twin without the system, the registry holds less than
+        // a byte per member more (the two tracked queries' entries); a set would take 8 B a member.
         EXPECT_LT(reg->memory_bytes(), twin->memory_bytes() + 750);
 
         reg->remove<test::Velocity>(ids[1]);
@@ -116,7 +116,7 @@ TEST(Seed000Systems, SignatureChangesUpdateSystemsWithNoneAndAny) {
     reg.register_component<test::Position>();
     reg.register_component<test::Velocity>();
     reg.register_component<test::Player>();
-    const int movers = reg.watch(reg.resolve(parse_query("Position, Velocity, !Player")));
+    const int movers = reg.track(reg.resolve(parse_query("Position, Velocity, !Player")));
     const auto e = reg.create();
     reg.emplace<test::Position>(e);
     reg.emplace<test::Velocity>(e);

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "world/collision.hpp"
-#include "world/sim_pool.hpp"
+#include "world/sim_workers.hpp"
 #include "world/world.hpp"
 
 using namespace ecsd::world;
@@ -51,15 +51,15 @@ void populate(world& w, std::uint32_t seed) {
 
 TEST(SimPool, PiecesCoverTheRangeInOrderOncePerElement) {
     for (unsigned threads : {1U, 2U, 3U, 4U}) {
-        sim_pool pool(threads);
-        EXPECT_EQ(pool.threads(), threads);
+        sim_workers workers(threads);
+        EXPECT_EQ(workers.threads(), threads);
         for (std::uint32_t n : {0U, 1U, 99U, 100U, 1000U, 100003U}) {
             std::vector<std::atomic<int>> hits(n);
             std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges(threads, {1, 0});
-            const unsigned pieces = pool.pieces(n, 100);
+            const unsigned pieces = workers.pieces(n, 100);
             EXPECT_GE(pieces, 1U);
             EXPECT_LE(pieces, threads);
-            pool.parallel_for(n, 100, [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
+            workers.parallel_for(n, 100, [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
                 ranges[piece] = {b, e};
                 for (auto i = b; i < e; ++i) hits[i].fetch_add(1);
             });
@@ -76,11 +76,11 @@ TEST(SimPool, PiecesCoverTheRangeInOrderOncePerElement) {
 }
 
 TEST(SimPool, ManyJobsInARowEachWaitForAllPieces) {
-    sim_pool pool(4);
+    sim_workers workers(4);
     std::vector<std::uint64_t> sums(4);
     std::uint64_t total = 0;
     for (int job = 0; job < 2000; ++job) {
-        pool.parallel_for(4000, 1000, [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
+        workers.parallel_for(4000, 1000, [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
             std::uint64_t s = 0;
             for (auto i = b; i < e; ++i) s += i;
             sums[piece] = s;
