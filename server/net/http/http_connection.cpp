@@ -476,6 +476,10 @@ void http_connection::advance_rpc() {
         finish_rpc(pipeline_.pop());
         return;
     }
+    if (pipeline_.idle()) {  // notifications only, all run: nothing to answer (204)
+        finish_rpc({});
+        return;
+    }
     request_pipeline::run_jobs(std::shared_ptr<request_pipeline>(shared_from_this(), &pipeline_), unsent());
 }
 
