@@ -11,40 +11,43 @@ namespace {
 using nlohmann::json;
 using protocol::reason;
 
-json get_components(method_context& ctx) {
+method_answer get_components(method_context& ctx) {
     // The hottest read: written as text, keys in json::dump() order ("components" < "entity").
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     const auto& reg = ctx.world().registry();
     // The common error, answered without a throw: it must cost no more than a success.
-    if (!reg.alive(e)) return ctx.fail(reason::no_such_entity, reg.why_not_alive(e));
-    ecs::json_text w(ctx.raw_result);  // kept only when the handler returns (not on a throw)
+    if (!reg.alive(e)) return method_answer::error(reason::no_such_entity, reg.why_not_alive(e));
+    std::string out;
+    ecs::json_text w(out);
     w.raw(R"({"components":)");
     ctx.world().write_components(e, schemas::optional_names(ctx.params, "components"), w);
     w.raw(R"(,"entity":)");
     w.unsigned_integer(e);
     w.raw("}");
-    return nullptr;
+    w.flush();
+    return method_answer::text(std::move(out));
 }
 
-json insert_components(method_context& ctx) {
+method_answer insert_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     if (!ctx.world().registry().alive(e))
-        return ctx.fail(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
+        return method_answer::error(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     ctx.world().insert_components(e, ctx.params.at("components"));
     return {{"entity", e}};
 }
 
-json mutate_components(method_context& ctx) {
+method_answer mutate_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     if (!ctx.world().registry().alive(e))
-        return ctx.fail(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
+        return method_answer::error(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     const auto& component = ctx.params.at("component").get_ref<const std::string&>();
     ctx.world().mutate_component(e, component, ctx.params.at("path").get_ref<const std::string&>(),
                                  ctx.params.at("value"));
     // Written as text, as get's answer is (keys in json::dump() order): building the answer as a
     // tree and serialising it was a fifth of a mutate's cost, and a journal replay throws it away.
     const auto& reg = ctx.world().registry();
-    ecs::json_text w(ctx.raw_result);
+    std::string out;
+    ecs::json_text w(out);
     w.raw(R"({"component":)");
     w.string(component);
     w.raw(R"(,"entity":)");
@@ -52,18 +55,19 @@ json mutate_components(method_context& ctx) {
     w.raw(R"(,"value":)");
     reg.storage(reg.component_by_name(component)).write_value(ecs::index_of(e), w);
     w.raw("}");
-    return nullptr;
+    w.flush();
+    return method_answer::text(std::move(out));
 }
 
-json remove_components(method_context& ctx) {
+method_answer remove_components(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     if (!ctx.world().registry().alive(e))
-        return ctx.fail(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
+        return method_answer::error(reason::no_such_entity, ctx.world().registry().why_not_alive(e));
     ctx.world().remove_components(e, ctx.params.at("components").get<std::vector<std::string>>());
     return {{"entity", e}};
 }
 
-json list_components(method_context& ctx) {
+method_answer list_components(method_context& ctx) {
     if (ctx.params.contains("entity")) {
         const auto e = schemas::entity_param(ctx.world(), ctx.params);
         ctx.world().registry().check(e);
@@ -72,7 +76,7 @@ json list_components(method_context& ctx) {
     return {{"components", ctx.world().list_components(std::nullopt)}};
 }
 
-json register_component(method_context& ctx) {
+method_answer register_component(method_context& ctx) {
     const auto name = ctx.params.at("name").get<std::string>();
     ctx.world().register_component(name, ctx.params.value("fields", json::object()));
     const auto all = ctx.world().list_components(std::nullopt);

@@ -23,10 +23,10 @@ using nlohmann::json;
 /// mistaken call costs seconds, not the server.
 constexpr double max_sleep_seconds = 30;
 
-json sleep(method_context& ctx) {
+method_answer sleep(method_context& ctx) {
     if (!ctx.services.config.enable_debug) {
-        throw protocol::rpc_error(protocol::reason::unauthorized,
-                                  "debug methods are off: start ecsd with --enable-debug to use them");
+        return method_answer::error(protocol::reason::unauthorized,
+                                    "debug methods are off: start ecsd with --enable-debug to use them");
     }
     const auto seconds = ctx.params.at("seconds").get<double>();
     spdlog::warn("world '{}': debug.sleep holds its strand for {} s", ctx.hosted->name(), seconds);

@@ -10,36 +10,38 @@ namespace {
 
 using nlohmann::json;
 
-json spawn_entity(method_context& ctx) {
+method_answer spawn_entity(method_context& ctx) {
     // The components by reference (value() copied the whole tree for each spawn) and the answer as
     // text, as get's is: a journal replay, half spawns, throws the answer away.
     static const json none = json::object();
     const auto given = ctx.params.find("components");
     const auto e = ctx.world().spawn(given == ctx.params.end() ? none : *given);
-    ecs::json_text w(ctx.raw_result);
+    std::string out;
+    ecs::json_text w(out);
     w.raw(R"({"entity":)");
     w.unsigned_integer(e);
     w.raw("}");
-    return nullptr;
+    w.flush();
+    return method_answer::text(std::move(out));
 }
 
-json spawn_entities(method_context& ctx) {
+method_answer spawn_entities(method_context& ctx) {
     return {{"entities", ctx.world().spawn_many(ctx.params.at("entities"))}};
 }
 
-json despawn_entity(method_context& ctx) {
+method_answer despawn_entity(method_context& ctx) {
     const auto e = schemas::entity_param(ctx.world(), ctx.params);
     ctx.world().despawn(e);
     return {{"entity", e}, {"despawned", true}};
 }
 
-json despawn_entities(method_context& ctx) {
+method_answer despawn_entities(method_context& ctx) {
     std::vector<ecs::entity_id> ids;
     for (const auto& ref : ctx.params.at("entities")) ids.push_back(ctx.world().entity_ref(ref));
     return {{"despawned", ctx.world().despawn_many(ids)}};
 }
 
-json describe_entity(method_context& ctx) {
+method_answer describe_entity(method_context& ctx) {
     return ctx.world().describe(schemas::entity_param(ctx.world(), ctx.params));
 }
 

@@ -29,7 +29,7 @@ world_log& log_of(method_context& ctx) {
                               {{"world", ctx.hosted->name()}});
 }
 
-json save(method_context& ctx) {
+method_answer save(method_context& ctx) {
     std::optional<persist::snapshot_format> format;
     if (ctx.params.contains("format"))  // the schema admits only the three names
         format = persist::parse_snapshot_format(ctx.params["format"].get<std::string>());
@@ -43,7 +43,7 @@ json save(method_context& ctx) {
             {"ms", r.ms}};
 }
 
-json load(method_context& ctx) {
+method_answer load(method_context& ctx) {
     (void)log_of(ctx);
     const std::string name = ctx.hosted->name();
     // Read the world back from its snapshot and journal, as a restart would.
@@ -52,8 +52,8 @@ json load(method_context& ctx) {
         loaded = load_world(ctx.services.config.data_dir, name, ctx.services.worlds.io(),
                             replay_through(ctx.services));
     } catch (const std::exception& e) {  // damaged or unreadable files: the world is left as it was
-        throw protocol::rpc_error(protocol::reason::storage_error, std::string("cannot load: ") + e.what(),
-                                  {{"world", name}, {"detail", e.what()}});
+        return method_answer::error(protocol::reason::storage_error, std::string("cannot load: ") + e.what(),
+                                    {{"world", name}, {"detail", e.what()}});
     }
     auto world = loaded.hosted->world_ptr();
     loaded.hosted->stop();  // it only carried the replay; this hosted world runs the result
@@ -71,7 +71,7 @@ constexpr std::size_t default_chunk_bytes = std::size_t{256} * 1024;
 /// @brief The largest chunk: its JSON-escaped answer stays well under the default line limits.
 constexpr std::size_t max_chunk_bytes = std::size_t{512} * 1024;
 
-json export_world(method_context& ctx) {
+method_answer export_world(method_context& ctx) {
     auto& transfers = ctx.services.transfers;
     const auto& name = ctx.hosted->name();
     const auto max_bytes = ctx.params.value("max_bytes", default_chunk_bytes);
@@ -80,14 +80,14 @@ json export_world(method_context& ctx) {
     std::string id;
     if (ctx.params.contains("export")) {
         if (ctx.params.contains("seal")) {
-            throw protocol::rpc_error(protocol::reason::invalid_params,
-                                      "`seal` goes with the first call of an export (without `export`)",
-                                      {{"world", name}});
+            return method_answer::error(protocol::reason::invalid_params,
+                                        "`seal` goes with the first call of an export (without `export`)",
+                                        {{"world", name}});
         }
         id = ctx.params.at("export").get<std::string>();
         auto found = transfers.find_export(id);
         if (!found || found->world != name) {
-            throw protocol::rpc_error(
+            return method_answer::error(
                 protocol::reason::invalid_params,
                 "no export '" + id + "' of world '" + name +
                     "' (finished, idle for over 20 s, dropped for room, or never begun)",
@@ -96,9 +96,9 @@ json export_world(method_context& ctx) {
         e = std::move(*found);
     } else {
         if (offset != 0) {
-            throw protocol::rpc_error(protocol::reason::invalid_params,
-                                      "a new export starts at offset 0; give `export` to go on with one",
-                                      {{"world", name}});
+            return method_answer::error(protocol::reason::invalid_params,
+                                        "a new export starts at offset 0; give `export` to go on with one",
+                                        {{"world", name}});
         }
         // The snapshot is taken here, between two ticks: every chunk comes from this one text.
         // Exports of the same state share it (the text is the same), so readers at once cost one.
@@ -112,17 +112,17 @@ json export_world(method_context& ctx) {
         try {
             id = transfers.add_export(e, state, ctx.services.config.max_export_bytes);
         } catch (const std::length_error& err) {
-            throw protocol::rpc_error(protocol::reason::limit_reached, err.what(), {{"world", name}});
+            return method_answer::error(protocol::reason::limit_reached, err.what(), {{"world", name}});
         }
         // Sealed in the same step as the snapshot: no tick and no write falls between the two.
         if (ctx.params.value("seal", false)) ctx.hosted->seal();
     }
     const std::string& text = *e.text;
     if (offset > text.size()) {
-        throw protocol::rpc_error(protocol::reason::invalid_params,
-                                  "offset " + std::to_string(offset) + " is past the export's " +
-                                      std::to_string(text.size()) + " bytes",
-                                  {{"world", name}, {"export", id}});
+        return method_answer::error(protocol::reason::invalid_params,
+                                    "offset " + std::to_string(offset) + " is past the export's " +
+                                        std::to_string(text.size()) + " bytes",
+                                    {{"world", name}, {"export", id}});
     }
     auto end = std::min(text.size(), offset + max_bytes);
     // A chunk never ends inside a UTF-8 sequence (each chunk is a JSON string): back up to a
@@ -137,12 +137,12 @@ json export_world(method_context& ctx) {
             {"done", done},     {"sealed", ctx.hosted->sealed()}};
 }
 
-json unseal_world(method_context& ctx) {
+method_answer unseal_world(method_context& ctx) {
     ctx.hosted->unseal();
     return {{"world", ctx.hosted->name()}, {"tick", ctx.world().tick()}, {"sealed", false}};
 }
 
-json import_world(method_context& ctx) {
+method_answer import_world(method_context& ctx) {
     auto& services = ctx.services;
     const auto name = ctx.params.at("world").get<std::string>();
     const auto offset = ctx.params.value("offset", std::size_t{0});
@@ -155,13 +155,13 @@ json import_world(method_context& ctx) {
                                                     ctx.params.at("data").get_ref<const std::string&>(),
                                                     &expected, services.config.max_import_bytes);
     } catch (const std::length_error& e) {
-        throw protocol::rpc_error(protocol::reason::limit_reached, e.what(), {{"world", name}});
+        return method_answer::error(protocol::reason::limit_reached, e.what(), {{"world", name}});
     }
     if (!gathered) {
-        throw protocol::rpc_error(protocol::reason::invalid_params,
-                                  "the import of world '" + name + "' stands at byte " +
-                                      std::to_string(expected) + ": send that offset (or 0 to start again)",
-                                  {{"world", name}, {"expected_offset", expected}});
+        return method_answer::error(protocol::reason::invalid_params,
+                                    "the import of world '" + name + "' stands at byte " +
+                                        std::to_string(expected) + ": send that offset (or 0 to start again)",
+                                    {{"world", name}, {"expected_offset", expected}});
     }
     if (!ctx.params.value("final", false)) return {{"world", name}, {"bytes", *gathered}, {"done", false}};
 
@@ -181,8 +181,8 @@ json import_world(method_context& ctx) {
     try {
         w = persist::world_from_import(std::move(text), name);
     } catch (const persist::persist_error& e) {
-        throw protocol::rpc_error(protocol::reason::invalid_params,
-                                  "cannot import world '" + name + "': " + e.what(), {{"world", name}});
+        return method_answer::error(protocol::reason::invalid_params,
+                                    "cannot import world '" + name + "': " + e.what(), {{"world", name}});
     }
     // A move imports paused (to compare hashes at the export's tick) and resumes after.
     if (const auto p = ctx.params.find("paused"); p != ctx.params.end()) {

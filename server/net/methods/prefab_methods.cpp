@@ -10,19 +10,19 @@ namespace {
 
 using nlohmann::json;
 
-json define_prefab(method_context& ctx) {
+method_answer define_prefab(method_context& ctx) {
     const auto name = ctx.params.at("name").get<std::string>();
     ctx.world().define_prefab(name, ctx.params.at("components"));
     return {{"name", name}};
 }
 
-json spawn_prefab(method_context& ctx) {
+method_answer spawn_prefab(method_context& ctx) {
     return {{"entities", ctx.world().spawn_prefab(ctx.params.at("name").get<std::string>(),
                                                   ctx.params.value("count", std::size_t{1}),
                                                   ctx.params.value("overrides", json()))}};
 }
 
-json list_prefabs(method_context& ctx) {
+method_answer list_prefabs(method_context& ctx) {
     json out = json::array();
     for (const auto& [name, components] : ctx.world().prefabs())
         out.push_back({{"name", name}, {"components", components}});

@@ -31,7 +31,7 @@ void add_unique(std::vector<std::string>& to, const std::vector<std::string>& na
 
 /// @brief BRP's world.query: `data` {components (required and shown), option (shown where present),
 /// has (reported as true/false)} and `filter` {with, without}, as ecsd's all / optional / none.
-json brp_query(method_context& ctx) {
+method_answer brp_query(method_context& ctx) {
     const json data = ctx.params.value("data", json::object());
     const json filter = ctx.params.value("filter", json::object());
     const auto components = names_at(data, "components");
@@ -70,21 +70,23 @@ json brp_query(method_context& ctx) {
     return out;
 }
 
-json query(method_context& ctx) {
+method_answer query(method_context& ctx) {
     const bool brp = ctx.params.contains("data") || ctx.params.contains("filter");
     if (brp && ctx.params.contains("query"))
-        throw protocol::rpc_error(protocol::reason::invalid_params,
-                                  "params: give query (ecsd's shape) or data and filter (BRP's), not both");
+        return method_answer::error(protocol::reason::invalid_params,
+                                    "params: give query (ecsd's shape) or data and filter (BRP's), not both");
     if (brp) return brp_query(ctx);
     if (!ctx.params.contains("query"))
-        throw protocol::rpc_error(protocol::reason::invalid_params,
-                                  "params: missing required member 'query' (or BRP's data and filter)");
+        return method_answer::error(protocol::reason::invalid_params,
+                                    "params: missing required member 'query' (or BRP's data and filter)");
     // Written as text: a page of entities with their values would otherwise be a tree of thousands of nodes.
-    ecs::json_text w(ctx.raw_result);
+    std::string out;
+    ecs::json_text w(out);
     ctx.world().write_query(ctx.params.at("query"), schemas::optional_names(ctx.params, "fields"),
                             ctx.params.value("limit", std::size_t{100}),
                             ctx.params.value("offset", std::size_t{0}), w);
-    return nullptr;
+    w.flush();
+    return method_answer::text(std::move(out));
 }
 
 }  // namespace

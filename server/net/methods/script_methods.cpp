@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-json define_system(method_context& ctx) {
+method_answer define_system(method_context& ctx) {
     world::script_source src;
     src.name = ctx.params.at("name").get<std::string>();
     src.query = ctx.params.at("query").get<std::string>();
@@ -28,13 +28,13 @@ json define_system(method_context& ctx) {
     return {{"name", src.name}, {"replaced", replaced}, {"from_tick", ctx.world().tick() + 1}};
 }
 
-json remove_system(method_context& ctx) {
+method_answer remove_system(method_context& ctx) {
     const auto name = ctx.params.at("name").get<std::string>();
     ctx.world().remove_system(name);
     return {{"name", name}, {"removed", true}};
 }
 
-json define_spell(method_context& ctx) {
+method_answer define_spell(method_context& ctx) {
     world::script_source src;
     src.name = ctx.params.at("name").get<std::string>();
     src.source = ctx.params.at("source").get<std::string>();
@@ -43,7 +43,7 @@ json define_spell(method_context& ctx) {
     return {{"name", src.name}, {"replaced", replaced}};
 }
 
-json remove_spell(method_context& ctx) {
+method_answer remove_spell(method_context& ctx) {
     const auto name = ctx.params.at("name").get<std::string>();
     ctx.world().remove_spell(name);
     return {{"name", name}, {"removed", true}};

@@ -22,12 +22,12 @@ namespace {
 
 using nlohmann::json;
 
-json discover(method_context& ctx) {
+method_answer discover(method_context& ctx) {
     return ctx.services.openrpc;
 }
 
-json ping(method_context&) {
-    return "pong";
+method_answer ping(method_context&) {
+    return json("pong");
 }
 
 /// @brief The process's resident memory and each world's registry, as of its last tick.
@@ -58,25 +58,25 @@ json cpu_of() {
     return {{"user_s", seconds(ru.ru_utime)}, {"system_s", seconds(ru.ru_stime)}};
 }
 
-json slowlog(method_context& ctx) {
+method_answer slowlog(method_context& ctx) {
     auto& log = ctx.services.slowlog;
     auto out = log.to_json(ctx.params.value("count", std::size_t{10}));
     if (ctx.params.value("reset", false)) log.reset();
     return out;
 }
 
-json monitor(method_context& ctx) {
+method_answer monitor(method_context& ctx) {
     auto& hub = ctx.services.monitors;
     if (ctx.params.value("stop", false)) return {{"monitoring", false}, {"was", hub.remove(ctx.caller->id)}};
     if (!ctx.caller->watches || !ctx.caller->lines) {
-        throw protocol::rpc_error(protocol::reason::invalid_params,
-                                  "server.monitor streams over TCP only (notifications on the connection)");
+        return method_answer::error(protocol::reason::invalid_params,
+                                    "server.monitor streams over TCP only (notifications on the connection)");
     }
     hub.add(ctx.caller->id, ctx.caller->watches);
     return {{"monitoring", true}};
 }
 
-json info(method_context& ctx) {
+method_answer info(method_context& ctx) {
     const auto& s = ctx.services;
     const auto& c = s.config;
     const double uptime = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.started).count();
@@ -114,7 +114,7 @@ json info(method_context& ctx) {
             {"config", config_to_json(c)}};
 }
 
-json auth(method_context& ctx) {
+method_answer auth(method_context& ctx) {
     if (auto refused =
             check_token(ctx.services, *ctx.caller, ctx.params.at("token").get_ref<const std::string&>()))
         throw std::move(*refused);

@@ -9,11 +9,11 @@ namespace {
 
 using nlohmann::json;
 
-json list_spells(method_context& ctx) {
+method_answer list_spells(method_context& ctx) {
     return {{"spells", ctx.world().list_spells()}};
 }
 
-json cast_spell(method_context& ctx) {
+method_answer cast_spell(method_context& ctx) {
     const auto caster = schemas::entity_param(ctx.world(), ctx.params, "caster");
     const auto spell = ctx.params.at("spell").get<std::string>();
     const auto target =

@@ -13,26 +13,26 @@ std::string system_name(const method_context& ctx) {
     return ctx.params.at("system").get<std::string>();
 }
 
-json list_systems(method_context& ctx) {
+method_answer list_systems(method_context& ctx) {
     return {{"systems", ctx.world().list_systems()}};
 }
 
-json system_entities(method_context& ctx) {
+method_answer system_entities(method_context& ctx) {
     return ctx.world().system_entities(system_name(ctx), ctx.params.value("limit", std::size_t{100}),
                                        ctx.params.value("offset", std::size_t{0}));
 }
 
-json enable_system(method_context& ctx) {
+method_answer enable_system(method_context& ctx) {
     ctx.world().set_system_enabled(system_name(ctx), true);
     return {{"system", system_name(ctx)}, {"enabled", true}};
 }
 
-json disable_system(method_context& ctx) {
+method_answer disable_system(method_context& ctx) {
     ctx.world().set_system_enabled(system_name(ctx), false);
     return {{"system", system_name(ctx)}, {"enabled", false}};
 }
 
-json run_system(method_context& ctx) {
+method_answer run_system(method_context& ctx) {
     ctx.world().run_system(system_name(ctx));
     return {{"system", system_name(ctx)}, {"tick", ctx.world().tick()}};
 }

@@ -20,16 +20,15 @@ watch_sink& sink_of(method_context& ctx) {
     return *ctx.caller->watches;
 }
 
-json watch(method_context& ctx) {
+method_answer watch(method_context& ctx) {
     (void)sink_of(ctx);
     auto& hosted = *ctx.hosted;
-    ctx.raw_result = hosted.watches().subscribe(
+    return method_answer::text(hosted.watches().subscribe(
         ctx.world(), ctx.caller->watches, hosted.weak_from_this(), ctx.params.at("query"),
-        schemas::optional_names(ctx.params, "fields"), ctx.params.value("every", std::uint64_t{1}));
-    return nullptr;
+        schemas::optional_names(ctx.params, "fields"), ctx.params.value("every", std::uint64_t{1})));
 }
 
-json unwatch(method_context& ctx) {
+method_answer unwatch(method_context& ctx) {
     // Not world-bound: a subscription id is unique on its connection across worlds, so the id alone
     // names it (params.world, when given, is not needed and not checked). The sink forgets it at
     // once, so no notification of it follows this answer; its world's hub is told on its strand.
@@ -37,9 +36,9 @@ json unwatch(method_context& ctx) {
     const auto sub = ctx.params.at("subscription").get<std::uint64_t>();
     const auto world = sink.remove(sub);
     if (!world) {
-        throw protocol::rpc_error(protocol::reason::no_such_subscription,
-                                  "no subscription " + std::to_string(sub) + " on this connection",
-                                  {{"subscription", sub}});
+        return method_answer::error(protocol::reason::no_such_subscription,
+                                    "no subscription " + std::to_string(sub) + " on this connection",
+                                    {{"subscription", sub}});
     }
     if (auto w = world->lock()) {
         asio::post(w->strand(), [w, self = sink.shared_from_this(), sub] {
@@ -49,14 +48,13 @@ json unwatch(method_context& ctx) {
     return {{"subscription", sub}, {"ended", true}};
 }
 
-json watch_entity(method_context& ctx, bool names_only) {
+method_answer watch_entity(method_context& ctx, bool names_only) {
     (void)sink_of(ctx);
     auto& hosted = *ctx.hosted;
-    ctx.raw_result = hosted.watches().subscribe_entity(
+    return method_answer::text(hosted.watches().subscribe_entity(
         ctx.world(), ctx.caller->watches, hosted.weak_from_this(),
         schemas::entity_param(ctx.world(), ctx.params),
-        names_only ? std::nullopt : schemas::optional_names(ctx.params, "components"), names_only);
-    return nullptr;
+        names_only ? std::nullopt : schemas::optional_names(ctx.params, "components"), names_only));
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ constexpr std::uint64_t max_step_ticks = 100000;
 
 const json world_name{{"type", "string"}, {"minLength", 1}, {"maxLength", 64}, {"description", "world name"}};
 
-json create(method_context& ctx) {
+method_answer create(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
     // The name first (world_exists, limit_reached): only its holder writes the world's files, and
     // a refused create has written nothing.
@@ -37,32 +37,32 @@ json create(method_context& ctx) {
     return info;
 }
 
-json destroy(method_context& ctx) {
+method_answer destroy(method_context& ctx) {
     const auto name = ctx.params.at("world").get<std::string>();
     if (!ctx.services.worlds.remove(name, ctx.params.value("moved_to", std::string()))) {
-        throw protocol::rpc_error(protocol::reason::no_such_world, "no world '" + name + "'",
-                                  {{"world", name}});
+        return method_answer::error(protocol::reason::no_such_world, "no world '" + name + "'",
+                                    {{"world", name}});
     }
     return {{"destroyed", name}};
 }
 
-json list(method_context& ctx) {
+method_answer list(method_context& ctx) {
     return {{"worlds", ctx.services.worlds.names()}};
 }
 
-json world_info(method_context& ctx) {
+method_answer world_info(method_context& ctx) {
     auto out = ctx.world().info();
     out["watches"] = ctx.hosted->watches().figures();
     return out;
 }
 
-json pause(method_context& ctx) {
+method_answer pause(method_context& ctx) {
     auto& w = ctx.world();
     w.pause();
     return {{"paused", true}, {"tick", w.tick()}};
 }
 
-json resume(method_context& ctx) {
+method_answer resume(method_context& ctx) {
     auto& w = ctx.world();
     if (w.paused()) {
         w.resume(std::chrono::steady_clock::now());
@@ -71,12 +71,12 @@ json resume(method_context& ctx) {
     return {{"paused", false}, {"tick", w.tick()}};
 }
 
-json step(method_context& ctx) {
+method_answer step(method_context& ctx) {
     const auto ticks = ctx.params.value("ticks", std::uint64_t{1});
     return {{"tick", ctx.world().step(ticks)}};
 }
 
-json hash(method_context& ctx) {
+method_answer hash(method_context& ctx) {
     auto& w = ctx.world();
     // 64-bit hashes exceed JSON's safe integers (2^53): sent as 16 hex digits.
     char text[17];

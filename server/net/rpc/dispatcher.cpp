@@ -102,12 +102,13 @@ job_result dispatcher::invoke(const method_entry& method, method_context& ctx,
         log_error(connection, method.name, why, message);
     };
     try {
-        r.value = method.handler(ctx);
-        if (ctx.failed) {
-            fail(ctx.failed->why, ctx.failed->message);
+        auto answer = method.handler(ctx);
+        if (const auto& failed = answer.failed()) {
+            fail(failed->why, failed->message, failed->data);
             return r;
         }
-        r.text = std::move(ctx.raw_result);
+        r.value = std::move(answer.value());
+        r.text = std::move(answer.text());
         return r;
     } catch (const protocol::rpc_error& e) {
         fail(e.why(), e.what(), e.data());
@@ -200,7 +201,7 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         return p;
     }
 
-    method_context ctx{req.params, services_, nullptr, &caller, {}, {}};
+    method_context ctx{req.params, services_, nullptr, &caller};
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = invoke(*method, ctx, caller.id);
     note_done(
@@ -226,7 +227,7 @@ job_result dispatcher::run(world_job& job) {
         log_error(job.connection, job.method->name, reason::world_sealed, message);
         return error_result(reason::world_sealed, message, {{"world", job.world->name()}});
     }
-    method_context ctx{job.params, services_, job.world.get(), job.caller, {}, {}};
+    method_context ctx{job.params, services_, job.world.get(), job.caller};
     world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
     // Write-ahead: the request is journaled before it is applied (on the world's strand, so nothing
     // else appends in between). A request that cannot be journaled is never applied, and one that
@@ -277,17 +278,16 @@ journal_replay replay_through(server_services& services) {
             out.known = false;
             return out;
         }
-        method_context ctx{params, services, &hosted, nullptr, {}, {}};
+        method_context ctx{params, services, &hosted, nullptr};
         try {
             // A journaled request was accepted when it ran; an older ecsd's rules may have been
             // looser than today's input bounds, and its state must load all the same.
             const ecs::restoring_scope as_saved;
-            (void)entry->handler(ctx);
+            const auto answer = entry->handler(ctx);
+            if (const auto& failed = answer.failed()) out.failure = failed->message;
         } catch (const std::exception& e) {
             out.failure = e.what();
-            return out;
         }
-        if (ctx.failed) out.failure = ctx.failed->message;
         return out;
     };
 }

@@ -9,10 +9,10 @@
 //        #include "rpc/method_table.hpp"
 //        namespace ecsd::net {
 //        namespace {
-//        nlohmann::json spawn_entity(method_context& ctx) {
+//        method_answer spawn_entity(method_context& ctx) {
 //            auto& world = ctx.world();                  // world-bound: runs on that world's strand
 //            const auto& params = ctx.params;            // already validated against `params` below
-//            ...                                         // throw ecs::ecs_error or protocol::rpc_error
+//            if (...) return method_answer::error(reason::..., "why");  // an expected error
 //            return {{"entity", id}};                    // the JSON-RPC result
 //        }
 //        }  // namespace
@@ -39,8 +39,9 @@
 //     two ticks, so it is atomic with respect to ticks and other requests to that world;
 //   - other methods run on the calling connection's strand and get ctx.caller;
 //   - in_slices methods (world.step) are called repeatedly with params.ticks cut into slices.
-// Errors: throw protocol::rpc_error(reason, message, data) or ecs::ecs_error; any other
-// exception becomes reason "internal" and is logged.
+// Errors: a handler returns method_answer::error; what the core throws below it (ecs::ecs_error,
+// persist::storage_error, protocol::rpc_error) is answered with its reason; any other exception
+// becomes reason "internal" and is logged.
 
 #include <cstdint>
 #include <functional>
@@ -104,30 +105,59 @@ struct method_context {
     server_services& services;       ///< server-wide state (thread-safe parts only)
     hosted_world* hosted = nullptr;  ///< world_bound methods: the resolved world
     session* caller = nullptr;       ///< the calling connection (world_bound: only caller->watches)
-    /// @brief A hot handler may write its result here as JSON text (ecs::json_text) instead of
-    /// returning it; when this is not empty the returned json is ignored. The dispatcher takes it
-    /// only from a handler that returned, so a throw midway leaves no half-written result.
-    std::string raw_result = {};
-    /// @brief An expected error (an entity that does not exist), reported without throwing: set by
-    /// fail(). A handler that fails returns at once; what it wrote to raw_result is ignored.
-    struct failure {
-        protocol::reason why;
-        std::string message;
-    };
-    std::optional<failure> failed = {};
 
     /// @brief The world of a world_bound method; call only from its handler.
     [[nodiscard]] world::world& world() const;
-    /// @brief Reports an expected error: `return ctx.fail(...)` answers it as a throw would, at a
-    /// fraction of the cost (no unwinding, no error object built as a tree).
-    nlohmann::json fail(protocol::reason why, std::string message) {
-        failed = failure{why, std::move(message)};
-        return nullptr;
-    }
 };
 
-/// @brief A handler: returns the JSON-RPC result or throws.
-using method_handler = std::function<nlohmann::json(method_context&)>;
+/// @brief A handler's one way to answer: its result, as a JSON tree (`return {{"entity", id}};`) or
+/// as JSON text a hot handler wrote (method_answer::text, e.g. through ecs::json_text: no tree built
+/// only to be serialised), or an expected error (method_answer::error: no unwinding, at a fraction of
+/// a throw's cost). The envelope around it is written by protocol/, never by a handler. Errors raised
+/// below the handler (the core's ecs_error, a disk's storage_error) arrive as exceptions and become
+/// the same error answers in the dispatcher.
+class method_answer {
+  public:
+    /// @brief A result tree: `return tree;`, `return {{"key", value}};`.
+    method_answer(nlohmann::json result)
+        : value_(std::move(result)) {}  // NOLINT(google-explicit-constructor)
+    /// @brief A result tree written in place: `return {{"a", 1}, {"b", 2}};`.
+    method_answer(nlohmann::json::initializer_list_t init)
+        : value_(init) {}  // NOLINT(google-explicit-constructor)
+    /// @brief A result already written as JSON text.
+    [[nodiscard]] static method_answer text(std::string json_text) {
+        method_answer a{nlohmann::json()};
+        a.text_ = std::move(json_text);
+        return a;
+    }
+    /// @brief An expected error: answered with `why`'s wire reason, `message`, and `data`'s members.
+    [[nodiscard]] static method_answer error(protocol::reason why, std::string message,
+                                             nlohmann::json data = nullptr) {
+        method_answer a{nlohmann::json()};
+        a.error_ = failure{why, std::move(message), std::move(data)};
+        return a;
+    }
+
+    struct failure {
+        protocol::reason why;
+        std::string message;
+        nlohmann::json data;
+    };
+    /// @brief The expected error, if it is one.
+    [[nodiscard]] const std::optional<failure>& failed() const noexcept { return error_; }
+    /// @brief The result as text; empty when it is a tree (value()).
+    [[nodiscard]] std::string& text() noexcept { return text_; }
+    /// @brief The result tree (null when the result is text or an error).
+    [[nodiscard]] nlohmann::json& value() noexcept { return value_; }
+
+  private:
+    nlohmann::json value_;
+    std::string text_;
+    std::optional<failure> error_;
+};
+
+/// @brief A handler: answers its request (method_answer).
+using method_handler = std::function<method_answer(method_context&)>;
 
 /// @brief One row of the table, as registered. Give all six members (gcc's -Wextra flags
 /// designated initializers that leave one out).
