@@ -180,8 +180,9 @@ void request_pipeline::run_jobs(const std::shared_ptr<request_pipeline>& self, s
     }
     p.batch_in_flight_ = true;
     auto& strand = batch->jobs.front().job.world->strand();
-    asio::post(strand,
-               [self, batch = std::move(batch)]() mutable { run_batch(std::move(self), std::move(batch)); });
+    asio::post(strand, [owner = self, batch = std::move(batch)]() mutable {
+        run_batch(std::move(owner), std::move(batch));
+    });
 }
 
 void request_pipeline::run_batch(std::shared_ptr<request_pipeline> self, std::unique_ptr<job_batch> batch) {
