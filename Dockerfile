@@ -20,12 +20,12 @@ RUN cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release \
 # ---- runtime: no compiler, no headers; runs as the unprivileged user ecsd (uid/gid 10001) ----
 FROM debian:bookworm-slim
 # ldd: ecsd loads libspdlog.so.1.10 + libfmt.so.9 + libhttp_parser.so.2.9 + libzstd.so.1 + libsimdjson.so.14
-# + libjemalloc.so.2 + liblua5.4.so.0,
+# + libjemalloc.so.2 + liblua5.4.so.0 + libcrypto.so.3,
 # ecsctl loads libsimdjson.so.14 + libreadline.so.8 (+ libtinfo6);
 # libstdc++6, libgcc-s1 and libc6 are already in the base image.
 RUN apt-get update -q \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-        libspdlog1.1 libfmt9 libhttp-parser2.9 libzstd1 libsimdjson14 libjemalloc2 liblua5.4-0 libreadline8 \
+        libspdlog1.1 libfmt9 libhttp-parser2.9 libzstd1 libsimdjson14 libjemalloc2 liblua5.4-0 libssl3 libreadline8 \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/log/apt /var/log/dpkg.log \
  && groupadd --system --gid 10001 ecsd \
  && useradd --system --no-log-init --uid 10001 --gid ecsd --create-home --home-dir /home/ecsd \

@@ -5,6 +5,7 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(simdjson 3 REQUIRED)  # libsimdjson-dev: reads request lines and journal records
+find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)  # libssl-dev: SHA-256 of --tokens entries
 if(NOT DEFINED ECSD_BUILD_TESTS OR ECSD_BUILD_TESTS)  # only tests/ (and the benchmarks under it) use these
   find_package(GTest REQUIRED)
   find_package(benchmark REQUIRED)

@@ -10,6 +10,7 @@ packages=(
   libasio-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libreadline-dev libhttp-parser-dev libzstd-dev libsimdjson-dev libjemalloc-dev
   liblua5.4-dev  # the Lua 5.4 that runs the systems and spells clients define
+  libssl-dev  # OpenSSL's libcrypto: SHA-256 of the tokens in a --tokens file
 )
 if [ "${1:-}" != --build-only ]; then
   packages+=(

@@ -116,9 +116,13 @@ std::vector<setting> make_settings() {
     t.push_back(row("max-export-bytes", "ECSD_MAX_EXPORT_BYTES",
                     "snapshot text world.export may hold, all exports together (or twice the largest)",
                     &server_config::max_export_bytes, positive));
-    t.push_back(row("token", "ECSD_TOKEN", "require server.auth with this token first", &server_config::token,
-                    {},
+    t.push_back(row("token", "ECSD_TOKEN", "require server.auth first; this token is the admin's",
+                    &server_config::token, {},
                     /*secret=*/true));
+    t.push_back(row("tokens", "ECSD_TOKENS",
+                    "a file of identities: one line per token, SHA256_HEX IDENTITY ROLE (admin, observer or "
+                    "player); reloaded on SIGHUP",
+                    &server_config::tokens));
     t.push_back(row("threads", "ECSD_THREADS", "threads running connections and worlds",
                     &server_config::threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 256U)); }));
     t.push_back(row("sim-threads", "ECSD_SIM_THREADS",
@@ -202,6 +206,8 @@ std::variant<server_config, int> parse_command_line(int argc, const char* const*
     CLI::App app{"ecsd: a networked Entity-Component-System server speaking JSON-RPC 2.0 over TCP"};
     app.set_version_flag("--version", std::string(protocol::version_line("ecsd")));
     for (const auto& s : settings()) s.bind(app, cfg, s);
+    app.add_option("--hash-token", cfg.hash_token,
+                   "print the SHA-256 of TOKEN for a --tokens file and exit ('-': read it from stdin)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -47,7 +47,11 @@ struct server_config {
     /// takes many times the text (docs/persistence.md), so this bounds an import's memory
     std::size_t max_import_bytes = std::size_t{64} << 20;
     std::size_t max_export_bytes = std::size_t{64} << 20;  ///< or twice the largest export's text
-    std::string token;                                     ///< empty: no authentication
+    std::string token;                                     ///< the admin's token; empty: none
+    std::string tokens;      ///< a --tokens file of identities and roles (rpc/identities.hpp); empty: none
+    std::string hash_token;  ///< --hash-token: main prints its SHA-256 and exits ("-": read from stdin)
+    /// @brief Whether connections must authenticate (--token or --tokens).
+    [[nodiscard]] bool auth_required() const noexcept { return !token.empty() || !tokens.empty(); }
     unsigned threads = 2;
     unsigned sim_threads = 1;  ///< threads each world's tick uses unless world.create names them
     std::string data_dir;      ///< where worlds are saved; empty: nothing is written

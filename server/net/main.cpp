@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <exception>
+#include <iostream>
 #include <mutex>
 #include <thread>
 #include <variant>
@@ -11,6 +12,7 @@
 
 #include "config.hpp"
 #include "logging.hpp"
+#include "rpc/identities.hpp"
 #include "server.hpp"
 
 namespace {
@@ -42,10 +44,12 @@ ecsd::net::server* serving = nullptr;
         int signo = 0;
         if (sigwait(&set, &signo) != 0) continue;
         if (signo == SIGHUP) {
-            // A terminal that closes, or a careless `kill -HUP`, must not stop the worlds unsaved.
-            // ecsd logs to stderr and holds no file to reopen, so SIGHUP is only noted (as Redis does).
-            spdlog::warn(
-                "SIGHUP: ignored (ecsd keeps running; it logs to stderr and has no log file to reopen)");
+            // A terminal that closes, or a careless `kill -HUP`, must not stop the worlds unsaved:
+            // SIGHUP reloads the --tokens file, and is otherwise only noted (ecsd logs to stderr and
+            // holds no file to reopen).
+            const std::lock_guard lock(serving_mutex);
+            if (serving == nullptr || !serving->reload_tokens())
+                spdlog::warn("SIGHUP: ignored (no --tokens file to reload); ecsd keeps running");
             continue;
         }
         spdlog::info("signal {}: stop accepting, finishing requests in flight", signo);
@@ -63,6 +67,16 @@ int main(int argc, char** argv) {
         auto parsed = ecsd::net::parse_command_line(argc, argv);
         if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
         auto& config = std::get<ecsd::net::server_config>(parsed);
+        if (!config.hash_token.empty()) {
+            std::string token = config.hash_token;
+            if (token == "-" && !std::getline(std::cin, token)) token.clear();
+            if (token.empty()) {
+                std::cerr << "ecsd --hash-token: the token is empty\n";
+                return 2;
+            }
+            std::cout << ecsd::net::sha256_hex(token) << "\n";
+            return 0;
+        }
         ecsd::net::setup_logging(config.log_level);
         ecsd::net::server server(std::move(config));
         {

@@ -15,6 +15,7 @@
 #include "http/http_server.hpp"
 #include "methods/methods.hpp"
 #include "persist/atomic_file.hpp"
+#include "rpc/identities.hpp"
 #include "rpc/openrpc.hpp"
 #include "transport/connection.hpp"
 #include "world/demo.hpp"
@@ -44,6 +45,8 @@ server::server(server_config config)
     register_all_methods(methods_);
     services_.openrpc = make_openrpc(methods_);
     services_.stats = std::make_unique<request_stats>(methods_.methods().size());
+    // A tokens file that cannot be read or has a mistake stops the start: no identity is guessed.
+    if (!config_.tokens.empty()) services_.identities.set(identity_table::load(config_.tokens));
     load_worlds();
 
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address(config_.host), config_.port);
@@ -53,9 +56,9 @@ server::server(server_config config)
     acceptor_.listen(asio::socket_base::max_listen_connections);
 
     const auto bound = acceptor_.local_endpoint();
-    spdlog::info("ecsd {} listening on {}:{} ({} threads, token {})", protocol::version,
+    spdlog::info("ecsd {} listening on {}:{} ({} threads, token {}, tokens file {})", protocol::version,
                  bound.address().to_string(), bound.port(), config_.threads,
-                 config_.token.empty() ? "off" : "on");
+                 config_.token.empty() ? "off" : "on", config_.tokens.empty() ? "none" : config_.tokens);
     // Tests and scripts read this line to learn the port chosen by --port 0.
     std::printf("listening on %s:%u\n", bound.address().to_string().c_str(),
                 static_cast<unsigned>(bound.port()));
@@ -182,6 +185,19 @@ void server::refuse(asio::ip::tcp::socket socket) {
     asio::write(socket, asio::buffer(line), ignored);
     socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     socket.close(ignored);
+}
+
+bool server::reload_tokens() {
+    if (config_.tokens.empty()) return false;
+    try {
+        auto table = identity_table::load(config_.tokens);
+        const auto n = table.size();
+        services_.identities.set(std::move(table));
+        spdlog::info("tokens file {} reloaded: {} tokens", config_.tokens, n);
+    } catch (const std::exception& e) {
+        spdlog::error("tokens file not reloaded, the previous one stays: {}", e.what());
+    }
+    return true;
 }
 
 void server::stop() {

@@ -41,6 +41,9 @@ class server {
     void run();
     /// @brief Starts the graceful stop, as a signal would. Safe from any thread.
     void stop();
+    /// @brief Reads the --tokens file again (SIGHUP); a file with a mistake is logged and the old
+    /// one kept. False when no --tokens file is set. Safe from any thread.
+    bool reload_tokens();
 
   private:
     void load_worlds();

@@ -556,6 +556,8 @@ class Runner:
                     d = Path(tempfile.mkdtemp(dir=self.tmp, prefix="data-"))
                     self.data_dir = self.data_dir or d
                     w = w.replace("@tmp", str(d))
+                elif not w.startswith("-") and (workdir / w).is_file():
+                    w = str(workdir / w)  # a file a `file` block wrote, as the reader's ecsd finds it
                 flags.append(w)
         return flags
 

@@ -218,7 +218,7 @@ http_connection::http_connection(asio::ip::tcp::socket socket, server_services& 
     asio::error_code ec;
     const auto ep = socket_.remote_endpoint(ec);
     session_.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
-    session_.authenticated = services.config.token.empty();
+    session_.authenticated = !services.config.auth_required();
 }
 
 void http_connection::start() {
@@ -379,7 +379,7 @@ bool http_connection::check_head() {
         refuse(refusal_, refusal_why_);
         return false;
     }
-    if (!services_.config.token.empty()) {
+    if (services_.config.auth_required()) {
         // Without the token only --preauth-line-bytes of body are read, as on the TCP port.
         keep_alive_ = false;  // set again when the message completes; a refusal closes
         if (!authorize()) {
@@ -438,7 +438,7 @@ void http_connection::handle() {
 }
 
 bool http_connection::authorize() {
-    if (services_.config.token.empty()) return true;
+    if (!services_.config.auth_required()) return true;
     const std::string_view prefix = "Bearer ";
     const std::string_view got = parser_.authorization();
     // A request with no token at all guesses nothing: it is told how to send one. A token is

@@ -221,7 +221,7 @@ void register_persist_methods(method_table& table) {
                                            "this save only; the server's --snapshot-format otherwise "
                                            "(autosaves keep using it)"}}}}),
                .result = report,
-               .flags = method_flags::world_bound | method_flags::read_only,
+               .flags = method_flags::world_bound | method_flags::read_only | method_flags::operator_only,
                .handler = save});
     table.add(
         {.name = "world.load",

@@ -110,15 +110,16 @@ method_answer info(method_context& ctx) {
               {"max_watch_views", c.max_watch_views},
               {"max_watch_views_total", c.max_watch_views_total},
               {"max_output_total", c.max_output_total}}},
-            {"auth_required", !c.token.empty()},
+            {"auth_required", c.auth_required()},
             {"config", config_to_json(c)}};
 }
 
 method_answer auth(method_context& ctx) {
     if (auto refused =
             check_token(ctx.services, *ctx.caller, ctx.params.at("token").get_ref<const std::string&>()))
-        throw std::move(*refused);
-    return {{"authenticated", true}};
+        return method_answer::error(refused->why(), refused->what(), refused->data());
+    const auto& who = *ctx.caller;
+    return {{"authenticated", true}, {"identity", who.identity}, {"role", role_name(who.who)}};
 }
 
 json info_schema() {
@@ -178,7 +179,7 @@ void register_server_methods(method_table& table) {
                                         {"threshold_us", {{"type", "integer"}}},
                                         {"max_len", {{"type", "integer"}}}},
                                        {"entries", "len"}),
-               .flags = method_flags::read_only,
+               .flags = method_flags::read_only | method_flags::operator_only,
                .handler = slowlog});
     table.add({.name = "server.monitor",
                .summary =
@@ -187,15 +188,19 @@ void register_server_methods(method_table& table) {
                .params = object_schema({{"stop", {{"type", "boolean"}, {"default", false}}}}),
                .result = object_schema(
                    {{"monitoring", {{"type", "boolean"}}}, {"was", {{"type", "boolean"}}}}, {"monitoring"}),
-               .flags = method_flags::read_only,
+               .flags = method_flags::read_only | method_flags::operator_only,
                .handler = monitor});
-    table.add(
-        {.name = "server.auth",
-         .summary = "Authenticates the connection with the server's token; required first when one is set.",
-         .params = object_schema({{"token", {{"type", "string"}, {"maxLength", 1024}}}}, {"token"}),
-         .result = object_schema({{"authenticated", {{"const", true}}}}, {"authenticated"}),
-         .flags = method_flags::pre_auth | method_flags::secret,
-         .handler = auth});
+    table.add({.name = "server.auth",
+               .summary =
+                   "Authenticates the connection with a token (--token or --tokens); required first when one "
+                   "is set. Answers with the identity and its role.",
+               .params = object_schema({{"token", {{"type", "string"}, {"maxLength", 1024}}}}, {"token"}),
+               .result = object_schema({{"authenticated", {{"const", true}}},
+                                        {"identity", {{"type", "string"}}},
+                                        {"role", {{"enum", {"admin", "observer", "player"}}}}},
+                                       {"authenticated", "identity", "role"}),
+               .flags = method_flags::pre_auth | method_flags::secret,
+               .handler = auth});
 }
 
 }  // namespace ecsd::net

@@ -17,6 +17,7 @@
 #include "rpc/core_reasons.hpp"
 #include "rpc/services.hpp"
 #include "rpc/session.hpp"
+#include "rpc/token_check.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::net {
@@ -147,11 +148,16 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
 
     const method_entry* method = services_.methods.find(req.method);
     const bool may_run_unauthenticated = method != nullptr && has(method->flags, method_flags::pre_auth);
-    if (!caller.authenticated && !may_run_unauthenticated) {
+    if (!may_run_unauthenticated && !still_authenticated(services_, caller)) {
         return refuse(reason::unauthorized, "call server.auth first");
     }
     if (method == nullptr)
         return refuse(reason::method_not_found, "no method '" + req.method + "'", {{"method", req.method}});
+    if (!role_may_call(caller.who, method->flags)) {
+        return refuse(reason::unauthorized,
+                      "the role " + std::string(role_name(caller.who)) + " may not call " + req.method,
+                      {{"role", role_name(caller.who)}, {"method", req.method}});
+    }
     const bool secret = has(method->flags, method_flags::secret);
     // Every request, at trace (secrets hidden): debug keeps one line per connection.
     if (spdlog::should_log(spdlog::level::trace)) {

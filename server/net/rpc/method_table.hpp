@@ -88,6 +88,9 @@ enum class method_flags : std::uint32_t {
     /// time, in order) instead of a network thread: work that may take seconds (world.import's
     /// final chunk builds a whole world) never holds other connections up
     background = 1U << 8,
+    /// read_only, so --read-only allows it, but for the admin role only (rpc/identities.hpp): what
+    /// it shows or does concerns the server, not a game (other connections' requests, disk writes)
+    operator_only = 1U << 9,
 };
 
 [[nodiscard]] constexpr method_flags operator|(method_flags a, method_flags b) noexcept {

@@ -15,6 +15,7 @@
 #include "hosting/world_log.hpp"
 #include "hosting/world_transfers.hpp"
 #include "rpc/auth_limiter.hpp"
+#include "rpc/identities.hpp"
 #include "rpc/observe.hpp"
 #include "rpc/output_budget.hpp"
 
@@ -42,6 +43,7 @@ struct server_services {
     std::atomic<std::uint64_t> bytes_in{0};   ///< read from clients (TCP and HTTP)
     std::atomic<std::uint64_t> bytes_out{0};  ///< written to clients
     auth_limiter auth_guard;                  ///< wrong tokens per address
+    identity_store identities;                ///< the --tokens file's identities (rpc/identities.hpp)
     std::unique_ptr<request_stats> stats;     ///< per method; made once the table is complete
     slow_log slowlog;
     monitor_hub monitors;

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "rpc/identities.hpp"
+
 namespace ecsd::net {
 
 class watch_sink;
@@ -19,7 +21,11 @@ struct session {
     std::shared_ptr<watch_sink> watches;  ///< where world.watch notifications for this connection go
     int auth_failures = 0;                ///< wrong tokens sent on this connection
     bool close_requested = false;         ///< a handler asks the connection to close after this answer
-    bool lines = true;  ///< a line connection (TCP), where notifications can arrive any time
+    bool lines = true;                   ///< a line connection (TCP), where notifications can arrive any time
+    role who = role::admin;              ///< what it may call (rpc/identities.hpp); admin without tokens
+    std::string identity = "anonymous";  ///< the authenticated identity ("admin" for --token)
+    std::string token_hash;              ///< its token's SHA-256, when it came from --tokens
+    std::uint64_t identity_generation = 0;  ///< the tokens file it was checked against
 };
 
 }  // namespace ecsd::net

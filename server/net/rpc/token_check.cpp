@@ -11,8 +11,8 @@ namespace ecsd::net {
 
 std::optional<protocol::rpc_error> check_token(server_services& services, session& caller,
                                                std::string_view given) {
-    const auto& expected = services.config.token;
-    if (expected.empty()) {
+    const auto& config = services.config;
+    if (!config.auth_required()) {
         caller.authenticated = true;
         return std::nullopt;
     }
@@ -29,9 +29,27 @@ std::optional<protocol::rpc_error> check_token(server_services& services, sessio
             "too many wrong tokens from " + address + "; try again in " + in_seconds(*wait) + " s",
             {{"retry_after", *wait}});
     }
-    if (constant_time_equal(given, expected)) {
+    // Both are checked whatever the other says, so the time taken tells nothing of which matched.
+    const bool admin = !config.token.empty() && constant_time_equal(given, config.token);
+    std::string hash;
+    std::optional<identity> who;
+    if (!config.tokens.empty()) {
+        hash = sha256_hex(given);
+        who = services.identities.find(hash);
+    }
+    if (admin || who) {
         guard.succeeded(address);
         caller.authenticated = true;
+        if (admin) {
+            caller.who = role::admin;
+            caller.identity = "admin";
+            caller.token_hash.clear();
+        } else {
+            caller.who = who->what;
+            caller.identity = std::move(who->name);
+            caller.token_hash = std::move(hash);
+            caller.identity_generation = services.identities.generation();
+        }
         return std::nullopt;
     }
     const double lockout = std::max(wait.value_or(0.0), guard.failed(address, now));
@@ -43,6 +61,24 @@ std::optional<protocol::rpc_error> check_token(server_services& services, sessio
             {{"retry_after", lockout}});
     }
     return protocol::rpc_error(protocol::reason::unauthorized, "invalid token");
+}
+
+bool still_authenticated(server_services& services, session& caller) {
+    if (!caller.authenticated) return false;
+    if (caller.token_hash.empty()) return true;
+    const auto generation = services.identities.generation();
+    if (caller.identity_generation == generation) return true;
+    // The tokens file was reloaded: the token must still be in it, and its role is the new one.
+    auto who = services.identities.find(caller.token_hash);
+    caller.identity_generation = generation;
+    if (!who) {
+        caller.authenticated = false;
+        caller.token_hash.clear();
+        return false;
+    }
+    caller.who = who->what;
+    caller.identity = std::move(who->name);
+    return true;
 }
 
 }  // namespace ecsd::net

@@ -85,12 +85,12 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
       services_(services),
       dispatch_(dispatch),
       manager_(manager),
-      framer_(services.config.token.empty() ? services.config.max_line_bytes
-                                            : services.config.preauth_line_bytes),
+      framer_(services.config.auth_required() ? services.config.preauth_line_bytes
+                                              : services.config.max_line_bytes),
       pipeline_(services, dispatch, session_, strand_, [this] { pump(); }) {
     session_.id = id;
     session_.peer = peer_of(socket_);
-    session_.authenticated = services.config.token.empty();
+    session_.authenticated = !services.config.auth_required();
 }
 
 void connection::start() {

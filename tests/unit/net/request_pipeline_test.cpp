@@ -69,7 +69,13 @@ class RequestPipelineTest : public testing::Test {
     world_directory worlds_{io_, 8};
     server_services services_{config_, table_, worlds_};
     dispatcher dispatch_{services_};
-    session session_{1, "test", true, nullptr, 0, false};
+    session session_ = [] {
+        session s;
+        s.id = 1;
+        s.peer = "test";
+        s.authenticated = true;
+        return s;
+    }();
     std::weak_ptr<request_pipeline> pipeline_;
     int runs_ = 0;
 };

@@ -1,0 +1,217 @@
+// Identities and roles (issue 43): a --tokens file gives each client its own token and a role, and
+// the role decides which methods run. The matrix below is generated from rpc.discover, so a method
+// added to the table is covered without anyone listing it, over TCP and HTTP alike.
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "http_client.hpp"
+
+namespace ecsd::test {
+namespace {
+
+struct tokens_file {
+    std::filesystem::path path;
+    explicit tokens_file(const std::string& text) {
+        path = std::filesystem::temp_directory_path() /
+               ("ecsd_tokens_" + std::to_string(::getpid()) + "_" +
+                std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".txt");
+        write(text);
+    }
+    void write(const std::string& text) const {
+        const auto tmp = path.string() + ".new";
+        std::ofstream(tmp) << text;
+        std::filesystem::rename(tmp, path);  // whole, as an editor or a deploy would
+    }
+    ~tokens_file() {
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+    }
+};
+
+/// The hash of a token, as `ecsd --hash-token` prints it.
+std::string hash_of(const std::string& token) {
+    const std::string command = ecsd_server::binary() + " --hash-token " + token;
+    FILE* p = ::popen(command.c_str(), "r");
+    if (p == nullptr) return {};
+    char buffer[128] = {};
+    std::string out;
+    if (std::fgets(buffer, sizeof buffer, p) != nullptr) out = buffer;
+    ::pclose(p);
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out;
+}
+
+std::string file_text() {
+    return "# identities of the roles test\n" + hash_of("admin-secret") + " ops admin\n" +
+           hash_of("observer-secret") + " watcher observer\n" + hash_of("player-secret") + " alice player\n";
+}
+
+bool allowed_by_flags(const json& flags) {
+    const auto has = [&](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+    return has("pre_auth") || (has("read_only") && !has("operator_only"));
+}
+
+json authed_call(int port, const std::string& token, const std::string& method, const json& params) {
+    line_client c(port);
+    const auto auth = c.call("server.auth", {{"token", token}});
+    if (!auth.contains("result")) return auth;
+    return c.call(method, params);
+}
+
+json http_call(int http, const std::string& token, const std::string& method, const json& params) {
+    // A batch of one: a watch inside a batch answers as JSON and ends, so every method answers alike.
+    const std::string body = "[" + request_line(1, method, params) + "]";
+    http_client c(http);
+    EXPECT_TRUE(
+        c.send("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Authorization: Bearer " +
+               token + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    const auto r = c.read();
+    if (!r || r->body.empty()) return "no answer";
+    const auto answer = json::parse(r->body, nullptr, false);
+    return answer.is_array() && !answer.empty() ? answer[0] : answer;
+}
+
+TEST(RolesEndToEnd, HashTokenPrintsTheFilesFirstColumn) {
+    EXPECT_EQ(hash_of("s3cret"), "1ec1c26b50d5d3c58d9583181af8076655fe00756bf7285940ba3670f99fcba0");
+    EXPECT_EQ(hash_of("admin-secret").size(), 64U);
+    EXPECT_NE(hash_of("admin-secret"), hash_of("admin-secreT"));
+}
+
+TEST(RolesEndToEnd, ServerAuthAnswersTheIdentityAndItsRole) {
+    const tokens_file f(file_text());
+    ecsd_server server({"--tokens", f.path.string(), "--token", "root-secret"});
+    line_client c(server.port());
+    EXPECT_EQ(reason_of(c.call("server.ping")), "unauthorized");
+    EXPECT_EQ(c.result("server.auth", {{"token", "player-secret"}}),
+              json({{"authenticated", true}, {"identity", "alice"}, {"role", "player"}}));
+    line_client o(server.port());
+    EXPECT_EQ(o.result("server.auth", {{"token", "observer-secret"}})["role"], "observer");
+    line_client root(server.port());
+    EXPECT_EQ(root.result("server.auth", {{"token", "root-secret"}}),
+              json({{"authenticated", true}, {"identity", "admin"}, {"role", "admin"}}));
+    line_client wrong(server.port());
+    EXPECT_EQ(reason_of(wrong.call("server.auth", {{"token", "player-secret "}})), "unauthorized");
+}
+
+// Every method in the table, called by a player and an observer over TCP and HTTP: those their
+// role may not call answer unauthorized with the role and method, and run nothing.
+TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
+    const tokens_file f(file_text());
+    int http = 0;
+    server_options o;
+    o.args = {"--tokens", f.path.string()};
+    auto server = start_with_http(o, &http);
+    ASSERT_NE(http, 0);
+    line_client admin(server->port());
+    ASSERT_EQ(admin.result("server.auth", {{"token", "admin-secret"}})["role"], "admin");
+    (void)admin.result("world.pause");  // so that only a call that ran could change the hash
+    const auto spawned = admin.result("world.spawn_entity", {{"components", {{"Position", json::object()}}}});
+    const auto before = admin.result("world.hash");
+    const auto methods = admin.result("rpc.discover")["methods"];
+    ASSERT_GT(methods.size(), 40U);
+    std::size_t refused = 0;
+    std::size_t allowed = 0;
+    for (const auto& m : methods) {
+        const std::string name = m["name"];
+        if (name == "server.auth") continue;
+        // Params that would let most methods run: the one entity, and names that do not exist.
+        const json params = {{"entity", spawned["entity"]}, {"world", "default"}};
+        for (const auto& [role, token] :
+             {std::pair{"player", "player-secret"}, {"observer", "observer-secret"}}) {
+            for (const bool over_http : {false, true}) {
+                const auto answer = over_http ? http_call(http, token, name, params)
+                                              : authed_call(server->port(), token, name, params);
+                const bool was_refused = reason_of(answer) == "unauthorized" &&
+                                         answer["error"].contains("data") &&
+                                         answer["error"]["data"].value("role", "") == role;
+                SCOPED_TRACE(name + " as " + role + (over_http ? " over HTTP: " : " over TCP: ") +
+                             answer.dump());
+                if (allowed_by_flags(m["x-flags"])) {
+                    EXPECT_FALSE(was_refused);
+                    ++allowed;
+                } else {
+                    EXPECT_TRUE(was_refused);
+                    if (was_refused) {
+                        EXPECT_EQ(answer["error"]["data"]["method"], name);
+                    }
+                    ++refused;
+                }
+            }
+        }
+    }
+    EXPECT_GT(refused, 80U);  // 2 roles x 2 faces x the mutating, admin and operator_only methods
+    EXPECT_GT(allowed, 60U);
+    // Nothing a refused call would have changed did change.
+    EXPECT_EQ(admin.result("world.hash"), before);
+    EXPECT_EQ(admin.result("world.list")["worlds"], json({"default"}));
+    // Spelled out, so a wrong flag in the table cannot make the generated matrix agree with it.
+    for (const char* method : {"world.destroy", "world.create", "world.define_system", "world.export",
+                               "world.import", "world.mutate_components", "server.monitor", "server.slowlog",
+                               "world.save", "world.cast_spell", "debug.sleep"}) {
+        const auto answer = authed_call(server->port(), "player-secret", method, json::object());
+        EXPECT_EQ(reason_of(answer), "unauthorized") << method;
+        EXPECT_EQ(answer["error"]["data"]["role"], "player") << method;
+    }
+}
+
+// SIGHUP reloads the file: a token taken out stops working at its connection's next request, and a
+// role changed applies from the next request; a file with a mistake is not taken.
+TEST(RolesEndToEnd, SighupReloadsTheTokensFile) {
+    const tokens_file f(file_text());
+    ecsd_server server({"--tokens", f.path.string()});
+    line_client alice(server.port());
+    ASSERT_EQ(alice.result("server.auth", {{"token", "player-secret"}})["identity"], "alice");
+    line_client watcher(server.port());
+    ASSERT_EQ(watcher.result("server.auth", {{"token", "observer-secret"}})["role"], "observer");
+    EXPECT_EQ(reason_of(watcher.call("world.create", {{"world", "w2"}})), "unauthorized");
+
+    f.write("# alice is gone, watcher is promoted\n" + hash_of("admin-secret") + " ops admin\n" +
+            hash_of("observer-secret") + " watcher admin\n");
+    ASSERT_EQ(::kill(server.pid(), SIGHUP), 0);
+    bool applied = false;
+    for (int i = 0; i < 100 && !applied; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        line_client probe(server.port());
+        applied = probe.call("server.auth", {{"token", "player-secret"}}).contains("error");
+    }
+    ASSERT_TRUE(applied) << "the reload never happened";
+    const auto gone = alice.call("server.ping");
+    EXPECT_EQ(reason_of(gone), "unauthorized");
+    EXPECT_EQ(gone["error"]["message"], "call server.auth first");
+    EXPECT_EQ(watcher.result("world.create", {{"world", "w2"}})["world"], "w2");
+
+    f.write("not a hash at all\n");  // a mistake: the file in use stays
+    ASSERT_EQ(::kill(server.pid(), SIGHUP), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    line_client again(server.port());
+    EXPECT_EQ(again.result("server.auth", {{"token", "observer-secret"}})["role"], "admin");
+    EXPECT_TRUE(server.running());
+}
+
+TEST(RolesEndToEnd, AFileWithAMistakeStopsTheStartNamingTheLine) {
+    const tokens_file f("# fine\n" + hash_of("a") + " alice player\n" + hash_of("b") + " bob superuser\n");
+    const auto log = f.path.string() + ".log";
+    server_options o;
+    o.args = {"--tokens", f.path.string()};
+    o.log_path = log;
+    EXPECT_THROW(ecsd_server server(o), std::runtime_error);
+    std::ifstream in(log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find(f.path.string() + ":3: unknown role 'superuser'"), std::string::npos) << text;
+    std::filesystem::remove(log);
+}
+
+}  // namespace
+}  // namespace ecsd::test
