@@ -90,7 +90,8 @@ void request_pipeline::submit(std::string_view text) {
     if (!parsed.batch) {
         auto& m = parsed.messages.front();
         if (auto* bad = std::get_if<protocol::bad_message>(&m)) {
-            spdlog::info("conn {}: {}: {}", session_.id, protocol::name(bad->why), bad->detail);
+            spdlog::info("{} {}: {}: {}", session_.lines ? "conn" : "http", session_.id,
+                         protocol::name(bad->why), bad->detail);
             answer_now(protocol::make_error(bad->id, bad->why, bad->detail, bad->data));
             return;
         }
@@ -149,7 +150,7 @@ void request_pipeline::run_jobs(const std::shared_ptr<request_pipeline>& self, s
     // as many answer bytes as the output bound has room for. Batches are recycled: a fresh
     // kilobyte-sized vector per post made glibc consolidate its fastbins on every read.
     auto& p = *self;
-    if (p.batch_in_flight_ || p.jobs_.empty() || p.closed_home_) return;
+    if (p.batch_in_flight_ || p.jobs_.empty() || p.closed_.load(std::memory_order_relaxed)) return;
     const std::size_t limit = p.services_.config.max_output_bytes;
     const std::size_t held = p.held_bytes_ + unsent;
     const auto& first = p.jobs_.front();
@@ -251,7 +252,7 @@ void request_pipeline::run_batch(std::shared_ptr<request_pipeline> self, std::un
 
 void request_pipeline::on_jobs_done(std::unique_ptr<job_batch> batch) {
     batch_in_flight_ = false;
-    if (closed_home_) return;
+    if (closed_.load(std::memory_order_relaxed)) return;
     const std::size_t done = batch->results.size();
     for (std::size_t k = 0; k < done; ++k) {
         auto& pj = batch->jobs[k];
@@ -312,7 +313,6 @@ request_pipeline::answer request_pipeline::pop() {
 }
 
 void request_pipeline::close() noexcept {
-    closed_home_ = true;
     closed_.store(true, std::memory_order_relaxed);
 }
 

@@ -136,8 +136,7 @@ class request_pipeline {
     std::deque<pending_job> jobs_;  // parsed world jobs not yet run, in request order
     std::vector<std::unique_ptr<job_batch>> spare_batches_;  // recycled job_batch objects
     bool batch_in_flight_ = false;
-    bool closed_home_ = false;         // close() was called (read on home only)
-    std::atomic<bool> closed_{false};  // read by run_batch on world strands: stop computing
+    std::atomic<bool> closed_{false};  // close() was called: world strands stop computing, home keeps nothing
 };
 
 }  // namespace ecsd::net

@@ -9,6 +9,7 @@
 #include "rpc/core_reasons.hpp"
 #include "rpc/services.hpp"
 #include "rpc/session.hpp"
+#include "rpc_harness.hpp"
 
 using namespace ecsd::net;
 namespace p = ecsd::protocol;
@@ -18,7 +19,7 @@ namespace {
 
 // A dispatcher over a small table and a directory holding one world-less host "w", so the
 // routing is tested without sockets, threads or a world::world.
-class DispatcherTest : public testing::Test {
+class DispatcherTest : public testing::Test, protected ecsd::net::test::rpc_harness {
   protected:
     DispatcherTest() {
         const auto add = [this](std::string name, method_flags flags, method_handler h,
@@ -56,20 +57,6 @@ class DispatcherTest : public testing::Test {
     }
 
     static std::string reason_of(const json& response) { return response["error"]["data"]["reason"]; }
-
-    asio::io_context io_;
-    server_config config_;
-    method_table table_;
-    world_directory worlds_{io_, 8};
-    server_services services_{config_, table_, worlds_};
-    dispatcher dispatch_{services_};
-    session session_ = [] {
-        session s;
-        s.id = 1;
-        s.peer = "test";
-        s.authenticated = true;
-        return s;
-    }();
 };
 
 TEST_F(DispatcherTest, RunsAndEchoesId) {

@@ -10,16 +10,14 @@
 #include <gtest/gtest.h>
 
 #include "hosting/hosted_world.hpp"
-#include "hosting/world_directory.hpp"
-#include "rpc/method_table.hpp"
-#include "rpc/services.hpp"
+#include "rpc_harness.hpp"
 
 using namespace ecsd::net;
 using nlohmann::json;
 
 namespace {
 
-class RequestPipelineTest : public testing::Test {
+class RequestPipelineTest : public testing::Test, protected ecsd::net::test::rpc_harness {
   protected:
     RequestPipelineTest() {
         table_.add({"t.echo", "test", object_schema({{"n", {{"type", "integer"}}}}), json::object(),
@@ -63,19 +61,6 @@ class RequestPipelineTest : public testing::Test {
         return out;
     }
 
-    asio::io_context io_;
-    server_config config_;
-    method_table table_;
-    world_directory worlds_{io_, 8};
-    server_services services_{config_, table_, worlds_};
-    dispatcher dispatch_{services_};
-    session session_ = [] {
-        session s;
-        s.id = 1;
-        s.peer = "test";
-        s.authenticated = true;
-        return s;
-    }();
     std::weak_ptr<request_pipeline> pipeline_;
     int runs_ = 0;
 };
