@@ -367,6 +367,8 @@ test("?world=NAME opens that world, and picking a world puts it in the address",
     await other.goto(server.url + "?world=side", { waitUntil: "load" });
     await until("the side world on the page", () => other.evaluate(() =>
       window.ecsdViewer.world === "side" && [...window.ecsdViewer.entities.values()].some((c) => c.Appearance?.name === "sider")));
+    // The first frame shows the entities before world.list has answered and filled the picker.
+    await until("the world picker filled", () => other.$eval("#world", (e) => e.options.length > 0));
     assert.equal(await other.$eval("#world", (e) => e.value), "side", "the picker names it");
     await until("the picker to offer default", async () =>
       (await other.$$eval("#world option", (os) => os.map((o) => o.textContent))).includes("default"));
