@@ -101,4 +101,8 @@ json run_define_spell(session& s, const verb_input& input) {
     return define_script(s, input, "spell define", "world.define_spell", json::object());
 }
 
+json run_define_action(session& s, const verb_input& input) {
+    return define_script(s, input, "action define", "world.define_action", json::object());
+}
+
 }  // namespace ecsd::cli

@@ -22,6 +22,9 @@ json run_define_system(session& s, const verb_input& input);
 /// @brief `spell define NAME --file FILE`: world.define_spell with FILE's text.
 json run_define_spell(session& s, const verb_input& input);
 
+/// @brief `action define NAME --file FILE`: world.define_action with FILE's text.
+json run_define_action(session& s, const verb_input& input);
+
 /// @brief A define error's message with the script's name replaced by the file it came from:
 ///        "NAME: syntax error at line L, column C: TEXT" → "FILE:L:C: syntax error: TEXT",
 ///        "NAME: NAME:L: TEXT" → "FILE:L: TEXT", "NAME: TEXT" → "FILE: TEXT".

@@ -317,11 +317,12 @@ const std::vector<std::string>& completion_source::names(std::string_view kind) 
         return it->second.names;
     }
     // Which method lists each kind of name.
-    static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> listings{{
+    static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> listings{{
         {"methods", "rpc.discover"},
         {"components", "world.list_components"},
         {"systems", "world.list_systems"},
         {"spells", "world.list_spells"},
+        {"actions", "world.list_actions"},
         {"worlds", "world.list"},
         {"prefabs", "world.list_prefabs"},
     }};

@@ -6,7 +6,7 @@ namespace ecsd::protocol {
 namespace {
 
 // Order matches enum class reason; a static_assert below keeps them in step.
-constexpr std::array<reason_info, 22> table{{
+constexpr std::array<reason_info, 24> table{{
     {reason::parse_error, "parse_error", -32700, "Parse error"},
     {reason::invalid_request, "invalid_request", -32600, "Invalid Request"},
     {reason::method_not_found, "method_not_found", -32601, "Method not found"},
@@ -29,13 +29,15 @@ constexpr std::array<reason_info, 22> table{{
     {reason::timeout, "timeout", -32015, "Timeout"},
     {reason::no_such_subscription, "no_such_subscription", -32016, "No such subscription"},
     {reason::world_sealed, "world_sealed", -32017, "World sealed"},
+    {reason::no_such_action, "no_such_action", -32018, "No such action"},
+    {reason::action_failed, "action_failed", -32019, "Action failed"},
 }};
 
 constexpr bool table_in_enum_order() {
     for (std::size_t i = 0; i < table.size(); ++i) {
         if (static_cast<std::size_t>(table[i].id) != i) return false;
     }
-    return table.back().id == reason::world_sealed;
+    return table.back().id == reason::action_failed;
 }
 static_assert(table_in_enum_order(), "reason table rows must follow enum order");
 

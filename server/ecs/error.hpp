@@ -21,6 +21,8 @@ enum class reason : std::uint8_t {
     no_such_prefab,     ///< the name names no prefab
     no_such_spell,      ///< the name names no spell
     no_such_system,     ///< the name names no system
+    no_such_action,     ///< the name names no action
+    action_failed,      ///< an action raised an error: nothing of it applied
 };
 
 /// @brief The reason's name ("no_such_entity"): the same word the wire uses for it.
@@ -44,6 +46,10 @@ enum class reason : std::uint8_t {
             return "no_such_spell";
         case reason::no_such_system:
             return "no_such_system";
+        case reason::no_such_action:
+            return "no_such_action";
+        case reason::action_failed:
+            return "action_failed";
     }
     return "invalid_params";
 }

@@ -138,10 +138,14 @@ std::vector<setting> make_settings() {
     t.push_back(row("script-memory", "ECSD_SCRIPT_MEMORY",
                     "bytes the Lua scripts of one world may hold together", &server_config::script_memory,
                     [](CLI::Option& o) { o.check(CLI::Range(std::size_t{1} << 20, std::size_t{1} << 34)); }));
-    t.push_back(row("max-scripts", "ECSD_MAX_SCRIPTS", "Lua systems and spells one world may define",
+    t.push_back(row("max-scripts", "ECSD_MAX_SCRIPTS", "Lua systems, spells and actions one world may define",
                     &server_config::max_scripts, positive));
     t.push_back(row("max-script-bytes", "ECSD_MAX_SCRIPT_BYTES", "bytes of one Lua script's source",
                     &server_config::max_script_bytes, positive));
+    t.push_back(row("action-rate", "ECSD_ACTION_RATE",
+                    "world.call_action calls a second each player identity may make (all its connections "
+                    "together, bursts of one second's worth); faster ones get rate_limited; 0: no limit",
+                    &server_config::action_rate, [](CLI::Option& o) { o.check(CLI::NonNegativeNumber); }));
     t.push_back(row("data-dir", "ECSD_DATA_DIR",
                     "folder for snapshots and journals; empty: nothing is written",
                     &server_config::data_dir));

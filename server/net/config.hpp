@@ -74,6 +74,7 @@ struct server_config {
     std::size_t script_memory = std::size_t{64} << 20;
     std::size_t max_scripts = 64;
     std::size_t max_script_bytes = std::size_t{64} << 10;
+    double action_rate = 60.0;  ///< world.call_action calls a second per player identity; 0: no limit
 };
 
 /// @brief One row of the settings table.

@@ -183,6 +183,9 @@ struct script_host::impl {
     bool positions_written = false;
     const compiled_script* current = nullptr;
     json scratch;
+    // An action's call in progress (run_entry pushes them inside the protected call).
+    std::string call_caller;
+    const json* call_args = nullptr;
 
     impl(world& wd, script_limits l) : w(wd), limits(l) {}
     ecs::registry& reg() { return w.registry(); }
@@ -1388,6 +1391,12 @@ int run_entry(lua_State* L) {
     lua_pushliteral(L, "tick");
     lua_pushinteger(L, static_cast<lua_Integer>(h.w.tick()));
     lua_rawset(L, 2);
+    if (lua_gettop(L) == 4 && h.call_args != nullptr) {  // an action: the caller's identity and its args
+        lua_pushlstring(L, h.call_caller.data(), h.call_caller.size());
+        lua_replace(L, 3);
+        push_json(L, *h.call_args);
+        lua_replace(L, 4);
+    }
     if (lua_gettop(L) == 5) {  // a spell: caster and target as w:get() gives them
         for (const int at : {3, 4}) {
             const auto e = static_cast<entity_id>(lua_tointeger(L, at));
@@ -1399,7 +1408,7 @@ int run_entry(lua_State* L) {
             lua_replace(L, at);
         }
     }
-    lua_call(L, lua_gettop(L) - 1, 0);
+    lua_call(L, lua_gettop(L) - 1, 1);  // one result: an action's answer (systems' and spells' is dropped)
     for (std::size_t i = 0; i < h.handles.size(); ++i) {
         if (!h.handles[i].open || h.handles[i].e == 0) continue;
         // Handles are kept in the registry table by index while the run lasts.
@@ -1408,7 +1417,7 @@ int run_entry(lua_State* L) {
         if (!h.flush(lua_gettop(L))) return raise(L);
         lua_pop(L, 2);
     }
-    return 0;
+    return 1;
 }
 
 }  // namespace
@@ -1792,7 +1801,7 @@ int script_host::impl::run_protected(int nargs) {
     budget = limits.instructions;
     lua_sethook(L, count_hook, LUA_MASKCOUNT, static_cast<int>(std::min<std::uint64_t>(budget, 0x7fffffff)));
     running = true;
-    const int status = lua_pcall(L, nargs + 1, 0, 1);
+    const int status = lua_pcall(L, nargs + 1, 1, 1);  // run_entry's one result, or the message
     running = false;
     lua_sethook(L, nullptr, 0, 0);
     lua_pushnil(L);
@@ -1984,6 +1993,41 @@ void script_host::cast(const std::shared_ptr<void>& ptr, entity_id caster, entit
     throw ecs_error(reason::invalid_value, msg);
 }
 
+json script_host::call(const std::shared_ptr<void>& ptr, const std::string& caller, const json& args) {
+    auto& h = *impl_;
+    auto& script = *static_cast<compiled_script*>(ptr.get());
+    h.begin_run(script, "action '" + script.src.name + "'");
+    // Deterministic: the same call in the same tick draws the same numbers, on replay too.
+    h.seed(script.src.name, fnv(args.dump(), fnv(caller)));
+    push_call(h.L, script);
+    lua_State* L = h.L;  // NOLINT(readability-identifier-naming): the name Lua gives its state
+    lua_pushnil(L);      // run_entry puts the caller and the args here, inside the protected call
+    lua_pushnil(L);
+    h.call_caller = caller;
+    h.call_args = &args;
+    const int status = h.run_protected(3);
+    h.call_args = nullptr;
+    h.current = nullptr;
+    std::string msg;
+    if (status == LUA_OK) {
+        try {
+            json answer = to_json(L, -1, "the action's return value", true);
+            lua_settop(L, 0);
+            h.apply_ops();
+            return answer;
+        } catch (const ecs_error& e) {
+            msg = e.what();
+        }
+    } else {
+        msg = lua_tostring(L, -1) != nullptr ? lua_tostring(L, -1) : "error";
+        if (status == LUA_ERRMEM || h.oom) msg = "the world's scripts reached their memory cap";
+    }
+    lua_settop(L, 0);
+    h.undo_run();
+    lua_gc(L, LUA_GCCOLLECT);
+    throw ecs_error(reason::action_failed, msg);
+}
+
 // --- the world's side ----------------------------------------------------------------------------
 
 system_phase script_phase(std::string_view text) {
@@ -2011,6 +2055,7 @@ void check_limits(const world& w, const script_source& src, bool replacing, cons
     for (const auto& s : w.systems()) count += s.user ? 1 : 0;
     count += static_cast<std::size_t>(std::count_if(w.spells().begin(), w.spells().end(),
                                                     [](const spell_def& d) { return d.script != nullptr; }));
+    count += w.actions().size();
     if (!replacing && count >= limits.max_scripts)
         throw ecs_error(reason::limit_reached, "a world holds at most " + std::to_string(limits.max_scripts) +
                                                    " scripts (--max-scripts)");
@@ -2101,10 +2146,64 @@ void world::remove_spell(const std::string& name) {
     spells_.erase(it);
 }
 
+void world::define_action(const script_source& in) {
+    script_source src = in;
+    src.what = script_source::kind::action;
+    const auto existing = std::find_if(actions_.begin(), actions_.end(),
+                                       [&](const action_def& a) { return a.name == src.name; });
+    check_limits(*this, src, existing != actions_.end(), current_script_limits());
+    auto compiled = script_state().compile(src);  // throws before anything changes
+    if (existing != actions_.end()) {
+        existing->script = std::move(compiled);  // a reload keeps the counts, clears the last error
+        existing->last_error.clear();
+        return;
+    }
+    action_def a;
+    a.name = src.name;
+    a.script = std::move(compiled);
+    actions_.push_back(std::move(a));
+}
+
+void world::remove_action(const std::string& name) {
+    const auto it =
+        std::find_if(actions_.begin(), actions_.end(), [&](const action_def& a) { return a.name == name; });
+    if (it == actions_.end()) throw ecs_error(reason::no_such_action, "no action named '" + name + "'");
+    actions_.erase(it);
+}
+
+json world::call_action(const std::string& name, const std::string& caller, const json& args) {
+    const auto it =
+        std::find_if(actions_.begin(), actions_.end(), [&](const action_def& a) { return a.name == name; });
+    if (it == actions_.end()) throw ecs_error(reason::no_such_action, "no action named '" + name + "'");
+    const auto script = it->script;  // the action may not redefine itself, but keep it alive anyway
+    try {
+        auto answer = scripts_->call(script, caller, args);
+        ++it->calls;
+        return answer;
+    } catch (const ecs_error& e) {
+        ++it->failures;
+        it->last_error = e.what();
+        throw;
+    }
+}
+
+json world::list_actions() const {
+    json out = json::array();
+    for (const auto& a : actions_) {
+        json row{{"name", a.name}, {"calls", a.calls}, {"failures", a.failures}};
+        if (!a.last_error.empty()) row["last_error"] = a.last_error;
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
 json world::scripts_json() const {
     json out = json::array();
     const auto row = [](const script_source& src) {
-        json r{{"kind", src.what == script_source::kind::system ? "system" : "spell"},
+        const char* kind = src.what == script_source::kind::system  ? "system"
+                           : src.what == script_source::kind::spell ? "spell"
+                                                                    : "action";
+        json r{{"kind", kind},
                {"name", src.name},
                {"source", src.source}};
         if (src.what == script_source::kind::system) {
@@ -2124,6 +2223,7 @@ json world::scripts_json() const {
     }
     for (const auto& s : spells_)
         if (s.script) out.push_back(row(script_host::source_of(s.script)));
+    for (const auto& a : actions_) out.push_back(row(script_host::source_of(a.script)));
     return out;
 }
 
@@ -2133,8 +2233,13 @@ void world::restore_scripts(const json& list) {
         script_source src;
         src.name = r.at("name").get<std::string>();
         src.source = r.at("source").get<std::string>();
-        if (r.at("kind").get<std::string>() == "spell") {
+        const auto kind = r.at("kind").get<std::string>();
+        if (kind == "spell") {
             define_spell(src);
+            continue;
+        }
+        if (kind == "action") {
+            define_action(src);
             continue;
         }
         src.query = r.at("query").get<std::string>();

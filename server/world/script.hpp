@@ -54,7 +54,7 @@ void set_script_limits(const script_limits& limits) noexcept;
 
 /// @brief One script as a client defined it (what snapshots, exports and world.list_systems carry).
 struct script_source {
-    enum class kind : std::uint8_t { system, spell };
+    enum class kind : std::uint8_t { system, spell, action };
     kind what = kind::system;
     std::string name;
     std::string query;                              // systems: the entities w:each() walks
@@ -82,6 +82,11 @@ class script_host {
     /// @brief Casts a Lua spell; throws ecs_error (the spell failed, nothing of it applied).
     void cast(const std::shared_ptr<void>& script, ecs::entity_id caster, ecs::entity_id target,
               double amount);
+    /// @brief Calls an action with the caller's identity and its args; returns its return value
+    /// (null for none). Throws ecs_error(action_failed) with the script's message, or what JSON
+    /// cannot hold of its return value; then nothing of the call applied.
+    nlohmann::json call(const std::shared_ptr<void>& script, const std::string& caller,
+                        const nlohmann::json& args);
     /// @brief The source a compiled script was made from.
     [[nodiscard]] static const script_source& source_of(const std::shared_ptr<void>& script);
     /// @brief Bytes the Lua state holds now.

@@ -87,6 +87,15 @@ struct spell_def {
     std::shared_ptr<void> script;  // a spell defined in Lua (world.define_spell), or null
 };
 
+/// @brief An action: client-callable game logic in Lua (world.define_action, world.call_action).
+struct action_def {
+    std::string name;
+    std::shared_ptr<void> script;
+    std::uint64_t calls = 0;     // calls that applied
+    std::uint64_t failures = 0;  // calls that raised (nothing of them applied)
+    std::string last_error;      // the last failure's message
+};
+
 /// @brief A spell that could not be cast, kept for world.info (most recent last, bounded).
 struct spell_failure {
     std::uint64_t tick;
@@ -214,7 +223,18 @@ class world {
     /// in spell_failures), as a cast of any unknown spell does. Throws no_such_spell, or
     /// invalid_value for a built-in spell.
     void remove_spell(const std::string& name);
-    /// @brief Every script, user systems in pipeline order then spells, with its state (what
+    /// @brief Adds (or replaces) an action written in Lua: its chunk returns
+    /// function(w, caller, args). Throws as define_spell does.
+    void define_action(const script_source& src);
+    /// @brief Takes an action out; no_such_action when there is none.
+    void remove_action(const std::string& name);
+    /// @brief Runs an action now (the caller runs it on the world's strand, between two ticks, so
+    /// it is atomic with respect to ticks and other writes) and returns what it returned. Throws
+    /// no_such_action, or action_failed with the script's message (nothing of the call applied).
+    json call_action(const std::string& name, const std::string& caller, const json& args);
+    [[nodiscard]] json list_actions() const;
+    [[nodiscard]] const std::vector<action_def>& actions() const noexcept { return actions_; }
+    /// @brief Every script, user systems in pipeline order then spells and actions, with its state (what
     /// snapshots and exports carry).
     [[nodiscard]] json scripts_json() const;
     /// @brief Defines the scripts scripts_json() listed (a restored world); a system's saved
@@ -325,6 +345,7 @@ class world {
     std::vector<system_def> systems_;
     std::vector<spell_def> spells_;
     std::vector<spell_failure> spell_failures_;
+    std::vector<action_def> actions_;
     std::map<std::string, json> prefabs_;
     std::vector<std::pair<std::string, json>> runtime_defs_;
     tick_clock clock_;

@@ -57,8 +57,9 @@ std::string file_text() {
            hash_of("observer-secret") + " watcher observer\n" + hash_of("player-secret") + " alice player\n";
 }
 
-bool allowed_by_flags(const json& flags) {
+bool allowed_by_flags(const json& flags, const std::string& role) {
     const auto has = [&](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+    if (has("action")) return role == "player";  // world.call_action: game logic that checks its caller
     return has("pre_auth") || (has("read_only") && !has("operator_only"));
 }
 
@@ -138,7 +139,7 @@ TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
                                          answer["error"]["data"].value("role", "") == role;
                 SCOPED_TRACE(name + " as " + role + (over_http ? " over HTTP: " : " over TCP: ") +
                              answer.dump());
-                if (allowed_by_flags(m["x-flags"])) {
+                if (allowed_by_flags(m["x-flags"], role)) {
                     EXPECT_FALSE(was_refused);
                     ++allowed;
                 } else {

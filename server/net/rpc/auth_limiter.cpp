@@ -47,4 +47,24 @@ void auth_limiter::succeeded(const std::string& address) {
     by_address_.erase(address);
 }
 
+std::optional<double> action_limiter::take(const std::string& identity, clock::time_point now) {
+    if (rate_ <= 0) return std::nullopt;
+    const double burst = std::max(rate_, 1.0);
+    const std::lock_guard lock(mutex_);
+    if (by_identity_.size() >= max_entries && !by_identity_.contains(identity)) by_identity_.clear();
+    auto [it, fresh] = by_identity_.try_emplace(identity);
+    auto& b = it->second;
+    if (fresh) {
+        b.tokens = burst;
+    } else {
+        b.tokens = std::min(burst, b.tokens + rate_ * std::chrono::duration<double>(now - b.last).count());
+    }
+    b.last = now;
+    if (b.tokens >= 1.0) {
+        b.tokens -= 1.0;
+        return std::nullopt;
+    }
+    return (1.0 - b.tokens) / rate_;
+}
+
 }  // namespace ecsd::net

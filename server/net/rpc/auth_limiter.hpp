@@ -57,4 +57,26 @@ class auth_limiter {
     entry server_;  // every address's wrong tokens together
 };
 
+/// @brief --action-rate: each player identity's world.call_action calls, a token bucket per identity
+/// (every connection of the identity together) that holds one second of calls. Thread-safe; its
+/// size is bounded by the identities of the --tokens file (one entry each).
+class action_limiter {
+  public:
+    using clock = std::chrono::steady_clock;
+    /// @param per_second calls a second each identity may make; 0: no limit
+    explicit action_limiter(double per_second) : rate_(per_second) {}
+    /// @brief Takes one call for `identity`; nullopt when it may go, else the seconds until it may.
+    [[nodiscard]] std::optional<double> take(const std::string& identity, clock::time_point now);
+
+  private:
+    struct bucket {
+        double tokens = 0;
+        clock::time_point last{};
+    };
+    static constexpr std::size_t max_entries = 100000;
+    double rate_;
+    std::mutex mutex_;
+    std::unordered_map<std::string, bucket> by_identity_;
+};
+
 }  // namespace ecsd::net

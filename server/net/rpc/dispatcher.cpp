@@ -181,6 +181,18 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
     }
     if (auto problem = method->compiled_params.validate(req.params))
         return refuse(reason::invalid_params, *problem);
+    if (has(method->flags, method_flags::action)) {
+        // A player's calls are held to --action-rate; the caller's identity goes into the params
+        // (which the schema lets no client set), so the journal replays the call as the same caller.
+        if (caller.who == role::player) {
+            if (const auto wait = services_.action_guard.take(caller.identity, std::chrono::steady_clock::now()))
+                return refuse(reason::rate_limited,
+                              fmt::format("more than --action-rate ({:g}) calls a second",
+                                          services_.config.action_rate),
+                              {{"retry_after", *wait}});
+        }
+        req.params["caller"] = caller.identity;
+    }
 
     if (has(method->flags, method_flags::world_bound)) {
         auto it = req.params.find("world");

@@ -59,6 +59,7 @@ std::optional<role> role_from(std::string_view name) noexcept {
 
 bool role_may_call(role r, method_flags flags) noexcept {
     if (r == role::admin || has(flags, method_flags::pre_auth)) return true;
+    if (has(flags, method_flags::action)) return r == role::player;
     return has(flags, method_flags::read_only) && !has(flags, method_flags::operator_only);
 }
 

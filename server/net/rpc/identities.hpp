@@ -6,7 +6,8 @@
 //
 // A role decides which methods run, from each method's flags alone (role_may_call), so a new method
 // cannot slip past it: admin calls everything; observer and player call read_only methods that are
-// not operator_only (other connections' requests, saves to disk), and pre_auth ones (server.auth).
+// not operator_only (other connections' requests, saves to disk), and pre_auth ones (server.auth);
+// a player also calls action methods (world.call_action: game logic that checks its caller).
 // The file is reloaded on SIGHUP; a connection whose token the new file no longer holds must
 // authenticate again, and one whose role changed has the new role from its next request.
 #include <atomic>

@@ -18,6 +18,7 @@ std::vector<std::string> flag_names(method_flags flags) {
     if (has(flags, method_flags::secret)) out.emplace_back("secret");
     if (has(flags, method_flags::background)) out.emplace_back("background");
     if (has(flags, method_flags::operator_only)) out.emplace_back("operator_only");
+    if (has(flags, method_flags::action)) out.emplace_back("action");
     return out;
 }
 

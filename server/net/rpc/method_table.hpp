@@ -91,6 +91,10 @@ enum class method_flags : std::uint32_t {
     /// read_only, so --read-only allows it, but for the admin role only (rpc/identities.hpp): what
     /// it shows or does concerns the server, not a game (other connections' requests, disk writes)
     operator_only = 1U << 9,
+    /// a game action (world.call_action): the player role may call it although it is mutating;
+    /// the dispatcher adds params.caller, the caller's identity, before the request is journaled
+    /// (so a replay runs it as the same caller), and holds players to --action-rate
+    action = 1U << 10,
 };
 
 [[nodiscard]] constexpr method_flags operator|(method_flags a, method_flags b) noexcept {

@@ -31,7 +31,7 @@ TEST(Errors, EveryReasonMapsToOneRowAndBackByName) {
     // The enum is the one error vocabulary (the ECS core throws it too): every value has its row,
     // and every row's wire name leads back to it.
     const auto rows = p::all_reasons();
-    ASSERT_EQ(rows.size(), static_cast<std::size_t>(p::reason::world_sealed) + 1);
+    ASSERT_EQ(rows.size(), static_cast<std::size_t>(p::reason::action_failed) + 1);
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto r = static_cast<p::reason>(i);
         EXPECT_EQ(p::info(r).id, r) << i;
@@ -46,7 +46,8 @@ TEST(Errors, TheIssuedReasonSetIsComplete) {
     for (const char* name : {"parse_error", "invalid_request", "method_not_found", "invalid_params",
                              "no_such_world", "world_exists", "no_such_entity", "no_such_component",
                              "component_exists", "invalid_value", "no_such_system", "no_such_spell",
-                             "no_such_prefab", "unauthorized", "too_large", "limit_reached", "internal"}) {
+                             "no_such_prefab", "unauthorized", "too_large", "limit_reached", "internal",
+                             "no_such_action", "action_failed"}) {
         EXPECT_TRUE(p::reason_from_name(name).has_value()) << name;
     }
 }

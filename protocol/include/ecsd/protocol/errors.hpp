@@ -38,6 +38,8 @@ enum class reason : std::uint8_t {
     timeout,
     no_such_subscription,
     world_sealed,
+    no_such_action,
+    action_failed,
 };
 
 /// @brief One row of the reason table.
