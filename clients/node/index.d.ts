@@ -198,6 +198,16 @@ export class Client {
   /** A spell written in Lua 5.4 that cast() casts. */
   defineSpell(name: string, source: string, options?: WorldOption): Promise<{ name: string; replaced: boolean }>;
   removeSpell(name: string, options?: WorldOption): Promise<{ name: string; removed: boolean }>;
+  /** An action written in Lua 5.4 (its chunk returns `function(w, caller, args)`) that callAction() runs. */
+  defineAction(name: string, source: string, options?: WorldOption): Promise<{ name: string; replaced: boolean }>;
+  /**
+   * Runs the action now, between two ticks, as this connection's identity; resolves to what it
+   * returned (null for nil). Rejects with RpcError `action_failed` (nothing of the call applied),
+   * `no_such_action`, or `rate_limited` (`data.retry_after` seconds) for a player past --action-rate.
+   */
+  callAction<T = any>(name: string, args?: unknown, options?: WorldOption): Promise<T>;
+  removeAction(name: string, options?: WorldOption): Promise<{ name: string; removed: boolean }>;
+  actions(options?: WorldOption): Promise<ActionInfo[]>;
   definePrefab(name: string, components: Components, options?: WorldOption): Promise<{ name: string }>;
   /** Resolves to the new entities' ids. */
   spawnPrefab(name: string, options?: SpawnPrefabOptions): Promise<EntityId[]>;
@@ -220,6 +230,15 @@ export interface ComponentType {
   kind: 'builtin' | 'tag' | 'runtime' | 'runtime_tag';
   fields: { name: string; type: string; default: unknown }[];
   count: number;
+}
+
+/** One action as world.list_actions lists it: calls that applied and failed since the world loaded. */
+export interface ActionInfo {
+  name: string;
+  calls: number;
+  failures: number;
+  /** The last failure's message, once one failed. */
+  last_error?: string;
 }
 
 export interface SpawnPrefabOptions extends WorldOption {
@@ -286,6 +305,10 @@ export class Pipeline {
   removeSystem(name: string, options?: WorldOption): this;
   defineSpell(name: string, source: string, options?: WorldOption): this;
   removeSpell(name: string, options?: WorldOption): this;
+  defineAction(name: string, source: string, options?: WorldOption): this;
+  callAction(name: string, args?: unknown, options?: WorldOption): this;
+  removeAction(name: string, options?: WorldOption): this;
+  actions(options?: WorldOption): this;
   definePrefab(name: string, components: Components, options?: WorldOption): this;
   spawnPrefab(name: string, options?: SpawnPrefabOptions): this;
   prefabs(options?: WorldOption): this;

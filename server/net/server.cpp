@@ -66,6 +66,13 @@ server::server(server_config config)
         try {
             http_ =
                 std::make_unique<http_server>(io_, services_, dispatcher_, config_.host, config_.http_port);
+            // A WebSocket client becomes a connection of the TCP face, counted against the same limit.
+            http_->on_websocket([this](asio::ip::tcp::socket& socket, websocket_handover& h) {
+                if (connections_.size() >= config_.max_connections) return false;
+                connections_.start(std::make_shared<connection>(std::move(socket), services_, dispatcher_,
+                                                                connections_, ++next_id_, std::move(h)));
+                return true;
+            });
             const auto shown =
                 bound.address().is_unspecified() ? std::string("localhost") : bound.address().to_string();
             spdlog::info("HTTP (JSON-RPC, SSE and the viewer) on {}:{}", config_.host, http_->port());

@@ -66,7 +66,7 @@ class server {
     connection_manager connections_;
     std::unique_ptr<http_server> http_;   // null: --http-port 0, or the port could not be bound
     std::unique_ptr<agones_sdk> agones_;  // null: --agones off
-    std::uint64_t next_id_ = 0;
+    std::atomic<std::uint64_t> next_id_{0};  // TCP and WebSocket connections (the latter from HTTP's threads)
 
     std::mutex done_mutex_;
     std::condition_variable done_cv_;

@@ -1,5 +1,7 @@
-// Fuzz target for the framer and the JSON-RPC parser: arbitrary bytes, fed in arbitrary chunks,
-// must never crash, hang, leak or trip a sanitizer, and every answer must be well formed. Every
+// Fuzz target for the framers and the JSON-RPC parser: arbitrary bytes, fed in arbitrary chunks,
+// must never crash, hang, leak or trip a sanitizer, and every answer must be well formed. The same
+// bytes are also read as a WebSocket client's frames (ws_framer): a message never passes its limit,
+// a control frame's payload never passes 125 bytes, and nothing comes out after an error. Every
 // line is also read twice, by protocol::parse_json (simdjson) and by json::parse: the two must
 // agree on whether it is JSON and on every value and type, and parse_line, which reads requests
 // from simdjson's DOM, must answer what parse_line_tree (nlohmann alone) answers.
@@ -16,6 +18,7 @@
 #include "ecsd/protocol/json_parse.hpp"
 #include "ecsd/protocol/json_schema.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
+#include "ecsd/protocol/ws_framer.hpp"
 
 namespace {
 
@@ -35,6 +38,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         {"type", "object"},
         {"properties",
          {{"world", {{"type", "string"}, {"maxLength", 64}}}, {"entity", {{"type", "integer"}}}}}});
+
+    p::ws_framer frames(512);
+    bool ended = false;
+    for (std::size_t pos = 0; pos < bytes.size() && !ended; pos += chunk) {
+        frames.feed(bytes.substr(pos, chunk));
+        for (;;) {
+            const auto fr = frames.next();
+            if (fr.status == p::ws_status::need_more) break;
+            if (fr.status == p::ws_status::too_large || fr.status == p::ws_status::protocol_error) {
+                check(fr.status == p::ws_status::too_large || fr.code >= 1000);
+                check(frames.next().status == p::ws_status::need_more);  // nothing after the error
+                ended = true;
+                break;
+            }
+            if (fr.status == p::ws_status::text) {
+                check(fr.payload.size() <= 512);
+            } else {
+                check(fr.payload.size() <= 125);
+            }
+        }
+    }
 
     p::line_framer framer(512);
     for (std::size_t pos = 0; pos < bytes.size(); pos += chunk) {

@@ -4,7 +4,6 @@
 // a player back; the journal replays calls as the same caller; only players (and admins) call them.
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -28,33 +27,12 @@ const char* const move_source =
     "  return {x = e.Position.x, y = e.Position.y}\n"
     "end\n";
 
-std::string hash_of(const std::string& token) {
-    const std::string command = ecsd_server::binary() + " --hash-token " + token;
-    FILE* p = ::popen(command.c_str(), "r");
-    if (p == nullptr) return {};
-    char buffer[128] = {};
-    std::string out;
-    if (std::fgets(buffer, sizeof buffer, p) != nullptr) out = buffer;
-    ::pclose(p);
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out;
-}
-
 /// A --tokens file with an admin, two players and an observer, removed with the test.
-struct identities {
-    fs::path path = fs::temp_directory_path() /
-                    ("ecsd_action_tokens_" + std::to_string(::getpid()) + "_" +
-                     std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
-    identities() {
-        std::ofstream(path) << hash_of("admin-secret") << " ops admin\n"
-                            << hash_of("alice-secret") << " alice player\n"
-                            << hash_of("bob-secret") << " bob player\n"
-                            << hash_of("watch-secret") << " watcher observer\n";
-    }
-    ~identities() {
-        std::error_code ignored;
-        fs::remove(path, ignored);
-    }
+struct identities : temp_file {
+    identities()
+        : temp_file("ecsd_action_tokens", hash_token("admin-secret") + " ops admin\n" + hash_token("alice-secret") +
+                                              " alice player\n" + hash_token("bob-secret") + " bob player\n" +
+                                              hash_token("watch-secret") + " watcher observer\n") {}
 };
 
 void authenticate(line_client& c, const std::string& token) {

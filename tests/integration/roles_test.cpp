@@ -16,45 +16,14 @@
 
 #include "helpers.hpp"
 #include "http_client.hpp"
+#include "ws_client.hpp"
 
 namespace ecsd::test {
 namespace {
 
-struct tokens_file {
-    std::filesystem::path path;
-    explicit tokens_file(const std::string& text) {
-        path = std::filesystem::temp_directory_path() /
-               ("ecsd_tokens_" + std::to_string(::getpid()) + "_" +
-                std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + ".txt");
-        write(text);
-    }
-    void write(const std::string& text) const {
-        const auto tmp = path.string() + ".new";
-        std::ofstream(tmp) << text;
-        std::filesystem::rename(tmp, path);  // whole, as an editor or a deploy would
-    }
-    ~tokens_file() {
-        std::error_code ignored;
-        std::filesystem::remove(path, ignored);
-    }
-};
-
-/// The hash of a token, as `ecsd --hash-token` prints it.
-std::string hash_of(const std::string& token) {
-    const std::string command = ecsd_server::binary() + " --hash-token " + token;
-    FILE* p = ::popen(command.c_str(), "r");
-    if (p == nullptr) return {};
-    char buffer[128] = {};
-    std::string out;
-    if (std::fgets(buffer, sizeof buffer, p) != nullptr) out = buffer;
-    ::pclose(p);
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out;
-}
-
 std::string file_text() {
-    return "# identities of the roles test\n" + hash_of("admin-secret") + " ops admin\n" +
-           hash_of("observer-secret") + " watcher observer\n" + hash_of("player-secret") + " alice player\n";
+    return "# identities of the roles test\n" + hash_token("admin-secret") + " ops admin\n" +
+           hash_token("observer-secret") + " watcher observer\n" + hash_token("player-secret") + " alice player\n";
 }
 
 bool allowed_by_flags(const json& flags, const std::string& role) {
@@ -84,14 +53,22 @@ json http_call(int http, const std::string& token, const std::string& method, co
     return answer.is_array() && !answer.empty() ? answer[0] : answer;
 }
 
+json ws_call(int http, const std::string& token, const std::string& method, const json& params) {
+    ws_client ws(http);  // as a browser opens it: no header, server.auth first
+    if (!ws.upgraded()) return "no upgrade: " + ws.head();
+    const auto auth = ws.call("server.auth", {{"token", token}});
+    if (!auth.contains("result")) return auth;
+    return ws.call(method, params);
+}
+
 TEST(RolesEndToEnd, HashTokenPrintsTheFilesFirstColumn) {
-    EXPECT_EQ(hash_of("s3cret"), "1ec1c26b50d5d3c58d9583181af8076655fe00756bf7285940ba3670f99fcba0");
-    EXPECT_EQ(hash_of("admin-secret").size(), 64U);
-    EXPECT_NE(hash_of("admin-secret"), hash_of("admin-secreT"));
+    EXPECT_EQ(hash_token("s3cret"), "1ec1c26b50d5d3c58d9583181af8076655fe00756bf7285940ba3670f99fcba0");
+    EXPECT_EQ(hash_token("admin-secret").size(), 64U);
+    EXPECT_NE(hash_token("admin-secret"), hash_token("admin-secreT"));
 }
 
 TEST(RolesEndToEnd, ServerAuthAnswersTheIdentityAndItsRole) {
-    const tokens_file f(file_text());
+    const temp_file f("ecsd_tokens", file_text());
     ecsd_server server({"--tokens", f.path.string(), "--token", "root-secret"});
     line_client c(server.port());
     EXPECT_EQ(reason_of(c.call("server.ping")), "unauthorized");
@@ -106,10 +83,10 @@ TEST(RolesEndToEnd, ServerAuthAnswersTheIdentityAndItsRole) {
     EXPECT_EQ(reason_of(wrong.call("server.auth", {{"token", "player-secret "}})), "unauthorized");
 }
 
-// Every method in the table, called by a player and an observer over TCP and HTTP: those their
+// Every method in the table, called by a player and an observer over TCP, HTTP and WebSocket: those their
 // role may not call answer unauthorized with the role and method, and run nothing.
 TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
-    const tokens_file f(file_text());
+    const temp_file f("ecsd_tokens", file_text());
     int http = 0;
     server_options o;
     o.args = {"--tokens", f.path.string()};
@@ -131,14 +108,15 @@ TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
         const json params = {{"entity", spawned["entity"]}, {"world", "default"}};
         for (const auto& [role, token] :
              {std::pair{"player", "player-secret"}, {"observer", "observer-secret"}}) {
-            for (const bool over_http : {false, true}) {
-                const auto answer = over_http ? http_call(http, token, name, params)
-                                              : authed_call(server->port(), token, name, params);
+            for (const char* face : {"TCP", "HTTP", "WebSocket"}) {
+                const std::string via = face;
+                const auto answer = via == "HTTP"  ? http_call(http, token, name, params)
+                                    : via == "TCP" ? authed_call(server->port(), token, name, params)
+                                                   : ws_call(http, token, name, params);
                 const bool was_refused = reason_of(answer) == "unauthorized" &&
                                          answer["error"].contains("data") &&
                                          answer["error"]["data"].value("role", "") == role;
-                SCOPED_TRACE(name + " as " + role + (over_http ? " over HTTP: " : " over TCP: ") +
-                             answer.dump());
+                SCOPED_TRACE(name + " as " + role + " over " + via + ": " + answer.dump());
                 if (allowed_by_flags(m["x-flags"], role)) {
                     EXPECT_FALSE(was_refused);
                     ++allowed;
@@ -152,8 +130,8 @@ TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
             }
         }
     }
-    EXPECT_GT(refused, 80U);  // 2 roles x 2 faces x the mutating, admin and operator_only methods
-    EXPECT_GT(allowed, 60U);
+    EXPECT_GT(refused, 120U);  // 2 roles x 3 faces x the mutating, admin and operator_only methods
+    EXPECT_GT(allowed, 90U);
     // Nothing a refused call would have changed did change.
     EXPECT_EQ(admin.result("world.hash"), before);
     EXPECT_EQ(admin.result("world.list")["worlds"], json({"default"}));
@@ -170,7 +148,7 @@ TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
 // SIGHUP reloads the file: a token taken out stops working at its connection's next request, and a
 // role changed applies from the next request; a file with a mistake is not taken.
 TEST(RolesEndToEnd, SighupReloadsTheTokensFile) {
-    const tokens_file f(file_text());
+    const temp_file f("ecsd_tokens", file_text());
     ecsd_server server({"--tokens", f.path.string()});
     line_client alice(server.port());
     ASSERT_EQ(alice.result("server.auth", {{"token", "player-secret"}})["identity"], "alice");
@@ -178,8 +156,8 @@ TEST(RolesEndToEnd, SighupReloadsTheTokensFile) {
     ASSERT_EQ(watcher.result("server.auth", {{"token", "observer-secret"}})["role"], "observer");
     EXPECT_EQ(reason_of(watcher.call("world.create", {{"world", "w2"}})), "unauthorized");
 
-    f.write("# alice is gone, watcher is promoted\n" + hash_of("admin-secret") + " ops admin\n" +
-            hash_of("observer-secret") + " watcher admin\n");
+    f.write("# alice is gone, watcher is promoted\n" + hash_token("admin-secret") + " ops admin\n" +
+            hash_token("observer-secret") + " watcher admin\n");
     ASSERT_EQ(::kill(server.pid(), SIGHUP), 0);
     bool applied = false;
     for (int i = 0; i < 100 && !applied; ++i) {
@@ -202,7 +180,7 @@ TEST(RolesEndToEnd, SighupReloadsTheTokensFile) {
 }
 
 TEST(RolesEndToEnd, AFileWithAMistakeStopsTheStartNamingTheLine) {
-    const tokens_file f("# fine\n" + hash_of("a") + " alice player\n" + hash_of("b") + " bob superuser\n");
+    const temp_file f("ecsd_tokens", "# fine\n" + hash_token("a") + " alice player\n" + hash_token("b") + " bob superuser\n");
     const auto log = f.path.string() + ".log";
     server_options o;
     o.args = {"--tokens", f.path.string()};

@@ -2,6 +2,7 @@
 
 const net = require('node:net');
 const { LineSplitter, encode } = require('./framing');
+const { WebSocket } = require('./websocket');
 const { RpcError, ConnectionError, TimeoutError } = require('./errors');
 const { mixinRequests } = require('./requests');
 const { Pipeline } = require('./pipeline');
@@ -13,17 +14,30 @@ const DEFAULT_PAGE_SIZE = 1000; // world.query takes at most 10000 per page
  * One connection to ecsd. Calls may overlap freely (they are pipelined and matched by id); watch
  * notifications arriving on the same socket are routed to their Watch. An idle client does not keep
  * Node running: the socket holds the event loop only while a call or a watch loop waits on it.
+ *
+ * The connection is ecsd's TCP port (one JSON text per line), or with `url` its HTTP port's
+ * WebSocket endpoint (one JSON text per message); everything above the framing is the same, so a
+ * message is handled as a line would be.
  */
 class Client {
   /**
    * @param {object} [options]
    * @param {string} [options.host] default 127.0.0.1
    * @param {number} [options.port] default 7777
+   * @param {string|null} [options.url] ws://HOST:PORT/ws: WebSocket to ecsd's HTTP port instead of
+   *   TCP to host:port (which it then replaces)
    * @param {string|null} [options.token] sent with server.auth right after connecting
    * @param {string|null} [options.world] added as params.world to world.* calls that name none
    * @param {number} [options.timeout] ms to wait for each answer (and to connect); 0: for ever
    */
-  constructor({ host = '127.0.0.1', port = 7777, token = null, world = null, timeout = 5000 } = {}) {
+  constructor({ host = '127.0.0.1', port = 7777, url = null, token = null, world = null, timeout = 5000 } = {}) {
+    this.url = url === null || url === undefined ? null : String(url);
+    if (this.url !== null) {
+      const parsed = new URL(this.url);
+      if (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:') throw new TypeError(`url must be ws:// or wss://, not ${this.url}`);
+      host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+      port = Number(parsed.port || (parsed.protocol === 'wss:' ? 443 : 80));
+    }
     this.host = host;
     this.port = port;
     this.token = token;
@@ -45,8 +59,9 @@ class Client {
     return new Client(options).connect();
   }
 
+  /** host:port, or the url for a WebSocket client: what error messages name. */
   get address() {
-    return `${this.host}:${this.port}`;
+    return this.url !== null ? this.url : `${this.host}:${this.port}`;
   }
 
   get connected() {
@@ -57,8 +72,53 @@ class Client {
   async connect() {
     if (this._state !== 'new') throw new Error(`connect(): this client is already ${this._state}`);
     this._state = 'connecting';
-    const socket = net.createConnection({ host: this.host, port: this.port });
+    let socket;
+    try {
+      socket = this.url !== null ? await this._openWebSocket() : await this._openTcp();
+    } catch (err) {
+      this._state = 'closed';
+      throw err;
+    }
     this._socket = socket;
+    this._closed = new Promise((resolve) => socket.once('close', resolve));
+    if (this.url !== null) {
+      socket.on('message', (data, isBinary) => {
+        if (!isBinary) {
+          this._onLine(data);
+          return;
+        }
+        this._closeCause = new ConnectionError('the server sent a binary WebSocket message (ecsd sends text only)');
+        socket.destroy();
+      });
+      socket.on('close', (code, reason) => {
+        if (this._closeCause === null && code !== 1000 && code !== 1005)
+          this._closeCause = new ConnectionError(`the server closed the WebSocket with code ${code}${reason ? ` (${reason})` : ''}`);
+      });
+    } else {
+      const splitter = new LineSplitter();
+      socket.on('data', (chunk) => {
+        for (const line of splitter.push(chunk)) this._onLine(line);
+      });
+    }
+    socket.on('error', (err) => {
+      this._closeCause = this._closeCause || err;
+    });
+    socket.on('close', () => this._onClose());
+    this._state = 'open';
+    this._holdChanged();
+    if (this.token !== null && this.token !== undefined) {
+      try {
+        await this.call('server.auth', { token: this.token });
+      } catch (err) {
+        await this.close();
+        throw err;
+      }
+    }
+    return this;
+  }
+
+  async _openTcp() {
+    const socket = net.createConnection({ host: this.host, port: this.port });
     try {
       await new Promise((resolve, reject) => {
         const timer = this.timeout
@@ -76,30 +136,21 @@ class Client {
       });
     } catch (err) {
       socket.destroy();
-      this._state = 'closed';
       throw err;
     }
     socket.setNoDelay(true);
-    const splitter = new LineSplitter();
-    this._closed = new Promise((resolve) => socket.once('close', resolve));
-    socket.on('data', (chunk) => {
-      for (const line of splitter.push(chunk)) this._onLine(line);
-    });
-    socket.on('error', (err) => {
-      this._closeCause = this._closeCause || err;
-    });
-    socket.on('close', () => this._onClose());
-    this._state = 'open';
-    this._holdChanged();
-    if (this.token !== null && this.token !== undefined) {
-      try {
-        await this.call('server.auth', { token: this.token });
-      } catch (err) {
-        await this.close();
-        throw err;
-      }
+    return socket;
+  }
+
+  async _openWebSocket() {
+    try {
+      return await WebSocket.connect(this.url, { timeout: this.timeout });
+    } catch (err) {
+      if (err.code === 'ETIMEDOUT') throw new TimeoutError(`cannot connect to ${this.address}: no answer within ${this.timeout} ms`);
+      const hint =
+        err.code === 'ECONNREFUSED' ? " (is ecsd's HTTP port there? --http-port, 7778 by default)" : err.status === 404 ? ' (an ecsd without WebSocket support?)' : '';
+      throw new ConnectionError(`cannot connect to ${this.address}: ${err.message}${hint}`, { cause: err });
     }
-    return this;
   }
 
   /** Closes the connection. Calls still waiting reject with ConnectionError; watch loops finish. */
@@ -230,17 +281,19 @@ class Client {
       const err = new ConnectionError(why, { cause: this._closeCause || undefined });
       return requests.map(() => Promise.reject(err));
     }
-    let text = '';
+    const messages = [];
     const promises = requests.map(({ method, params }) => {
       const id = this._nextId++;
-      text += encode({ jsonrpc: '2.0', id, method, params: this._params(method, params) });
+      messages.push({ jsonrpc: '2.0', id, method, params: this._params(method, params) });
       return new Promise((resolve, reject) => {
         const timer = this.timeout ? setTimeout(() => this._timedOut(id), this.timeout) : null;
         this._pending.set(id, { method, resolve, reject, timer });
       });
     });
     this._holdChanged();
-    this._socket.write(text);
+    // One write either way: a line per request on TCP, a message per request on WebSocket.
+    if (this.url !== null) this._socket.send(messages.map((m) => JSON.stringify(m)));
+    else this._socket.write(messages.map(encode).join(''));
     return promises;
   }
 

@@ -69,6 +69,12 @@ const requests = {
   removeSystem: (name, opts) => request('world.remove_system', { name }, opts),
   defineSpell: (name, source, opts) => request('world.define_spell', { name, source }, opts),
   removeSpell: (name, opts) => request('world.remove_spell', { name }, opts),
+  defineAction: (name, source, opts) => request('world.define_action', { name, source }, opts),
+  // `args` is any JSON value, so options cannot stand in its place: callAction(name, undefined, { world }).
+  // No `caller`: the server sets it from the connection's identity and refuses one sent.
+  callAction: (name, args, opts) => request('world.call_action', { name, args }, opts),
+  removeAction: (name, opts) => request('world.remove_action', { name }, opts),
+  actions: (opts) => request('world.list_actions', {}, opts, (r) => r.actions),
   definePrefab: (name, components, opts) => request('world.define_prefab', { name, components }, opts),
   spawnPrefab(name, { count, overrides, world } = {}) {
     const params = { name };

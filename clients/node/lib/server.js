@@ -3,6 +3,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const fsp = require('node:fs/promises');
+const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('./client');
@@ -67,6 +68,31 @@ function findBinary() {
 
 const has = (args, flag) => args.some((a) => a === flag || a.startsWith(`${flag}=`));
 
+/** The value of `--flag V` or `--flag=V` in args (the last one wins, as for ecsd), or undefined. */
+function flagValue(args, flag) {
+  let value;
+  args.forEach((a, i) => {
+    if (a === flag) value = args[i + 1];
+    else if (a.startsWith(`${flag}=`)) value = a.slice(flag.length + 1);
+  });
+  return value;
+}
+
+/**
+ * A port nobody listens on now: `preferred` when it is free, else one the system picks. ecsd's
+ * --http-port 0 means "off", not "any", so the HTTP port has to be chosen before it starts.
+ */
+function freePort(host, preferred = 0) {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err) => (preferred ? resolve(freePort(host, 0)) : reject(err)));
+    probe.listen(preferred, host, () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 // Servers still running when Node exits (a test that threw before stop()) are killed, and their
 // temporary data folders removed, so nothing outlives the test run.
 const live = new Set();
@@ -76,13 +102,15 @@ process.once('exit', () => {
 
 /**
  * An ecsd child process on a free port, for tests. Its ECSD_* settings come from `args` only (the
- * environment's are dropped, as in ecsd's own tests); the HTTP face is off unless args name
- * --http-port.
+ * environment's are dropped, as in ecsd's own tests); the HTTP face is off unless `http` is set or
+ * args name --http-port.
  */
 class EcsdServer {
-  constructor({ binary, dataDir, args = [], token = null, env = {}, startTimeout = 20000 }) {
+  constructor({ binary, dataDir, args = [], token = null, env = {}, startTimeout = 20000, http = false }) {
     this.binary = binary || findBinary();
     this.args = args.map(String);
+    this.http = http;
+    this.httpPort = null; // once started with an HTTP face: its port
     this.token = token;
     this.env = env;
     this.startTimeout = startTimeout;
@@ -108,6 +136,7 @@ class EcsdServer {
    * @param {string} [options.token] passed as --token; server.client() authenticates with it
    * @param {object} [options.env] more environment variables for ecsd
    * @param {number} [options.startTimeout] ms to wait for the listening line and a pong (default 20000)
+   * @param {boolean} [options.http] the HTTP face on a free port too (httpPort, wsUrl)
    */
   static async start(options = {}) {
     const server = new EcsdServer(options);
@@ -121,6 +150,11 @@ class EcsdServer {
       throw err;
     }
     return server;
+  }
+
+  /** ws://HOST:PORT/ws of the HTTP face (a Client's `url`), or null when it is off. */
+  get wsUrl() {
+    return this.httpPort ? `ws://${this.host}:${this.httpPort}/ws` : null;
   }
 
   /** The last 64 KiB ecsd wrote to stderr (its log). */
@@ -175,10 +209,16 @@ class EcsdServer {
 
   // --- internals --------------------------------------------------------------------------------
 
-  async _launch(port = 0) {
+  async _launch(port = 0, httpAttempt = 0) {
     const args = ['--port', String(port)];
     if (!has(this.args, '--host')) args.push('--host', this.host);
-    if (!has(this.args, '--http-port')) args.push('--http-port', '0');
+    let httpPort = null; // chosen here, so taken by someone else meanwhile is possible: then another
+    if (this.http && !has(this.args, '--http-port')) {
+      httpPort = await freePort(this.host, httpAttempt === 0 && this.httpPort ? this.httpPort : 0);
+      args.push('--http-port', String(httpPort));
+    } else if (!has(this.args, '--http-port')) {
+      args.push('--http-port', '0');
+    }
     if (!has(this.args, '--log-level')) args.push('--log-level', 'warn');
     if (this.dataDir && !has(this.args, '--data-dir')) args.push('--data-dir', this.dataDir);
     if (this.token !== null && this.token !== undefined) args.push('--token', this.token);
@@ -186,6 +226,7 @@ class EcsdServer {
     try {
       await this._spawn(args);
     } catch (err) {
+      if (err.httpPortTaken && httpPort !== null && httpAttempt < 3) return this._launch(port, httpAttempt + 1);
       if (port === 0 || !/listen|bind|in use/i.test(this._log)) throw err;
       await this._launch(0); // the old port was taken meanwhile: take any
     }
@@ -210,14 +251,24 @@ class EcsdServer {
     child.stderr.on('data', (chunk) => {
       this._log = (this._log + chunk.toString('utf8')).slice(-LOG_KEEP);
     });
+    // "listening on HOST:PORT", then (with an HTTP face that could bind its port) "viewer at
+    // http://HOST:PORT/"; ecsd writes both at once.
+    const wantsHttp = Number(flagValue(args, '--http-port') || 0) !== 0;
     let stdout = '';
+    let onViewer;
+    const viewer = new Promise((resolve) => (onViewer = resolve));
+    let onData;
     const listening = new Promise((resolve) => {
-      const onData = (chunk) => {
+      onData = (chunk) => {
         stdout += chunk.toString('utf8');
         const m = /listening on (\S+):(\d+)\r?\n/.exec(stdout);
+        const v = /viewer at http:\/\/\S+:(\d+)\/\r?\n/.exec(stdout);
+        if (v) onViewer(Number(v[1]));
         if (!m) return;
-        child.stdout.off('data', onData);
-        child.stdout.resume(); // the rest of stdout is not needed, but must not fill the pipe
+        if (v || !wantsHttp) {
+          child.stdout.off('data', onData);
+          child.stdout.resume(); // the rest of stdout is not needed, but must not fill the pipe
+        }
         resolve(Number(m[2]));
       };
       child.stdout.on('data', onData);
@@ -257,6 +308,19 @@ class EcsdServer {
       } finally {
         await client.close();
       }
+    }
+    this.httpPort = null;
+    if (wantsHttp) {
+      // It answered, so it has written both lines; give the pipe a moment to deliver them.
+      const http = await Promise.race([viewer, timeout(2000)]);
+      child.stdout.off('data', onData);
+      child.stdout.resume();
+      if (http === 'timeout') {
+        const err = await fail('did not open its HTTP port (taken meanwhile?)');
+        err.httpPortTaken = true;
+        throw err;
+      }
+      this.httpPort = http;
     }
     // Running now: ecsd alone must not keep Node alive (a forgotten stop() does not hang the tests).
     child.unref();

@@ -4,6 +4,10 @@
 
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { Client, EcsdServer, RpcError } = require('..');
 
 let server;
@@ -123,6 +127,94 @@ test('Lua system and spell helpers', async (t) => {
   assert.equal(defined.replaced, true);
   assert.deepEqual(await c.removeSpell('smite'), { name: 'smite', removed: true });
   assert.ok(!(await c.spells()).some((s) => s.name === 'smite'));
+});
+
+const HEAL = `
+return function(w, caller, args)
+  local e = w:get(args.entity)
+  if not e then error('no such entity') end
+  e.Health.hp = math.min(e.Health.hp + args.amount, e.Health.max)
+  return {hp = e.Health.hp, by = caller}
+end
+`;
+
+const SPAWN_THEN_FAIL = `
+return function(w, caller, args)
+  w:get(args.entity).Health.hp = 1
+  w:spawn({Position = {x = 1}})
+  error('not your avatar')
+end
+`;
+
+test('action helpers: define, call, failures that change nothing, list, remove', async (t) => {
+  const c = await freshWorld(t);
+  const id = await c.spawn({ Health: { hp: 50 } });
+  assert.deepEqual(await c.defineAction('heal', HEAL), { name: 'heal', replaced: false });
+  assert.deepEqual(await c.callAction('heal', { entity: id, amount: 20 }), { hp: 70, by: 'anonymous' });
+  assert.equal((await c.get(id, ['Health'])).Health.hp, 70); // at once: no tick needed
+  await c.defineAction('nothing', 'return function(w, caller, args) end');
+  assert.equal(await c.callAction('nothing'), null); // nil is null
+  await c.defineAction('echo', 'return function(w, caller, args) return args end');
+  assert.deepEqual(await c.callAction('echo', [1, 'two', { x: 3 }]), [1, 'two', { x: 3 }]);
+  assert.equal(await c.callAction('echo', 7), 7);
+
+  const before = await c.hash();
+  await assert.rejects(c.callAction('heal', { entity: 99, amount: 1 }), {
+    name: 'RpcError',
+    reason: 'action_failed',
+    code: -32019,
+    message: 'heal:4: no such entity',
+  });
+  await c.defineAction('fail', SPAWN_THEN_FAIL);
+  await assert.rejects(c.callAction('fail', { entity: id }), { reason: 'action_failed', message: /not your avatar/ });
+  assert.equal(await c.hash(), before); // its write and its spawn were both undone
+  assert.equal((await c.get(id, ['Health'])).Health.hp, 70);
+  assert.deepEqual(await c.query('Position'), []);
+
+  await assert.rejects(c.callAction('teleport'), { reason: 'no_such_action', code: -32018 });
+  // The server says who calls, never the client.
+  await assert.rejects(c.call('world.call_action', { name: 'echo', caller: 'admin' }), { reason: 'invalid_params' });
+
+  const listed = Object.fromEntries((await c.actions()).map((a) => [a.name, a]));
+  assert.deepEqual(Object.keys(listed).sort(), ['echo', 'fail', 'heal', 'nothing']);
+  assert.deepEqual([listed.heal.calls, listed.heal.failures, listed.heal.last_error], [1, 1, 'heal:4: no such entity']);
+  assert.ok(!('last_error' in listed.echo));
+  assert.equal((await c.defineAction('heal', HEAL.replace('+ args.amount', '+ 2 * args.amount'))).replaced, true);
+  const [healed, removed, left] = await c // they queue too
+    .pipeline()
+    .callAction('heal', { entity: id, amount: 5 })
+    .removeAction('heal')
+    .actions()
+    .exec();
+  assert.deepEqual(healed, { hp: 80, by: 'anonymous' });
+  assert.deepEqual(removed, { name: 'heal', removed: true });
+  assert.ok(!left.some((a) => a.name === 'heal'));
+  await assert.rejects(c.removeAction('heal'), { reason: 'no_such_action' });
+  assert.deepEqual(await client.callAction('echo', 'there', { world: c.world }), 'there'); // another client, { world }
+});
+
+test('actions run as the caller\'s identity; players call them, but neither define them nor outpace --action-rate', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ecsd-node-tokens-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const sha256 = (token) => crypto.createHash('sha256').update(token).digest('hex');
+  const tokens = path.join(dir, 'tokens');
+  fs.writeFileSync(tokens, `${sha256('alice-token')} alice player\n${sha256('gm-token')} gm admin\n`);
+  const secure = await EcsdServer.start({ dataDir: false, args: ['--tokens', tokens, '--action-rate', '1'] });
+  t.after(() => secure.stop());
+  const whoami = 'return function(w, caller, args) return caller end';
+  const gm = await secure.client({ token: 'gm-token' });
+  assert.deepEqual(await gm.defineAction('whoami', whoami), { name: 'whoami', replaced: false });
+  assert.equal(await gm.callAction('whoami'), 'gm');
+  assert.equal(await gm.callAction('whoami'), 'gm'); // admins are not held to --action-rate
+  const alice = await secure.client({ token: 'alice-token' });
+  assert.equal(await alice.callAction('whoami'), 'alice');
+  const limited = await alice.callAction('whoami').catch((e) => e); // a second's worth (one call) is spent
+  assert.ok(limited instanceof RpcError, limited);
+  assert.deepEqual([limited.reason, limited.code], ['rate_limited', -32014]);
+  assert.ok(limited.data.retry_after > 0);
+  // A player calls actions, never defines them; reading is allowed.
+  await assert.rejects(alice.defineAction('mine', whoami), { name: 'RpcError', reason: 'unauthorized' });
+  assert.deepEqual((await alice.actions()).map((a) => a.name), ['whoami']);
 });
 
 test('prefab, component, describe and spell helpers', async (t) => {

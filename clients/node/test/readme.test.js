@@ -20,7 +20,7 @@
 // - Fragments (the snippets under "Client", which use `client` and `hero` without defining them)
 //   run in this process as the body of an async function given `client` (connected to demo's
 //   default world), `hero` (spawned and stepped as in the quick start) and `assert`
-//   (node:assert/strict).
+//   (node:assert/strict); a block whose output is checked also gets a `console` that keeps it.
 // - own-tests runs this whole suite again with ECSD_README_NESTED=1, which skips this file there.
 
 const { test, before, after } = require('node:test');
@@ -35,7 +35,7 @@ const { findBinary } = require('../lib/server');
 const pkg = path.join(__dirname, '..'); // clients/node
 const root = path.join(pkg, '..', '..'); // the repository
 const readmePath = path.join(pkg, 'README.md');
-const NAMES = ['quick-start', 'npm-install', 'arena', 'arena-run', 'server-test', 'rpc-error', 'pipeline', 'watch', 'own-tests'];
+const NAMES = ['quick-start', 'npm-install', 'arena', 'arena-run', 'server-test', 'rpc-error', 'actions', 'pipeline', 'watch', 'own-tests'];
 const nested = process.env.ECSD_README_NESTED === '1';
 const it = nested ? test.skip : test; // run by own-tests, which runs this suite: not again there
 
@@ -204,6 +204,17 @@ it('server-test', async (t) => {
 
 it('rpc-error', async (t) => {
   await runFragment('rpc-error', { ...(await quickStart(t)), assert });
+});
+
+it('actions', async (t) => {
+  const { client, hero } = await quickStart(t);
+  const printed = [];
+  const console = { log: (value) => printed.push(value) }; // what the block prints, kept to check
+  await runFragment('actions', { client, hero, assert, console });
+  assert.equal(printed.length, 2);
+  assert.deepEqual(printed[0], { x: 5, y: 5, by: 'anonymous' });
+  assert.ok(printed[1].some((row) => JSON.stringify(row) === '["teleport",1,1]'), JSON.stringify(printed[1]));
+  await client.removeAction('teleport'); // the demo world as the other fragments expect it
 });
 
 it('pipeline', async (t) => {

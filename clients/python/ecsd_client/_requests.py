@@ -205,6 +205,23 @@ def remove_spell(name: str, world: str | None) -> Request[dict[str, Any]]:
     return Request("world.remove_spell", params(world, name=name))
 
 
+def define_action(name: str, source: str, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.define_action", params(world, name=name, source=source))
+
+
+def call_action(name: str, args: Any, world: str | None) -> Request[Any]:
+    # No `caller` member: the server adds the calling identity and refuses one sent by a client.
+    return Request("world.call_action", params(world, name=name, args=args))
+
+
+def remove_action(name: str, world: str | None) -> Request[dict[str, Any]]:
+    return Request("world.remove_action", params(world, name=name))
+
+
+def actions(world: str | None) -> Request[list[dict[str, Any]]]:
+    return Request("world.list_actions", params(world), lambda r: list(r["actions"]))
+
+
 def define_prefab(name: str, components_: Components, world: str | None) -> Request[dict[str, Any]]:
     return Request("world.define_prefab", params(world, name=name, components=dict(components_)))
 

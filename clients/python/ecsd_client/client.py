@@ -293,6 +293,26 @@ class Client:
         """``world.remove_spell``: takes a Lua spell out; ``{"name", "removed"}``."""
         return self._run(rq.remove_spell(name, world))
 
+    def define_action(self, name: str, source: str, *, world: str | None = None) -> dict[str, Any]:
+        """``world.define_action``: an action written in Lua 5.4 (its chunk returns
+        ``function(w, caller, args)``) that ``call_action`` runs; ``{"name", "replaced"}``."""
+        return self._run(rq.define_action(name, source, world))
+
+    def call_action(self, name: str, args: Any = None, *, world: str | None = None) -> Any:
+        """``world.call_action``: runs the action now, between two ticks, as this connection's
+        identity; returns whatever it returned (None for ``nil``). An action that raises changes
+        nothing and raises ``RpcError`` ``action_failed`` with the script's message; a player
+        calling faster than ``--action-rate`` gets ``rate_limited`` (``data["retry_after"]``)."""
+        return self._run(rq.call_action(name, args, world))
+
+    def remove_action(self, name: str, *, world: str | None = None) -> dict[str, Any]:
+        """``world.remove_action``: ``{"name", "removed"}``."""
+        return self._run(rq.remove_action(name, world))
+
+    def actions(self, *, world: str | None = None) -> list[dict[str, Any]]:
+        """``world.list_actions``: ``[{"name", "calls", "failures", "last_error"?}]``."""
+        return self._run(rq.actions(world))
+
     def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> dict[str, Any]:
         """``world.define_prefab`` (defines or redefines); returns the server's result, ``{"name"}``."""
         return self._run(rq.define_prefab(name, components, world))

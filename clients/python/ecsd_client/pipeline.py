@@ -248,6 +248,18 @@ class Pipeline:
     def remove_spell(self, name: str, *, world: str | None = None) -> Pending[dict[str, Any]]:
         return self._add(rq.remove_spell(name, world))
 
+    def define_action(self, name: str, source: str, *, world: str | None = None) -> Pending[dict[str, Any]]:
+        return self._add(rq.define_action(name, source, world))
+
+    def call_action(self, name: str, args: Any = None, *, world: str | None = None) -> Pending[Any]:
+        return self._add(rq.call_action(name, args, world))
+
+    def remove_action(self, name: str, *, world: str | None = None) -> Pending[dict[str, Any]]:
+        return self._add(rq.remove_action(name, world))
+
+    def actions(self, *, world: str | None = None) -> Pending[list[dict[str, Any]]]:
+        return self._add(rq.actions(world))
+
     def define_prefab(self, name: str, components: Components, *, world: str | None = None) -> Pending[dict[str, Any]]:
         return self._add(rq.define_prefab(name, components, world))
 

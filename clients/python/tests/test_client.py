@@ -3,10 +3,12 @@ timeouts and closed connections."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -103,6 +105,101 @@ def test_lua_system_and_spell_helpers(client: Client) -> None:
     assert defined.result["replaced"] is True
     assert client.remove_spell("smite") == {"name": "smite", "removed": True}
     assert "smite" not in [s["name"] for s in client.spells()]
+
+
+HEAL = """
+return function(w, caller, args)
+  local e = w:get(args.entity)
+  if not e then error('no such entity') end
+  e.Health.hp = math.min(e.Health.hp + args.amount, e.Health.max)
+  return {hp = e.Health.hp, by = caller}
+end
+"""
+
+SPAWN_THEN_FAIL = """
+return function(w, caller, args)
+  w:get(args.entity).Health.hp = 1
+  w:spawn({Position = {x = 1}})
+  error('not your avatar')
+end
+"""
+
+
+def test_action_helpers(client: Client) -> None:
+    e = client.spawn({"Health": {"hp": 50}})
+    assert client.define_action("heal", HEAL) == {"name": "heal", "replaced": False}
+    assert client.call_action("heal", {"entity": e, "amount": 20}) == {"hp": 70.0, "by": "anonymous"}
+    assert client.get(e, ["Health"])["Health"]["hp"] == 70.0  # at once: no tick needed
+    assert client.define_action("nothing", "return function(w, caller, args) end")["replaced"] is False
+    assert client.call_action("nothing") is None  # nil is null, not a missing result
+    assert client.define_action("echo", "return function(w, caller, args) return args end") == {
+        "name": "echo",
+        "replaced": False,
+    }
+    assert client.call_action("echo", [1, "two", {"x": 3}]) == [1, "two", {"x": 3}]
+    assert client.call_action("echo", 7) == 7
+
+    before = client.hash()
+    with pytest.raises(RpcError) as failed:
+        client.call_action("heal", {"entity": 99, "amount": 1})
+    assert (failed.value.code, failed.value.reason) == (-32019, "action_failed")
+    assert failed.value.message == "heal:4: no such entity"
+    client.define_action("fail", SPAWN_THEN_FAIL)
+    with pytest.raises(RpcError, match="not your avatar") as failed:
+        client.call_action("fail", {"entity": e})
+    assert failed.value.reason == "action_failed"
+    assert client.hash() == before  # its write and its spawn were both undone
+    assert client.get(e, ["Health"])["Health"]["hp"] == 70.0
+    assert len(client.query("Position")) == 0
+
+    with pytest.raises(RpcError) as missing:
+        client.call_action("teleport")
+    assert (missing.value.code, missing.value.reason) == (-32018, "no_such_action")
+    with pytest.raises(RpcError) as caller:  # the server says who calls, never the client
+        client.call("world.call_action", {"name": "echo", "caller": "admin"})
+    assert caller.value.reason == "invalid_params"
+
+    listed = {a["name"]: a for a in client.actions()}
+    assert sorted(listed) == ["echo", "fail", "heal", "nothing"]
+    assert (listed["heal"]["calls"], listed["heal"]["failures"]) == (1, 1)
+    assert listed["heal"]["last_error"] == "heal:4: no such entity"
+    assert "last_error" not in listed["echo"]
+    assert client.define_action("heal", HEAL.replace("+ args.amount", "+ 2 * args.amount"))["replaced"] is True
+    with client.pipeline() as p:  # the same helpers queue in a pipeline
+        healed = p.call_action("heal", {"entity": e, "amount": 5})
+        removed = p.remove_action("heal")
+        left = p.actions()
+    assert healed.result == {"hp": 80.0, "by": "anonymous"}
+    assert removed.result == {"name": "heal", "removed": True}
+    assert "heal" not in [a["name"] for a in left.result]
+    with pytest.raises(RpcError) as gone:
+        client.remove_action("heal")
+    assert gone.value.reason == "no_such_action"
+
+
+def test_actions_run_as_the_callers_identity(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(
+        f"{hashlib.sha256(b'alice-token').hexdigest()} alice player\n"
+        f"{hashlib.sha256(b'gm-token').hexdigest()} gm admin\n",
+        "utf-8",
+    )
+    whoami = "return function(w, caller, args) return caller end"
+    with EcsdServer(data_dir=False, args=["--tokens", str(tokens), "--action-rate", "1"]) as server:
+        with server.client(token="gm-token") as gm:
+            assert gm.define_action("whoami", whoami) == {"name": "whoami", "replaced": False}
+            assert gm.call_action("whoami") == "gm"  # admins are not held to --action-rate
+            assert gm.call_action("whoami") == "gm"
+        with server.client(token="alice-token") as alice:
+            assert alice.call_action("whoami") == "alice"
+            with pytest.raises(RpcError) as limited:  # a second's worth (one call) is spent
+                alice.call_action("whoami")
+            assert (limited.value.code, limited.value.reason) == (-32014, "rate_limited")
+            assert limited.value.data["retry_after"] > 0
+            with pytest.raises(RpcError) as refused:  # a player calls actions, never defines them
+                alice.define_action("mine", whoami)
+            assert refused.value.reason == "unauthorized"
+            assert [a["name"] for a in alice.actions()] == ["whoami"]  # reading is allowed
 
 
 def test_export_and_import_a_world_in_chunks(client: Client) -> None:

@@ -48,7 +48,7 @@ MARK = re.compile(r"<!-- readme-test: (\S+) -->")
 
 NAMES = {
     "quick-start", "pythonpath", "venv", "arena", "arena-run", "test-mine", "plugin-run",
-    "rpc-error", "pipeline", "watch", "ecsd-server", "own-tests",
+    "rpc-error", "actions", "pipeline", "watch", "ecsd-server", "own-tests",
 }  # fmt: skip
 
 
@@ -224,6 +224,15 @@ def test_plugin_run(tmp_path: Path) -> None:
 def test_rpc_error(quick_start: tuple[Client, int]) -> None:
     client, hero = quick_start
     run_fragment("rpc-error", client=client, hero=hero, pytest=pytest, RpcError=RpcError)
+
+
+def test_actions(quick_start: tuple[Client, int], capsys: pytest.CaptureFixture[str]) -> None:
+    client, hero = quick_start
+    run_fragment("actions", client=client, hero=hero, pytest=pytest, RpcError=RpcError)
+    teleported, listed = capsys.readouterr().out.splitlines()
+    assert ast.literal_eval(teleported) == {"x": 5.0, "y": 5.0, "by": "anonymous"}
+    assert ("teleport", 1, 1) in ast.literal_eval(listed)
+    client.remove_action("teleport")  # the demo world as the other fragments expect it
 
 
 def test_pipeline(quick_start: tuple[Client, int], capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include <openssl/evp.h>
+
 #include <spdlog/spdlog.h>
 
 #include "ecsd/protocol/jsonrpc.hpp"
@@ -172,6 +174,10 @@ namespace {
 
 std::string_view status_text(int status) {
     switch (status) {
+        case 101:
+            return "Switching Protocols";
+        case 426:
+            return "Upgrade Required";
         case 200:
             return "OK";
         case 204:
@@ -199,6 +205,45 @@ std::string_view status_text(int status) {
         default:
             return "Error";
     }
+}
+
+/// Whether a comma-separated header value holds `token`, compared without case (Connection: keep-alive, Upgrade).
+bool has_token(std::string_view list, std::string_view token) {
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        auto end = list.find(',', start);
+        if (end == std::string_view::npos) end = list.size();
+        auto item = list.substr(start, end - start);
+        while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+        while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+        if (item.size() == token.size() &&
+            std::equal(item.begin(), item.end(), token.begin(), [](char a, char b) {
+                return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+            }))
+            return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+/// Sec-WebSocket-Accept for a client's key: base64(SHA-1(key + the RFC's GUID)), RFC 6455 4.2.2.
+std::string websocket_accept(std::string_view key) {
+    const std::string text = std::string(key) + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int length = 0;
+    if (EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha1(), nullptr) != 1)
+        throw std::runtime_error("SHA-1 failed (OpenSSL)");
+    std::array<unsigned char, 64> out{};
+    const int n = EVP_EncodeBlock(out.data(), digest.data(), static_cast<int>(length));
+    return {reinterpret_cast<const char*>(out.data()), static_cast<std::size_t>(n)};
+}
+
+/// A key is the base64 of 16 bytes: 22 characters and "==".
+bool valid_websocket_key(std::string_view key) {
+    if (key.size() != 24 || !key.ends_with("==")) return false;
+    return std::all_of(key.begin(), key.end() - 2, [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '/';
+    });
 }
 
 }  // namespace
@@ -407,9 +452,14 @@ void http_connection::handle() {
     }
     const std::string path = parser_.url().substr(0, parser_.url().find('?'));
     const auto method = parser_.method();
+    if (path == "/ws") {
+        upgrade_websocket();
+        return;
+    }
     if (path != "/") {
         respond(404, "text/plain",
-                "not found: this server answers GET / (the viewer) and POST / (JSON-RPC)\n");
+                "not found: this server answers GET / (the viewer), POST / (JSON-RPC) and GET /ws "
+                "(WebSocket)\n");
         return;
     }
     if (method == HTTP_GET || method == HTTP_HEAD) {
@@ -461,6 +511,63 @@ bool http_connection::authorize() {
         respond(401, "application/json", body, "WWW-Authenticate: Bearer realm=\"ecsd\"\r\n");
     }
     return false;
+}
+
+void http_connection::upgrade_websocket() {
+    // Host and Origin were judged on the head (check_head), as for any request: a page of another
+    // origin cannot open one (browsers send Origin with every WebSocket, and no CORS applies).
+    keep_alive_ = false;  // any answer but 101 ends the connection
+    if (parser_.method() != HTTP_GET) {
+        respond(405, "text/plain", "a WebSocket opens with GET /ws\n", "Allow: GET\r\n");
+        return;
+    }
+    if (!has_token(parser_.upgrade(), "websocket") || !has_token(parser_.connection(), "upgrade")) {
+        respond(426, "text/plain", "GET /ws is a WebSocket: send Upgrade: websocket and Connection: Upgrade\n",
+                "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n");
+        return;
+    }
+    if (parser_.websocket_version() != "13") {
+        respond(426, "text/plain", "this server speaks WebSocket version 13 (RFC 6455)\n",
+                "Sec-WebSocket-Version: 13\r\n");
+        return;
+    }
+    if (!valid_websocket_key(parser_.websocket_key())) {
+        respond(400, "text/plain", "Sec-WebSocket-Key must be the base64 of 16 bytes\n");
+        return;
+    }
+    // A token in the Authorization header (Node, scripts) is checked now, as for POST; a browser
+    // cannot send one, so without it the socket opens unauthenticated and server.auth comes first,
+    // as on the TCP port.
+    if (services_.config.auth_required() && !parser_.authorization().empty() && !authorize()) return;
+    handover_ = std::make_unique<websocket_handover>();
+    handover_->response = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                          "Sec-WebSocket-Accept: " +
+                          websocket_accept(parser_.websocket_key()) + "\r\n\r\n";
+    handover_->early_input = std::move(in_);  // frames sent right after the upgrade request
+    in_.clear();
+    if (unsent() == 0 && !write_in_flight_) hand_over();  // else once the earlier answers are written
+}
+
+void http_connection::hand_over() {
+    auto h = std::move(handover_);
+    h->from = session_;
+    h->from.watches.reset();
+    if (!owner_.hand_over(socket_, *h)) {
+        spdlog::warn("http {}: WebSocket refused: {} connections open (--max-connections)", session_.id,
+                     services_.config.max_connections);
+        respond(503, "text/plain", "too many connections (--max-connections)\n");
+        return;
+    }
+    spdlog::debug("http {}: upgraded to WebSocket", session_.id);
+    // The socket is the new connection's now: this one only lets go of what it holds.
+    stopped_ = true;
+    note_idle(false);
+    stalled_since_.store(0, std::memory_order_relaxed);
+    timer_.cancel();
+    pipeline_.close();
+    if (session_.watches) session_.watches->close();
+    if (output_account_) services_.output.close(output_account_);
+    owner_.remove(shared_from_this());
 }
 
 void http_connection::handle_rpc() {
@@ -627,6 +734,12 @@ void http_connection::on_write(const asio::error_code& ec, std::size_t n) {
     write_in_flight_ = false;
     if (!out_.empty()) {
         do_write();
+        return;
+    }
+    if (handover_) {  // an upgrade waited for the answers before it
+        writing_.clear();
+        write_pos_ = 0;
+        hand_over();
         return;
     }
     if (writing_.capacity() > std::size_t{256} * 1024) writing_ = std::string();

@@ -6,6 +6,8 @@
 //   POST /               a JSON-RPC request or batch, answered exactly as on the TCP port
 //   POST / with world.watch or a +watch method: Server-Sent Events, the answer first, then one
 //                        event per notification, until the client goes away or the watch ends
+//   GET  /ws             a WebSocket upgrade (RFC 6455): answered 101, and the socket is handed to
+//                        the TCP face's connection, which serves it by messages as it serves lines
 //
 // One request at a time per connection (pipelined requests wait in the parser, paused), keep-alive
 // unless the client says otherwise. The TCP limits apply: --max-line-bytes for a body (413),
@@ -80,6 +82,8 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void refuse(int status, std::string_view why);
     void handle();
     void handle_rpc();
+    void upgrade_websocket();  // GET /ws
+    void hand_over();          // the 101 answer and the socket go to the TCP face's connection
     void advance_rpc();  // the request's jobs run, or its answer goes out once ready
     void note_idle(bool idle);
     void finish_rpc(request_pipeline::answer a);
@@ -117,6 +121,7 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     int refusal_ = 0;         // nonzero: the head was refused; answer this once the body is in
     std::string refusal_why_;
     bool head_authorized_ = false;  // the token was checked on the head (a large body)
+    std::unique_ptr<websocket_handover> handover_;  // an upgrade waiting for earlier answers to be written
 
     std::string out_;
     std::string writing_;

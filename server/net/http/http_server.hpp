@@ -2,6 +2,7 @@
 // The HTTP face: an acceptor on --http-port (same host as the TCP port) and its connections.
 // Same dispatcher, same method table, same worlds as the TCP port; see http_connection.hpp.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +14,7 @@
 
 namespace ecsd::net {
 
+struct websocket_handover;
 class dispatcher;
 class http_connection;
 struct server_services;
@@ -33,6 +35,15 @@ class http_server {
     /// @brief Forgets a closed connection.
     void remove(const std::shared_ptr<http_connection>& c);
 
+    /// @brief Who serves a client that upgraded to WebSocket (the daemon: the TCP face's connections).
+    /// It takes the socket (moving from it) and answers true, or leaves it and answers false when it
+    /// has no room (--max-connections); then the upgrade is refused with 503.
+    using websocket_taker = std::function<bool(asio::ip::tcp::socket&, websocket_handover&)>;
+    void on_websocket(websocket_taker taker) { websocket_ = std::move(taker); }
+    [[nodiscard]] bool hand_over(asio::ip::tcp::socket& socket, websocket_handover& h) const {
+        return websocket_ && websocket_(socket, h);
+    }
+
     /// @brief Whether a request's Host header names this server: its listening address; with a
     /// loopback address any loopback address and `localhost`; with 0.0.0.0 or :: any IP address
     /// and `localhost`; the names of --http-allow-host (`*`: any). The port is not compared (a
@@ -48,6 +59,7 @@ class http_server {
     // longest, if that began at or before `before_ns` (steady clock). Called with mutex_ held.
     [[nodiscard]] std::shared_ptr<http_connection> pick_victim(std::int64_t before_ns) const;
 
+    websocket_taker websocket_;  // set once, before the first connection is accepted
     asio::io_context& io_;
     server_services& services_;
     dispatcher& dispatch_;

@@ -60,6 +60,10 @@ int request_parser::on_message_begin(http_parser* p) {
     c.host_.clear();
     c.origin_.reset();
     c.content_type_.clear();
+    c.upgrade_.clear();
+    c.connection_.clear();
+    c.ws_key_.clear();
+    c.ws_version_.clear();
     c.body_length_ = 0;
     c.body_.clear();
     c.header_bytes_ = 0;
@@ -109,6 +113,20 @@ int request_parser::end_header() {
     } else if (field_ == "origin") {
         seen = origin_.has_value();
         if (!seen) into = &origin_.emplace();
+    } else if (field_ == "upgrade") {
+        into = &upgrade_;
+        seen = !upgrade_.empty();
+    } else if (field_ == "sec-websocket-key") {
+        into = &ws_key_;
+        seen = !ws_key_.empty();
+    } else if (field_ == "sec-websocket-version") {
+        into = &ws_version_;
+        seen = !ws_version_.empty();
+    } else if (field_ == "connection") {
+        // A list header: several are one list (RFC 9110, 5.3).
+        if (!connection_.empty()) connection_ += ", ";
+        connection_ += value_;
+        return 0;
     } else {
         return 0;
     }

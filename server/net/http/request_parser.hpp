@@ -57,6 +57,12 @@ class request_parser {
     [[nodiscard]] const std::string& body() const noexcept { return body_; }
     /// @brief Whether the connection stays open after this message (HTTP version and Connection).
     [[nodiscard]] bool keep_alive() const noexcept { return keep_alive_; }
+    /// @brief The headers of a WebSocket upgrade (RFC 6455, 4.2.1); empty when absent. Connection
+    /// may come in several headers: they are joined with ", ".
+    [[nodiscard]] const std::string& upgrade() const noexcept { return upgrade_; }
+    [[nodiscard]] const std::string& connection() const noexcept { return connection_; }
+    [[nodiscard]] const std::string& websocket_key() const noexcept { return ws_key_; }
+    [[nodiscard]] const std::string& websocket_version() const noexcept { return ws_version_; }
 
   private:
     int count_head(std::size_t n);  // request line + headers so far; past max_header_bytes: 431
@@ -81,6 +87,10 @@ class request_parser {
     std::string host_;
     std::optional<std::string> origin_;
     std::string content_type_;
+    std::string upgrade_;
+    std::string connection_;
+    std::string ws_key_;
+    std::string ws_version_;
     std::optional<std::uint64_t> body_length_;
     std::string body_;
     bool keep_alive_ = true;

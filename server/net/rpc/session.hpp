@@ -28,4 +28,13 @@ struct session {
     std::uint64_t identity_generation = 0;  ///< the tokens file it was checked against
 };
 
+/// @brief What the HTTP face hands the TCP face's connection when a client upgrades to WebSocket
+/// (GET /ws): the connection then serves it as it serves a TCP client, framing messages instead of
+/// lines. The two faces never include each other; the daemon passes this between them.
+struct websocket_handover {
+    std::string response;     ///< the 101 Switching Protocols answer, written first
+    std::string early_input;  ///< bytes the client sent after its upgrade request
+    session from;             ///< the upgrade's session: id, peer, and what its Authorization header proved
+};
+
 }  // namespace ecsd::net

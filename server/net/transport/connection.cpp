@@ -78,7 +78,8 @@ std::string peer_of(const asio::ip::tcp::socket& s) {
 }  // namespace
 
 connection::connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
-                       connection_manager& manager, std::uint64_t id)
+                       connection_manager& manager, std::uint64_t id,
+                       std::optional<websocket_handover> websocket)
     : socket_(std::move(socket)),
       strand_(socket_.get_executor()),
       idle_timer_(strand_),
@@ -91,6 +92,19 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
     session_.id = id;
     session_.peer = peer_of(socket_);
     session_.authenticated = !services.config.auth_required();
+    if (websocket) {
+        // What the upgrade's Authorization header proved carries over; the rest is this connection's.
+        const auto& from = websocket->from;
+        session_.authenticated = from.authenticated;
+        session_.auth_failures = from.auth_failures;
+        session_.who = from.who;
+        session_.identity = from.identity;
+        session_.token_hash = from.token_hash;
+        session_.identity_generation = from.identity_generation;
+        ws_.emplace(session_.authenticated ? services.config.max_line_bytes : services.config.preauth_line_bytes);
+        ws_->feed(websocket->early_input);
+        preface_ = std::move(websocket->response);
+    }
 }
 
 void connection::start() {
@@ -116,7 +130,11 @@ void connection::start() {
         });
         self->stalled_since_.store(steady_ns(self->opened_), std::memory_order_relaxed);
         self->arm_idle_timer();
-        self->do_read();
+        if (!self->preface_.empty()) {
+            self->append_out(self->preface_);
+            self->preface_ = std::string();
+        }
+        self->pump();  // a WebSocket's 101 answer, and frames its client sent right after the upgrade
     });
 }
 
@@ -125,7 +143,10 @@ void connection::stop() {
 }
 
 void connection::shutdown() {
-    asio::dispatch(strand_, [self = shared_from_this()] { self->begin_drain("server shutting down"); });
+    asio::dispatch(strand_, [self = shared_from_this()] {
+        self->ws_close_code_ = 1001;  // going away
+        self->begin_drain("server shutting down");
+    });
 }
 
 void connection::evict() {
@@ -153,7 +174,7 @@ void connection::do_read() {
     if (reading_ || draining_ || stopped_) return;
     if (!has_room()) return;  // resumed by pump() once the client has read or jobs are done
     reading_ = true;
-    auto space = framer_.prepare(read_chunk);
+    auto space = ws_ ? ws_->prepare(read_chunk) : framer_.prepare(read_chunk);
     socket_.async_read_some(
         asio::buffer(space.data(), space.size()),
         [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_read(ec, n); });
@@ -180,7 +201,11 @@ void connection::on_read(const asio::error_code& ec, std::size_t n) {
         }
         return;
     }
-    framer_.commit(n);
+    if (ws_) {
+        ws_->commit(n);
+    } else {
+        framer_.commit(n);
+    }
     last_activity_ = std::chrono::steady_clock::now();
     pump();
 }
@@ -204,6 +229,10 @@ void connection::take_notifications() {
     if (held >= limit && out_bytes_ > 0) return;
     watch_bytes taken;
     session_.watches->take(taken, held < limit ? limit - held : 1);
+    if (ws_) {
+        frame_notifications(taken);
+        return;
+    }
     for (auto& piece : taken.pieces()) {
         if (piece.shared) {
             out_bytes_ += piece.shared->size();
@@ -238,7 +267,113 @@ void connection::push_out(std::string&& text) {
     out_.push_back({std::move(text), nullptr});
 }
 
+void connection::frame_notifications(watch_bytes& taken) {
+    // Notifications arrive as lines, in pieces: text of our own and bodies shared with every
+    // connection that sends them (a diff's body). Each line becomes one text message: its header
+    // (the line's length is known once its newline is found), then its pieces as they are.
+    struct segment {
+        std::string_view text;
+        std::shared_ptr<const std::string> shared;
+    };
+    std::vector<segment> line;
+    std::size_t bytes = 0;
+    const auto emit = [&] {
+        append_out(protocol::ws_frame_header(protocol::ws_opcode::text, bytes));
+        for (auto& seg : line) {
+            if (seg.shared) {
+                out_bytes_ += seg.shared->size();
+                out_.push_back({{}, std::move(seg.shared)});
+            } else {
+                append_out(seg.text);
+            }
+        }
+        line.clear();
+        bytes = 0;
+    };
+    for (auto& piece : taken.pieces()) {
+        if (piece.shared) {
+            bytes += piece.shared->size();
+            line.push_back({{}, std::move(piece.shared)});
+            continue;
+        }
+        std::string_view rest = piece.text;
+        while (!rest.empty()) {
+            const auto end = rest.find('\n');
+            const auto part = rest.substr(0, end);
+            if (!part.empty()) {
+                line.push_back({part, nullptr});
+                bytes += part.size();
+            }
+            if (end == std::string_view::npos) break;
+            emit();
+            rest.remove_prefix(end + 1);
+        }
+    }
+    if (!line.empty()) emit();
+}
+
+void connection::process_messages() {
+    bool completed = false;
+    while (!draining_ && !stopped_) {
+        if (!has_room()) return;
+        const auto fr = ws_->next();
+        switch (fr.status) {
+            case protocol::ws_status::need_more:
+                note_input_state(completed);
+                return;
+            case protocol::ws_status::text:
+                completed = true;
+                any_line_ = true;
+                if (!blank(fr.payload)) {
+                    ++requests_;
+                    pipeline_.submit(fr.payload);
+                }
+                break;
+            case protocol::ws_status::ping:
+                completed = true;
+                append_out(protocol::ws_frame_header(protocol::ws_opcode::pong, fr.payload.size()));
+                append_out(fr.payload);
+                break;
+            case protocol::ws_status::pong:
+                completed = true;
+                break;
+            case protocol::ws_status::closed:
+                begin_drain("the client closed the WebSocket");  // answered with a close frame
+                return;
+            case protocol::ws_status::too_large: {
+                const auto limit = ws_->max_message_bytes();
+                spdlog::info("conn {}: WebSocket message over {} bytes, closing", session_.id, limit);
+                pipeline_.answer_now(protocol::make_error(nullptr, protocol::reason::too_large,
+                                                          "message longer than " + std::to_string(limit) +
+                                                              " bytes",
+                                                          {{"limit", limit}}));
+                ws_close_code_ = 1009;
+                begin_drain("message too large");
+                return;
+            }
+            case protocol::ws_status::protocol_error:
+                spdlog::info("conn {}: WebSocket protocol error from {}: {}", session_.id, session_.peer, fr.why);
+                ws_close_code_ = fr.code;
+                ws_close_reason_ = fr.why;
+                begin_drain("WebSocket protocol error");
+                return;
+        }
+        if (session_.close_requested) {  // e.g. too many wrong tokens: answer, then close
+            spdlog::info("conn {}: closing after {} wrong tokens", session_.id, session_.auth_failures);
+            ws_close_code_ = 1008;
+            begin_drain("too many wrong tokens");
+            return;
+        }
+        ws_->set_max_message_bytes(session_.authenticated ? services_.config.max_line_bytes
+                                                          : services_.config.preauth_line_bytes);
+    }
+}
+
 void connection::process_lines() {
+    if (ws_) {
+        process_messages();
+        return;
+    }
     bool completed = false;
     while (!draining_ && !stopped_) {
         // Lines stay in the framer while the answers already owed fill the output bound.
@@ -286,7 +421,7 @@ void connection::note_input_state(bool completed_a_line) {
     // The request deadline runs from the first byte of an unfinished line; a connection that has
     // sent nothing at all yet counts as stalled (for eviction) from the moment it opened.
     const auto now = std::chrono::steady_clock::now();
-    if (framer_.buffered() > 0) {
+    if ((ws_ ? ws_->buffered() : framer_.buffered()) > 0) {
         const bool began = !partial_ || completed_a_line;
         if (began) partial_since_ = now;
         partial_ = true;
@@ -316,6 +451,12 @@ void connection::move_ready() {
         auto a = pipeline_.pop();
         if (a.batch) {
             // One line, '[' a ',' b ... ']', its elements moved (not joined) into the output.
+            if (ws_) {  // one message: its header says how long the whole batch answer is
+                std::size_t bytes = 1;
+                for (const auto& p : a.parts)
+                    if (!p.empty()) bytes += p.size() + 1;
+                if (bytes > 1) append_out(protocol::ws_frame_header(protocol::ws_opcode::text, bytes));
+            }
             bool first = true;
             for (auto& p : a.parts) {
                 if (p.empty()) continue;  // notifications answer nothing, not even inside a batch
@@ -323,10 +464,11 @@ void connection::move_ready() {
                 first = false;
                 push_out(std::move(p));
             }
-            if (!first) append_out("]\n");
+            if (!first) append_out(ws_ ? "]" : "]\n");
         } else if (!a.text.empty()) {
+            if (ws_) append_out(protocol::ws_frame_header(protocol::ws_opcode::text, a.text.size()));
             push_out(std::move(a.text));
-            append_out("\n");
+            if (!ws_) append_out("\n");
         }
         for (std::uint32_t k = 0; k < a.watch_starts; ++k) session_.watches->start_next();
         if (a.watch_starts > 0) {
@@ -458,6 +600,13 @@ void connection::begin_drain(std::string_view why) {
 
 void connection::maybe_finish() {
     if (draining_ && !stopped_ && !lingering_ && pipeline_.idle() && !write_in_flight_ && out_bytes_ == 0) {
+        if (ws_ && !ws_close_sent_) {
+            // Everything owed is written: the close frame goes last, then the TCP side closes.
+            ws_close_sent_ = true;
+            append_out(protocol::ws_close_frame(ws_close_code_, ws_close_reason_));
+            do_write();
+            return;
+        }
         linger();
     }
 }

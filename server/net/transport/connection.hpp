@@ -9,6 +9,11 @@
 // ones (and each element of a batch) are moved into the output queue as they are, so an answer
 // exists once and is freed as soon as the socket has taken it.
 //
+// A WebSocket client (RFC 6455) upgraded on the HTTP port is handed over here and served the same
+// way: one JSON-RPC text per message instead of per line (protocol/ws_framer.hpp), answers and
+// notifications framed as text messages (a shared notification body still goes out uncopied, after
+// a header of its own), ping answered with pong, and a close frame before the connection closes.
+//
 // Memory is bounded by the answers, not the requests: a connection holds at most about
 // --max-output-bytes of answers (plus one answer). Past that it frames no more lines, reads no
 // more bytes and runs no more jobs until the client has read.
@@ -27,6 +32,7 @@
 #include <asio.hpp>
 
 #include "ecsd/protocol/framer.hpp"
+#include "ecsd/protocol/ws_framer.hpp"
 #include "rpc/output_budget.hpp"
 #include "rpc/request_pipeline.hpp"
 #include "rpc/session.hpp"
@@ -34,14 +40,17 @@
 namespace ecsd::net {
 
 class connection_manager;
+class watch_bytes;
 struct server_services;
 
 /// @brief A client connection.
 class connection : public std::enable_shared_from_this<connection> {
   public:
     /// @brief Wraps an accepted socket whose executor is a strand of its own.
+    /// `websocket`: a client the HTTP face upgraded (its 101 answer is written first).
     connection(asio::ip::tcp::socket socket, server_services& services, dispatcher& dispatch,
-               connection_manager& manager, std::uint64_t id);
+               connection_manager& manager, std::uint64_t id,
+               std::optional<websocket_handover> websocket = std::nullopt);
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
 
@@ -71,6 +80,8 @@ class connection : public std::enable_shared_from_this<connection> {
     void on_read(const asio::error_code& ec, std::size_t n);
     void pump();  // parse what can be parsed, submit jobs, write, read: after any progress
     void process_lines();
+    void process_messages();  // the WebSocket framing of process_lines
+    void frame_notifications(watch_bytes& taken);  // WebSocket: one text message per notification
     [[nodiscard]] std::size_t buffered_bytes() const noexcept;
     [[nodiscard]] bool has_room() const noexcept;
     void note_input_state(bool completed_a_line);
@@ -102,6 +113,11 @@ class connection : public std::enable_shared_from_this<connection> {
     connection_manager& manager_;
     session session_;
     protocol::line_framer framer_;
+    std::optional<protocol::ws_framer> ws_;  // set: a WebSocket connection, framed by messages
+    std::uint16_t ws_close_code_ = 1000;     // the close frame sent before closing
+    std::string ws_close_reason_;
+    bool ws_close_sent_ = false;
+    std::string preface_;  // written before anything else (a WebSocket's 101 answer)
     request_pipeline pipeline_;  // every line's request, from parse to answer
 
     // Ready bytes in order, not yet written, in buffers: text of our own, or a watch diff's body
