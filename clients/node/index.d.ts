@@ -18,6 +18,11 @@ export interface ClientOptions {
   host?: string;
   /** Default 7777. */
   port?: number;
+  /**
+   * `ws://HOST:PORT/ws`: a WebSocket to ecsd's HTTP port instead of TCP to host:port (which the url
+   * then sets). Everything else is the same.
+   */
+  url?: string | null;
   /** Sent with server.auth right after connecting. */
   token?: string | null;
   /** Added as params.world to every world.* call that names none (all but world.list). */
@@ -139,10 +144,12 @@ export class Client {
   static connect(options?: ClientOptions): Promise<Client>;
   readonly host: string;
   readonly port: number;
+  /** The WebSocket address, or null over TCP. */
+  readonly url: string | null;
   token: string | null;
   world: string | null;
   timeout: number;
-  /** "host:port". */
+  /** "host:port", or the url over WebSocket. */
   readonly address: string;
   readonly connected: boolean;
 
@@ -358,6 +365,8 @@ export interface EcsdServerOptions {
   env?: Record<string, string>;
   /** Milliseconds to wait for the listening line and a pong (default 20000). */
   startTimeout?: number;
+  /** The HTTP face (and its WebSocket endpoint) on a free port too; default off. */
+  http?: boolean;
 }
 
 /** An ecsd child process on a free port, for tests. */
@@ -366,6 +375,10 @@ export class EcsdServer {
   readonly binary: string;
   readonly host: string;
   readonly port: number;
+  /** The HTTP face's port, or null when it is off. */
+  readonly httpPort: number | null;
+  /** `ws://HOST:PORT/ws` (a Client's `url`), or null when the HTTP face is off. */
+  readonly wsUrl: string | null;
   /** null when started with dataDir: false. */
   readonly dataDir: string | null;
   readonly process: ChildProcess | null;

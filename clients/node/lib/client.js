@@ -2,7 +2,7 @@
 
 const net = require('node:net');
 const { LineSplitter, encode } = require('./framing');
-const { WebSocket } = require('./websocket');
+const { WebSocket, CLOSE_NAMES } = require('./websocket');
 const { RpcError, ConnectionError, TimeoutError } = require('./errors');
 const { mixinRequests } = require('./requests');
 const { Pipeline } = require('./pipeline');
@@ -91,8 +91,9 @@ class Client {
         socket.destroy();
       });
       socket.on('close', (code, reason) => {
-        if (this._closeCause === null && code !== 1000 && code !== 1005)
-          this._closeCause = new ConnectionError(`the server closed the WebSocket with code ${code}${reason ? ` (${reason})` : ''}`);
+        if (this._closeCause !== null || code === 1000 || code === 1005) return;
+        const why = [CLOSE_NAMES[code], reason].filter(Boolean).join(': ');
+        this._closeCause = new ConnectionError(`the server closed the WebSocket with code ${code}${why ? ` (${why})` : ''}`);
       });
     } else {
       const splitter = new LineSplitter();
@@ -147,9 +148,13 @@ class Client {
       return await WebSocket.connect(this.url, { timeout: this.timeout });
     } catch (err) {
       if (err.code === 'ETIMEDOUT') throw new TimeoutError(`cannot connect to ${this.address}: no answer within ${this.timeout} ms`);
-      const hint =
-        err.code === 'ECONNREFUSED' ? " (is ecsd's HTTP port there? --http-port, 7778 by default)" : err.status === 404 ? ' (an ecsd without WebSocket support?)' : '';
-      throw new ConnectionError(`cannot connect to ${this.address}: ${err.message}${hint}`, { cause: err });
+      let why = err.message;
+      const refusal = rpcErrorIn(err.body);
+      if (refusal) why = `the server refused the WebSocket with ${err.status}: ${refusal.message} (${refusal.reason})`;
+      let hint = '';
+      if (err.code === 'ECONNREFUSED') hint = " (is ecsd's HTTP port there? --http-port, 7778 by default)";
+      else if (err.status === 404) hint = ' (an ecsd without WebSocket support?)';
+      throw new ConnectionError(`cannot connect to ${this.address}: ${why}${hint}`, { cause: err });
     }
   }
 
@@ -399,6 +404,16 @@ class Client {
     for (const watch of this._watches.values()) waiting = waiting || watch._waiting > 0;
     if (waiting) this._socket.ref();
     else this._socket.unref();
+  }
+}
+
+/** ecsd explains a refused upgrade (403 for a Host or Origin, 401 for a token) with a JSON-RPC error body. */
+function rpcErrorIn(body) {
+  try {
+    const answer = JSON.parse(body);
+    return answer && answer.error && typeof answer.error.message === 'string' ? new RpcError(answer.error) : null;
+  } catch {
+    return null;
   }
 }
 

@@ -28,16 +28,32 @@ const CLOSE = {
   tooBig: 1009,
 };
 
+/** What the codes a server closes with mean, for messages. */
+const CLOSE_NAMES = {
+  1000: 'normal closure',
+  1001: 'going away',
+  1002: 'protocol error',
+  1003: 'unsupported data',
+  1007: 'invalid data',
+  1008: 'policy violation',
+  1009: 'message too big',
+  1011: 'internal error',
+};
+
 const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 const CLOSE_TIMEOUT_MS = 1000; // how long the server gets to end the TCP connection once closing
 
-/** A broken handshake, or a frame that breaks RFC 6455; `closeCode` is the code to close with. */
+/**
+ * A broken handshake, or a frame that breaks RFC 6455; `closeCode` is the code to close with. A
+ * refused upgrade has the server's `status` and (the start of) its `body`.
+ */
 class WebSocketError extends Error {
-  constructor(message, { closeCode = CLOSE.protocolError, status, code } = {}) {
+  constructor(message, { closeCode = CLOSE.protocolError, status, body, code } = {}) {
     super(message);
     this.name = 'WebSocketError';
     this.closeCode = closeCode;
     if (status !== undefined) this.status = status;
+    if (body !== undefined) this.body = body;
     if (code !== undefined) this.code = code;
   }
 }
@@ -183,14 +199,16 @@ class FrameDecoder {
     }
     const out = Buffer.allocUnsafe(n);
     let filled = 0;
+    let i = 0; // chunks used up, dropped at once: shift() per chunk is quadratic for small chunks
     while (filled < n) {
-      const chunk = this._chunks[0];
+      const chunk = this._chunks[i];
       const used = Math.min(chunk.length, n - filled);
       chunk.copy(out, filled, 0, used);
       filled += used;
-      if (used === chunk.length) this._chunks.shift();
-      else this._chunks[0] = chunk.subarray(used);
+      if (used === chunk.length) i += 1;
+      else this._chunks[i] = chunk.subarray(used);
     }
+    this._chunks.splice(0, i);
     return out;
   }
 }
@@ -263,7 +281,8 @@ class WebSocket extends EventEmitter {
         response.on('end', () => {
           const why = body.trim() ? `: ${body.trim().slice(0, 300)}` : '';
           const status = `${response.statusCode} ${response.statusMessage || ''}`.trim();
-          settle(reject, new WebSocketError(`the server answered ${status} instead of switching to WebSocket${why}`, { status: response.statusCode }));
+          const message = `the server answered ${status} instead of switching to WebSocket${why}`;
+          settle(reject, new WebSocketError(message, { status: response.statusCode, body }));
         });
       });
       request.on('upgrade', (response, socket, head) => {
@@ -296,7 +315,10 @@ class WebSocket extends EventEmitter {
     this.closed = new Promise((resolve) => socket.once('close', resolve));
     socket.setNoDelay(true);
     socket.setTimeout(0);
-    socket.on('error', (err) => this.emit('error', err));
+    socket.on('error', (err) => {
+      // After the server's close frame, a failed echo (EPIPE, ECONNRESET: it hung up first) is no news.
+      if (this.closeCode === null) this.emit('error', err);
+    });
     socket.on('end', () => {
       if (!this._closeSent) socket.end(); // the server ended the TCP connection: nothing more to say
     });
@@ -482,4 +504,4 @@ function handshakeProblem(response, key) {
   return null;
 }
 
-module.exports = { WebSocket, WebSocketError, FrameDecoder, encodeFrame, acceptKey, applyMask, OPCODE, CLOSE };
+module.exports = { WebSocket, WebSocketError, FrameDecoder, encodeFrame, acceptKey, applyMask, OPCODE, CLOSE, CLOSE_NAMES };

@@ -9,7 +9,7 @@
 //
 // How blocks are adapted to this machine, and nothing more:
 // - `7777` (scripts/run.sh's port) becomes the port of an ecsd this file started with `--demo`, as
-//   scripts/run.sh starts it (`demo`); where a shell block starts the server with `scripts/run.sh`
+//   scripts/run.sh starts it (`demo`), and `7778` (its HTTP port) that ecsd's HTTP port; where a shell block starts the server with `scripts/run.sh`
 //   (which builds a Release tree and serves until stopped), that line is replaced by `demo` and
 //   ECSD_PORT points the rest of the block at it.
 // - `/path/to/ecsd` becomes this repository; `ECSD_BIN=build/test/bin/ecsd` becomes the ecsd this
@@ -35,7 +35,7 @@ const { findBinary } = require('../lib/server');
 const pkg = path.join(__dirname, '..'); // clients/node
 const root = path.join(pkg, '..', '..'); // the repository
 const readmePath = path.join(pkg, 'README.md');
-const NAMES = ['quick-start', 'npm-install', 'arena', 'arena-run', 'server-test', 'rpc-error', 'actions', 'pipeline', 'watch', 'own-tests'];
+const NAMES = ['quick-start', 'npm-install', 'arena', 'arena-run', 'server-test', 'rpc-error', 'actions', 'pipeline', 'watch', 'websocket', 'own-tests'];
 const nested = process.env.ECSD_README_NESTED === '1';
 const it = nested ? test.skip : test; // run by own-tests, which runs this suite: not again there
 
@@ -62,8 +62,9 @@ function block(name) {
   return found[0];
 }
 
-function forThisMachine(text, { port } = {}) {
+function forThisMachine(text, { port, httpPort } = {}) {
   text = text.replaceAll('/path/to/ecsd', root).replaceAll('ECSD_BIN=build/test/bin/ecsd', `ECSD_BIN=${findBinary()}`);
+  if (httpPort !== undefined) text = text.replace(/\b7778\b/g, String(httpPort));
   return port === undefined ? text : text.replace(/\b7777\b/g, String(port));
 }
 
@@ -119,7 +120,7 @@ async function runFragment(name, names, epilogue = '') {
 
 let demo; // what scripts/run.sh serves: ecsd --demo (the default world, running, the demo scene)
 before(async () => {
-  if (!nested) demo = await EcsdServer.start({ dataDir: false, args: ['--demo'] });
+  if (!nested) demo = await EcsdServer.start({ dataDir: false, args: ['--demo'], http: true });
 });
 after(() => demo?.stop());
 
@@ -230,6 +231,16 @@ it('watch', async (t) => {
   const { client, hero } = await quickStart(t);
   await runFragment('watch', { client, hero, assert });
   assert.deepEqual(Object.keys(await client.get(hero)), ['Position']); // it lost its Velocity
+});
+
+it('websocket', async (t) => {
+  const b = block('websocket');
+  assert.match(b.text, /url: 'ws:\/\/127\.0\.0\.1:7778\/ws'/);
+  const dir = tmpdir(t, { link: true });
+  fs.writeFileSync(path.join(dir, 'websocket.mjs'), forThisMachine(b.text, { httpPort: demo.httpPort }));
+  const result = await run(process.execPath, ['websocket.mjs'], { cwd: dir });
+  assert.equal(result.code, 0, result.output);
+  assert.equal(result.stdout, 'pong true\n'); // the demo scene has entities with a Position
 });
 
 it('own-tests (this suite, with this file skipped there)', async () => {

@@ -237,7 +237,7 @@ test('a server that never ends the connection after the close handshake is cut a
 
 test('a server breaking the protocol: error, close 1002 or 1007 with the reason, then closed', async (t) => {
   const cases = [
-    [(peer) => peer.send(OPCODE.text, 'x', { maskKey: hex('01020304') }), /masked a frame/, 1002],
+    [(peer) => peer.send(OPCODE.text, 'x', { mask: true }), /masked a frame/, 1002],
     [(peer) => peer.send(OPCODE.continuation, 'x'), /no message to continue/, 1002],
     [(peer) => (peer.send(OPCODE.text, 'a', { fin: false }), peer.send(OPCODE.text, 'b')), /before the fragmented one ended/, 1002],
     [(peer) => peer.send(OPCODE.text, hex('c328')), /not valid UTF-8/, 1007],
@@ -338,7 +338,7 @@ test('Client over WebSocket: a server closing with a reason fails the waiting ca
     peer.socket.end();
   });
   const client = await Client.connect({ url: `ws://127.0.0.1:${port}/ws` });
-  await assert.rejects(client.ping(), { name: 'ConnectionError', message: /closed: the server closed the WebSocket with code 1008 \(idle for too long\)/ });
+  await assert.rejects(client.ping(), { name: 'ConnectionError', message: /closed: the server closed the WebSocket with code 1008 \(policy violation: idle for too long\)$/ });
 });
 
 test('Client over WebSocket: connecting fails clearly, and a bad url is refused at once', async (t) => {
@@ -350,6 +350,19 @@ test('Client over WebSocket: connecting fails clearly, and a bad url is refused 
     return true;
   });
   await assert.rejects(Client.connect({ url: 'ws://127.0.0.1:1/ws' }), { name: 'ConnectionError', message: /ECONNREFUSED.*--http-port/ });
+  const refusing = http.createServer((req, res) => {
+    // ecsd explains a refused upgrade with a JSON-RPC error: the client quotes its message and reason.
+    const error = { code: -32010, message: 'this server does not answer to that Host name', data: { reason: 'unauthorized' } };
+    res.writeHead(403, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error }));
+  });
+  refusing.listen(0, '127.0.0.1');
+  await once(refusing, 'listening');
+  t.after(() => refusing.close());
+  await assert.rejects(Client.connect({ url: `ws://127.0.0.1:${refusing.address().port}/ws` }), {
+    name: 'ConnectionError',
+    message: /: the server refused the WebSocket with 403: this server does not answer to that Host name \(unauthorized\)$/,
+  });
   const silent = await wsServer(t, () => {}, { answer: () => null });
   await assert.rejects(Client.connect({ url: `ws://127.0.0.1:${silent}/ws`, timeout: 200 }), { name: 'TimeoutError', message: /no answer within 200 ms/ });
   assert.throws(() => new Client({ url: 'http://127.0.0.1:7778/' }), TypeError);
@@ -408,6 +421,32 @@ test('ecsd /ws: a token by server.auth as the first message, or as a Bearer head
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'world.list' }));
   assert.deepEqual(JSON.parse((await answer)[0]), { jsonrpc: '2.0', id: 1, result: { worlds: ['default'] } });
   await ws.close();
+  await assert.rejects(WebSocket.connect(server.wsUrl, { headers: { Authorization: 'Bearer wrong' } }), {
+    status: 401,
+    message: /"reason":"unauthorized"/,
+  });
+});
+
+test('ecsd /ws: refusals and closes are explained: Host, too large (1009), shutdown (1001)', async (t) => {
+  const server = await EcsdServer.start({ dataDir: false, http: true, args: ['--max-line-bytes', '2000'] });
+  t.after(() => server.stop());
+  await assert.rejects(WebSocket.connect(server.wsUrl, { headers: { Host: 'elsewhere.example' } }), (err) => {
+    assert.equal(err.status, 403); // DNS rebinding protection: the upgrade is an HTTP request like any
+    assert.equal(JSON.parse(err.body).error.data.reason, 'unauthorized');
+    return true;
+  });
+
+  const big = await Client.connect({ url: server.wsUrl });
+  await assert.rejects(big.call('server.ping', { pad: 'x'.repeat(3000) }), { name: 'RpcError', reason: 'too_large' });
+  await assert.rejects(big.ping(), { name: 'ConnectionError', message: /closed: the server closed the WebSocket with code 1009 \(message too big\)$/ });
+
+  const client = await Client.connect({ url: server.wsUrl });
+  const watch = client.watch('Position');
+  await watch.ready;
+  const stopping = server.stop();
+  await assert.rejects(watch.until(() => false, { timeout: 5000 }), /ended \(server_shutdown\)/);
+  await assert.rejects(client.ping(), { name: 'ConnectionError', message: /code 1001 \(going away\)$/ });
+  await stopping;
 });
 
 test('ecsd /ws: ping answered with pong, batches as one message, close answered with close', async (t) => {

@@ -260,6 +260,7 @@ http_connection::http_connection(asio::ip::tcp::socket socket, server_services& 
       pipeline_(services, dispatch, session_, strand_, [this] { advance_rpc(); }) {
     session_.id = id;
     session_.lines = false;  // HTTP: notifications only inside an event stream
+    session_.face = "http";
     asio::error_code ec;
     const auto ep = socket_.remote_endpoint(ec);
     session_.peer = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
@@ -284,6 +285,7 @@ void http_connection::start() {
             }
         });
         self->last_activity_ = std::chrono::steady_clock::now();
+        self->services_.clients.update(self->session_);
         self->note_idle(true);
         self->arm_timer();
         self->do_read();
@@ -567,6 +569,7 @@ void http_connection::hand_over() {
     pipeline_.close();
     if (session_.watches) session_.watches->close();
     if (output_account_) services_.output.close(output_account_);
+    services_.clients.remove(session_);
     owner_.remove(shared_from_this());
 }
 
@@ -831,6 +834,7 @@ void http_connection::close(std::string_view why) {
     pipeline_.close();
     if (session_.watches) session_.watches->close();
     if (output_account_) services_.output.close(output_account_);
+    services_.clients.remove(session_);
     spdlog::debug("http {}: from {}, closed ({})", session_.id, session_.peer, why);  // one line each
     owner_.remove(shared_from_this());
 }

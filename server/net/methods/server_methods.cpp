@@ -147,6 +147,10 @@ json info_schema() {
         {"required", {"version", "uptime_s", "connections", "worlds", "limits", "config"}}};
 }
 
+method_answer clients(method_context& ctx) {
+    return {{"clients", ctx.services.clients.list()}};
+}
+
 }  // namespace
 
 void register_server_methods(method_table& table) {
@@ -190,6 +194,13 @@ void register_server_methods(method_table& table) {
                    {{"monitoring", {{"type", "boolean"}}}, {"was", {{"type", "boolean"}}}}, {"monitoring"}),
                .flags = method_flags::read_only | method_flags::operator_only,
                .handler = monitor});
+    table.add({.name = "server.clients",
+               .summary = "Every open connection (TCP, WebSocket, HTTP): id, peer address, identity and role "
+                          "(null until it authenticated), seconds connected.",
+               .params = object_schema(),
+               .result = object_schema({{"clients", {{"type", "array"}}}}, {"clients"}),
+               .flags = method_flags::read_only | method_flags::operator_only,
+               .handler = clients});
     table.add({.name = "server.auth",
                .summary =
                    "Authenticates the connection with a token (--token or --tokens); required first when one "

@@ -15,6 +15,7 @@
 #include "hosting/world_log.hpp"
 #include "hosting/world_transfers.hpp"
 #include "rpc/auth_limiter.hpp"
+#include "rpc/client_registry.hpp"
 #include "rpc/identities.hpp"
 #include "rpc/observe.hpp"
 #include "rpc/output_budget.hpp"
@@ -45,6 +46,7 @@ struct server_services {
     auth_limiter auth_guard;                  ///< wrong tokens per address
     action_limiter action_guard{config.action_rate};  ///< players' world.call_action (--action-rate)
     identity_store identities;                ///< the --tokens file's identities (rpc/identities.hpp)
+    client_registry clients;                  ///< who is connected, for server.clients
     std::unique_ptr<request_stats> stats;     ///< per method; made once the table is complete
     slow_log slowlog;
     monitor_hub monitors;

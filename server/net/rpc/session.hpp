@@ -26,6 +26,7 @@ struct session {
     std::string identity = "anonymous";  ///< the authenticated identity ("admin" for --token)
     std::string token_hash;              ///< its token's SHA-256, when it came from --tokens
     std::uint64_t identity_generation = 0;  ///< the tokens file it was checked against
+    const char* face = "tcp";               ///< "tcp", "websocket" or "http": server.clients shows it
 };
 
 /// @brief What the HTTP face hands the TCP face's connection when a client upgrades to WebSocket

@@ -50,6 +50,7 @@ std::optional<protocol::rpc_error> check_token(server_services& services, sessio
             caller.token_hash = std::move(hash);
             caller.identity_generation = services.identities.generation();
         }
+        services.clients.update(caller);
         return std::nullopt;
     }
     const double lockout = std::max(wait.value_or(0.0), guard.failed(address, now));
@@ -74,10 +75,12 @@ bool still_authenticated(server_services& services, session& caller) {
     if (!who) {
         caller.authenticated = false;
         caller.token_hash.clear();
+        services.clients.update(caller);
         return false;
     }
     caller.who = who->what;
     caller.identity = std::move(who->name);
+    services.clients.update(caller);
     return true;
 }
 

@@ -101,6 +101,7 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
         session_.identity = from.identity;
         session_.token_hash = from.token_hash;
         session_.identity_generation = from.identity_generation;
+        session_.face = "websocket";
         ws_.emplace(session_.authenticated ? services.config.max_line_bytes : services.config.preauth_line_bytes);
         ws_->feed(websocket->early_input);
         preface_ = std::move(websocket->response);
@@ -129,6 +130,7 @@ void connection::start() {
             }
         });
         self->stalled_since_.store(steady_ns(self->opened_), std::memory_order_relaxed);
+        self->services_.clients.update(self->session_);
         self->arm_idle_timer();
         if (!self->preface_.empty()) {
             self->append_out(self->preface_);
@@ -645,6 +647,7 @@ void connection::close(std::string_view why) {
     pipeline_.close();  // world strands stop computing for us
     if (session_.watches) session_.watches->close();
     if (output_account_) services_.output.close(output_account_);
+    services_.clients.remove(session_);
     stalled_since_.store(0, std::memory_order_relaxed);
     asio::error_code ignored;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
