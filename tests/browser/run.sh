@@ -17,4 +17,4 @@ if [[ ! -d node_modules/puppeteer-core ]]; then
   flock -u 9
 fi
 export ECSD_SCREENSHOTS="${1:-${ECSD_SCREENSHOTS:-$PWD}}"
-exec node --test --test-reporter=spec viewer.test.mjs
+exec node --test --test-reporter=spec viewer.test.mjs game.test.mjs

@@ -312,6 +312,7 @@ class WebSocket extends EventEmitter {
     this._fragments = null; // {opcode, parts, bytes} while a fragmented message arrives
     this._closeSent = false;
     this._closeTimer = null;
+    this._failed = false; // the server broke the protocol: nothing it sends counts any more
     this.closed = new Promise((resolve) => socket.once('close', resolve));
     socket.setNoDelay(true);
     socket.setTimeout(0);
@@ -383,7 +384,7 @@ class WebSocket extends EventEmitter {
   // --- internals --------------------------------------------------------------------------------
 
   _onData(chunk) {
-    if (this.readyState === 'closed') return;
+    if (this.readyState === 'closed' || this._failed) return;
     let frames;
     try {
       frames = this._decoder.push(chunk);
@@ -480,6 +481,7 @@ class WebSocket extends EventEmitter {
 
   /** The server broke the protocol: say why in a close frame, report it, and hang up. */
   _fail(err) {
+    this._failed = true;
     this.emit('error', err);
     this._sendClose(err.closeCode || CLOSE.protocolError, err.message);
     this._socket.end();
@@ -497,8 +499,10 @@ function handshakeProblem(response, key) {
   const h = response.headers;
   if (response.statusCode !== 101) return `status ${response.statusCode} instead of 101`;
   if ((h.upgrade || '').toLowerCase() !== 'websocket') return `Upgrade is ${JSON.stringify(h.upgrade)}, not websocket`;
-  if (!(h.connection || '').toLowerCase().split(/\s*,\s*/).includes('upgrade')) return `Connection is ${JSON.stringify(h.connection)}, not Upgrade`;
-  if (h['sec-websocket-accept'] !== acceptKey(key)) return `Sec-WebSocket-Accept is ${JSON.stringify(h['sec-websocket-accept'])}, not ${acceptKey(key)}`;
+  if (!(h.connection || '').toLowerCase().split(/\s*,\s*/).includes('upgrade'))
+    return `Connection is ${JSON.stringify(h.connection)}, not Upgrade`;
+  const accept = h['sec-websocket-accept'];
+  if (accept !== acceptKey(key)) return `Sec-WebSocket-Accept is ${JSON.stringify(accept)}, not ${acceptKey(key)}`;
   if (h['sec-websocket-extensions']) return `the server chose an extension nobody asked for: ${h['sec-websocket-extensions']}`;
   if (h['sec-websocket-protocol']) return `the server chose a subprotocol nobody asked for: ${h['sec-websocket-protocol']}`;
   return null;

@@ -96,7 +96,9 @@ async function wsServer(t, onUpgrade, { answer } = {}) {
     }
     const accept = answer ? answer(req) : acceptKey(req.headers['sec-websocket-key']);
     if (accept === null) return; // never answers
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    );
     onUpgrade(new Peer(socket, head), req);
   });
   server.listen(0, '127.0.0.1');
@@ -338,7 +340,10 @@ test('Client over WebSocket: a server closing with a reason fails the waiting ca
     peer.socket.end();
   });
   const client = await Client.connect({ url: `ws://127.0.0.1:${port}/ws` });
-  await assert.rejects(client.ping(), { name: 'ConnectionError', message: /closed: the server closed the WebSocket with code 1008 \(policy violation: idle for too long\)$/ });
+  await assert.rejects(client.ping(), {
+    name: 'ConnectionError',
+    message: /closed: the server closed the WebSocket with code 1008 \(policy violation: idle for too long\)$/,
+  });
 });
 
 test('Client over WebSocket: connecting fails clearly, and a bad url is refused at once', async (t) => {
@@ -364,7 +369,10 @@ test('Client over WebSocket: connecting fails clearly, and a bad url is refused 
     message: /: the server refused the WebSocket with 403: this server does not answer to that Host name \(unauthorized\)$/,
   });
   const silent = await wsServer(t, () => {}, { answer: () => null });
-  await assert.rejects(Client.connect({ url: `ws://127.0.0.1:${silent}/ws`, timeout: 200 }), { name: 'TimeoutError', message: /no answer within 200 ms/ });
+  await assert.rejects(Client.connect({ url: `ws://127.0.0.1:${silent}/ws`, timeout: 200 }), {
+    name: 'TimeoutError',
+    message: /no answer within 200 ms/,
+  });
   assert.throws(() => new Client({ url: 'http://127.0.0.1:7778/' }), TypeError);
 });
 
@@ -438,7 +446,10 @@ test('ecsd /ws: refusals and closes are explained: Host, too large (1009), shutd
 
   const big = await Client.connect({ url: server.wsUrl });
   await assert.rejects(big.call('server.ping', { pad: 'x'.repeat(3000) }), { name: 'RpcError', reason: 'too_large' });
-  await assert.rejects(big.ping(), { name: 'ConnectionError', message: /closed: the server closed the WebSocket with code 1009 \(message too big\)$/ });
+  await assert.rejects(big.ping(), {
+    name: 'ConnectionError',
+    message: /closed: the server closed the WebSocket with code 1009 \(message too big\)$/,
+  });
 
   const client = await Client.connect({ url: server.wsUrl });
   const watch = client.watch('Position');
@@ -465,4 +476,21 @@ test('ecsd /ws: ping answered with pong, batches as one message, close answered 
   const closed = once(ws, 'close');
   await ws.close(1000, 'bye');
   assert.equal((await closed)[0], 1000); // the server's close frame, not a cut connection (1006)
+});
+
+test('EcsdServer http: a free HTTP port, kept across restart(); off by default', async (t) => {
+  const server = await EcsdServer.start({ http: true });
+  t.after(() => server.stop());
+  const before = server.httpPort;
+  assert.ok(before > 0 && before !== server.port);
+  const client = await server.client({ url: server.wsUrl });
+  const id = await client.spawn({ Position: {} });
+  await server.restart();
+  assert.equal(server.httpPort, before);
+  const again = await server.client({ url: server.wsUrl });
+  assert.deepEqual(await again.get(id, ['Position']), { Position: { x: 0, y: 0 } });
+  const plain = await EcsdServer.start({ dataDir: false });
+  t.after(() => plain.stop());
+  assert.equal(plain.httpPort, null);
+  assert.equal(plain.wsUrl, null);
 });
