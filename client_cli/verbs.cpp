@@ -725,34 +725,34 @@ std::vector<verb> make_verbs() {
                  .method = "world.list_actions",
                  .summary = "list the actions: name, calls applied and failed, the last failure",
                  .examples = {"ecsctl actions"}});
-    v.push_back({.name = "action define",
-                 .method = "world.define_action",
-                 .summary = "define (or replace) an action written in Lua 5.4 from FILE; action call calls it",
-                 .args = {{"NAME", "action name: letters, digits and _", arity::one}},
-                 .options = {{"--file", "the Lua source (-: standard input); required", false, "FILE"}},
-                 .examples = {"ecsctl action define move --file move.lua"},
-                 .details = "The chunk returns function(w, caller, args): caller is the calling identity,\n"
-                            "args the call's ARGS. A syntax error names the file, line and column and\n"
-                            "changes nothing. docs/scripting.md has the API and the ownership pattern.\n",
-                 .drive = run_define_action});
     v.push_back(
-        {.name = "action call",
-         .method = "world.call_action",
-         .summary = "call an action as this connection's identity; prints what it returns",
-         .args = {{"NAME", "action name, as listed by actions", arity::one, word_kind::name},
-                  {"ARGS", "its args, one JSON value (default: none, nil in Lua)", arity::optional}},
-         .examples = {R"(ecsctl action call move '{"entity":4294967296,"dx":1,"dy":0}')",
-                      "ecsctl --token alice-secret action call whoami"},
-         .details = "It runs between two ticks, atomically: an action that raises answers\n"
-                    "action_failed (exit 1) with its message and changes nothing. A player calling\n"
-                    "faster than the server's --action-rate gets rate_limited.\n",
-         .params =
-             [](const verb_input& in) {
-                 json params = {{"name", in.one("NAME").value_or("")}};
-                 if (auto a = in.one("ARGS")) params["args"] = parse_json(*a, "ARGS");
-                 return params;
-             },
-         .completes = "actions"});
+        {.name = "action define",
+         .method = "world.define_action",
+         .summary = "define (or replace) an action written in Lua 5.4 from FILE; action call calls it",
+         .args = {{"NAME", "action name: letters, digits and _", arity::one}},
+         .options = {{"--file", "the Lua source (-: standard input); required", false, "FILE"}},
+         .examples = {"ecsctl action define move --file move.lua"},
+         .details = "The chunk returns function(w, caller, args): caller is the calling identity,\n"
+                    "args the call's ARGS. A syntax error names the file, line and column and\n"
+                    "changes nothing. docs/scripting.md has the API and the ownership pattern.\n",
+         .drive = run_define_action});
+    v.push_back({.name = "action call",
+                 .method = "world.call_action",
+                 .summary = "call an action as the identity of --token; prints what it returns",
+                 .args = {{"NAME", "action name, as listed by actions", arity::one, word_kind::name},
+                          {"ARGS", "its args, one JSON value (default: none, nil in Lua)", arity::optional}},
+                 .examples = {R"(ecsctl action call move '{"entity":4294967296,"dx":1,"dy":0}')",
+                              "ecsctl action call whoami"},
+                 .details = "It runs between two ticks, atomically: an action that raises answers\n"
+                            "action_failed (exit 1) with its message and changes nothing. A player calling\n"
+                            "faster than the server's --action-rate gets rate_limited.\n",
+                 .params =
+                     [](const verb_input& in) {
+                         json params = {{"name", in.one("NAME").value_or("")}};
+                         if (auto a = in.one("ARGS")) params["args"] = parse_json(*a, "ARGS");
+                         return params;
+                     },
+                 .completes = "actions"});
     v.push_back({.name = "action rm",
                  .method = "world.remove_action",
                  .summary = "take an action out",

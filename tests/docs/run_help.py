@@ -62,6 +62,19 @@ EXTRA = {
         "printf 'return function(w, caster, target, amount) end\\n' > fireball.lua",
         "ecsctl spell define fireball --file fireball.lua",
     ],
+    "action define": ["printf 'return function(w, caller, args) return caller end\\n' > move.lua"],
+    "action call": [
+        "ecsctl spawn Position",
+        "printf 'return function(w, caller, args)\\n  local e = w:get(args.entity)\\n"
+        "  e.Position.x = e.Position.x + args.dx\\n  return {x = e.Position.x}\\nend\\n' > move.lua",
+        "ecsctl action define move --file move.lua",
+        "printf 'return function(w, caller) return caller end\\n' > whoami.lua",
+        "ecsctl action define whoami --file whoami.lua",
+    ],
+    "action rm": [
+        "printf 'return function(w, caller, args) end\\n' > move.lua",
+        "ecsctl action define move --file move.lua",
+    ],
     "import": ["ecsctl export arena arena.json", "ecsctl export > default.json"],
     # monitor shows the requests of other connections: a client keeps sending some.
     "monitor": ["(for n in $(seq 100); do sleep 0.1; ecsctl ping; done) >/dev/null 2>&1 &"],

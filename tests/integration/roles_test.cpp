@@ -1,6 +1,6 @@
 // Identities and roles (issue 43): a --tokens file gives each client its own token and a role, and
 // the role decides which methods run. The matrix below is generated from rpc.discover, so a method
-// added to the table is covered without anyone listing it, over TCP and HTTP alike.
+// added to the table is covered without anyone listing it, over TCP, HTTP and WebSocket alike.
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -23,7 +23,8 @@ namespace {
 
 std::string file_text() {
     return "# identities of the roles test\n" + hash_token("admin-secret") + " ops admin\n" +
-           hash_token("observer-secret") + " watcher observer\n" + hash_token("player-secret") + " alice player\n";
+           hash_token("observer-secret") + " watcher observer\n" + hash_token("player-secret") +
+           " alice player\n";
 }
 
 bool allowed_by_flags(const json& flags, const std::string& role) {
@@ -85,7 +86,7 @@ TEST(RolesEndToEnd, ServerAuthAnswersTheIdentityAndItsRole) {
 
 // Every method in the table, called by a player and an observer over TCP, HTTP and WebSocket: those their
 // role may not call answer unauthorized with the role and method, and run nothing.
-TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
+TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnEveryFace) {
     const temp_file f("ecsd_tokens", file_text());
     int http = 0;
     server_options o;
@@ -145,6 +146,63 @@ TEST(RolesEndToEnd, EveryMethodInTheTableIsAllowedOrRefusedByRoleOnBothFaces) {
     }
 }
 
+// No method shows a player a token or the tokens file, over any face; and no token, nor
+// server.auth's params, reaches the slowlog, the monitor stream or the log (at trace).
+TEST(RolesEndToEnd, NoMethodShowsATokenAndNoneReachesTheSlowlogMonitorOrLog) {
+    const temp_file f("ecsd_tokens", file_text());
+    const temp_file log("ecsd_roles_log", "");
+    int http = 0;
+    server_options o;
+    o.args = {"--tokens", f.path.string(), "--slowlog-us", "0"};
+    o.log_path = log.path.string();
+    o.log_level = "trace";
+    auto server = start_with_http(o, &http);
+    ASSERT_NE(http, 0);
+    line_client admin(server->port());
+    ASSERT_EQ(admin.result("server.auth", {{"token", "admin-secret"}})["role"], "admin");
+    ASSERT_TRUE(admin.send_line(request_line("m", "server.monitor")));
+    ASSERT_TRUE(admin.read_json().contains("result"));
+    // What a player sees of every method it may call, on every face.
+    const auto methods = admin.result("rpc.discover")["methods"];
+    std::string seen_by_player;
+    for (const auto& m : methods) {
+        if (!allowed_by_flags(m["x-flags"], "player") || m["name"] == "server.auth") continue;
+        const std::string name = m["name"];
+        for (const auto& answer : {authed_call(server->port(), "player-secret", name, json::object()),
+                                   http_call(http, "player-secret", name, json::object()),
+                                   ws_call(http, "player-secret", name, json::object())})
+            seen_by_player += answer.dump();
+    }
+    EXPECT_NE(seen_by_player.find("\"tokens\""), std::string::npos) << "server.info was among them";
+    for (const auto* secret : {"admin-secret", "observer-secret", "player-secret"}) {
+        EXPECT_EQ(seen_by_player.find(secret), std::string::npos) << secret;
+        EXPECT_EQ(seen_by_player.find(hash_token(secret)), std::string::npos) << "the hash of " << secret;
+    }
+    // A wrong guess, a right token and a positional one, from another client.
+    line_client other(server->port());
+    (void)other.call("server.auth", {{"token", "observer-secreT"}});
+    (void)other.call("server.auth", json::array({"positional-secret"}));
+    (void)other.call("server.auth", {{"token", "observer-secret"}});
+    std::string monitored;
+    for (int i = 0; i < 200; ++i) {
+        const auto n = admin.read_json(std::chrono::milliseconds(200));
+        if (n.is_null()) break;
+        monitored += n.dump();
+    }
+    EXPECT_NE(monitored.find("server.auth"), std::string::npos);
+    const auto slowlog = admin.result("server.slowlog", {{"count", 100000}}).dump();
+    EXPECT_NE(slowlog.find("server.auth"), std::string::npos);
+    (void)server->stop(SIGTERM);
+    std::ifstream in(log.path);
+    const std::string logged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(logged.find("server.auth"), std::string::npos) << "trace logs every request";
+    for (const auto& [what, text] :
+         {std::pair{"the monitor stream", monitored}, {"the slowlog", slowlog}, {"the log", logged}})
+        for (const auto* secret :
+             {"admin-secret", "observer-secret", "player-secret", "observer-secreT", "positional-secret"})
+            EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in " << what;
+}
+
 // SIGHUP reloads the file: a token taken out stops working at its connection's next request, and a
 // role changed applies from the next request; a file with a mistake is not taken.
 TEST(RolesEndToEnd, SighupReloadsTheTokensFile) {
@@ -180,7 +238,8 @@ TEST(RolesEndToEnd, SighupReloadsTheTokensFile) {
 }
 
 TEST(RolesEndToEnd, AFileWithAMistakeStopsTheStartNamingTheLine) {
-    const temp_file f("ecsd_tokens", "# fine\n" + hash_token("a") + " alice player\n" + hash_token("b") + " bob superuser\n");
+    const temp_file f("ecsd_tokens", "# fine\n" + hash_token("a") + " alice player\n" + hash_token("b") +
+                                         " bob superuser\n");
     const auto log = f.path.string() + ".log";
     server_options o;
     o.args = {"--tokens", f.path.string()};
