@@ -64,8 +64,8 @@ class server {
     server_services services_;
     dispatcher dispatcher_;
     connection_manager connections_;
-    std::unique_ptr<http_server> http_;   // null: --http-port 0, or the port could not be bound
-    std::unique_ptr<agones_sdk> agones_;  // null: --agones off
+    std::unique_ptr<http_server> http_;      // null: --http-port 0, or the port could not be bound
+    std::unique_ptr<agones_sdk> agones_;     // null: --agones off
     std::atomic<std::uint64_t> next_id_{0};  // TCP and WebSocket connections (the latter from HTTP's threads)
 
     std::mutex done_mutex_;

@@ -2203,9 +2203,7 @@ json world::scripts_json() const {
         const char* kind = src.what == script_source::kind::system  ? "system"
                            : src.what == script_source::kind::spell ? "spell"
                                                                     : "action";
-        json r{{"kind", kind},
-               {"name", src.name},
-               {"source", src.source}};
+        json r{{"kind", kind}, {"name", src.name}, {"source", src.source}};
         if (src.what == script_source::kind::system) {
             r["query"] = src.query;
             r["phase"] = phase_name(src.phase);

@@ -30,8 +30,9 @@ const char* const move_source =
 /// A --tokens file with an admin, two players and an observer, removed with the test.
 struct identities : temp_file {
     identities()
-        : temp_file("ecsd_action_tokens", hash_token("admin-secret") + " ops admin\n" + hash_token("alice-secret") +
-                                              " alice player\n" + hash_token("bob-secret") + " bob player\n" +
+        : temp_file("ecsd_action_tokens", hash_token("admin-secret") + " ops admin\n" +
+                                              hash_token("alice-secret") + " alice player\n" +
+                                              hash_token("bob-secret") + " bob player\n" +
                                               hash_token("watch-secret") + " watcher observer\n") {}
 };
 
@@ -43,18 +44,20 @@ void authenticate(line_client& c, const std::string& token) {
 std::pair<json, json> setup_game(line_client& admin) {
     (void)admin.result("world.pause");
     (void)admin.result("world.register_component", {{"name", "Owner"}, {"fields", {{"identity", ""}}}});
-    const auto a = admin.result("world.spawn_entity", {{"components",
-                                                        {{"Position", {{"x", 0}, {"y", 0}}},
-                                                         {"Owner", {{"identity", "alice"}}}}}})["entity"];
-    const auto b = admin.result("world.spawn_entity", {{"components",
-                                                        {{"Position", {{"x", 10}, {"y", 0}}},
-                                                         {"Owner", {{"identity", "bob"}}}}}})["entity"];
-    EXPECT_EQ(admin.result("world.define_action", {{"name", "move"}, {"source", move_source}})["replaced"], false);
+    const auto a = admin.result(
+        "world.spawn_entity",
+        {{"components", {{"Position", {{"x", 0}, {"y", 0}}}, {"Owner", {{"identity", "alice"}}}}}})["entity"];
+    const auto b = admin.result(
+        "world.spawn_entity",
+        {{"components", {{"Position", {{"x", 10}, {"y", 0}}}, {"Owner", {{"identity", "bob"}}}}}})["entity"];
+    EXPECT_EQ(admin.result("world.define_action", {{"name", "move"}, {"source", move_source}})["replaced"],
+              false);
     return {a, b};
 }
 
 json position(line_client& c, const json& e) {
-    return c.result("world.get_components", {{"entity", e}, {"components", {"Position"}}})["components"]["Position"];
+    return c.result("world.get_components",
+                    {{"entity", e}, {"components", {"Position"}}})["components"]["Position"];
 }
 
 TEST(Actions, APlayerMovesItsOwnAvatarAndNotAnothers) {
@@ -66,12 +69,14 @@ TEST(Actions, APlayerMovesItsOwnAvatarAndNotAnothers) {
     line_client alice(server.port());
     authenticate(alice, "alice-secret");
 
-    const auto moved = alice.result("world.call_action", {{"name", "move"}, {"args", {{"entity", a}, {"dx", 2}, {"dy", 3}}}});
+    const auto moved = alice.result("world.call_action",
+                                    {{"name", "move"}, {"args", {{"entity", a}, {"dx", 2}, {"dy", 3}}}});
     EXPECT_EQ(moved, json({{"x", 2.0}, {"y", 3.0}}));
     EXPECT_EQ(position(admin, a), json({{"x", 2.0}, {"y", 3.0}}));
 
     const auto hash = admin.result("world.hash")["hash"];
-    const auto refused = alice.call("world.call_action", {{"name", "move"}, {"args", {{"entity", b}, {"dx", 5}, {"dy", 0}}}});
+    const auto refused =
+        alice.call("world.call_action", {{"name", "move"}, {"args", {{"entity", b}, {"dx", 5}, {"dy", 0}}}});
     EXPECT_EQ(reason_of(refused), "action_failed") << refused.dump();
     EXPECT_NE(refused["error"]["message"].get<std::string>().find("not your avatar"), std::string::npos)
         << refused.dump();
@@ -79,8 +84,9 @@ TEST(Actions, APlayerMovesItsOwnAvatarAndNotAnothers) {
     EXPECT_EQ(admin.result("world.hash")["hash"], hash) << "a refused action changed the world";
 
     // The caller is the server's to say: a client cannot name one.
-    EXPECT_EQ(reason_of(alice.call("world.call_action",
-                                   {{"name", "move"}, {"caller", "bob"}, {"args", {{"entity", b}, {"dx", 1}, {"dy", 0}}}})),
+    EXPECT_EQ(reason_of(alice.call(
+                  "world.call_action",
+                  {{"name", "move"}, {"caller", "bob"}, {"args", {{"entity", b}, {"dx", 1}, {"dy", 0}}}})),
               "invalid_params");
     // Players call actions, not raw writes or definitions; observers call neither.
     EXPECT_EQ(reason_of(alice.call("world.mutate_components",
@@ -90,7 +96,8 @@ TEST(Actions, APlayerMovesItsOwnAvatarAndNotAnothers) {
               "unauthorized");
     line_client watcher(server.port());
     authenticate(watcher, "watch-secret");
-    EXPECT_EQ(reason_of(watcher.call("world.call_action", {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 0}}}})),
+    EXPECT_EQ(reason_of(watcher.call("world.call_action",
+                                     {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 0}}}})),
               "unauthorized");
     EXPECT_EQ(reason_of(alice.call("world.call_action", {{"name", "fly"}})), "no_such_action");
 
@@ -106,39 +113,44 @@ TEST(Actions, AFailedActionLeavesNothingAndARunawayIsStopped) {
     ecsd_server server({"--script-instructions", "100000"});
     line_client c(server.port());
     (void)c.result("world.pause");
-    const auto e = c.result("world.spawn_entity", {{"components", {{"Health", {{"hp", 10}, {"max", 100}}}}}})["entity"];
+    const auto e =
+        c.result("world.spawn_entity", {{"components", {{"Health", {{"hp", 10}, {"max", 100}}}}}})["entity"];
     // Writes a field, spawns an entity, then raises: none of it stays.
-    (void)c.result("world.define_action",
-                   {{"name", "half"},
-                    {"source",
-                     "return function(w, caller, args)\n"
-                     "  local e = w:get(args.entity)\n"
-                     "  e.Health.hp = 0\n"
-                     "  w:spawn{Position = {x = 1, y = 1}}\n"
-                     "  error('changed my mind')\n"
-                     "end\n"}});
+    (void)c.result("world.define_action", {{"name", "half"},
+                                           {"source",
+                                            "return function(w, caller, args)\n"
+                                            "  local e = w:get(args.entity)\n"
+                                            "  e.Health.hp = 0\n"
+                                            "  w:spawn{Position = {x = 1, y = 1}}\n"
+                                            "  error('changed my mind')\n"
+                                            "end\n"}});
     const auto before = c.result("world.hash")["hash"];
     const auto count = c.result("world.info")["entities"];
     const auto r = c.call("world.call_action", {{"name", "half"}, {"args", {{"entity", e}}}});
     EXPECT_EQ(reason_of(r), "action_failed");
-    EXPECT_NE(r["error"]["message"].get<std::string>().find("changed my mind"), std::string::npos) << r.dump();
+    EXPECT_NE(r["error"]["message"].get<std::string>().find("changed my mind"), std::string::npos)
+        << r.dump();
     EXPECT_EQ(c.result("world.hash")["hash"], before);
     EXPECT_EQ(c.result("world.info")["entities"], count);
 
-    (void)c.result("world.define_action", {{"name", "spin"}, {"source", "return function(w) while true do end end"}});
+    (void)c.result("world.define_action",
+                   {{"name", "spin"}, {"source", "return function(w) while true do end end"}});
     const auto spun = c.call("world.call_action", {{"name", "spin"}});
     EXPECT_EQ(reason_of(spun), "action_failed");
-    EXPECT_NE(spun["error"]["message"].get<std::string>().find("instruction"), std::string::npos) << spun.dump();
+    EXPECT_NE(spun["error"]["message"].get<std::string>().find("instruction"), std::string::npos)
+        << spun.dump();
     (void)c.result("world.resume");
     const auto t0 = c.result("world.info")["tick"].get<std::uint64_t>();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_GT(c.result("world.info")["tick"].get<std::uint64_t>(), t0 + 5) << "the world stopped ticking";
     // The answer is what the action returns: nil is null, a list a list.
-    (void)c.result("world.define_action", {{"name", "echo"}, {"source", "return function(w, caller, args) return args end"}});
+    (void)c.result("world.define_action",
+                   {{"name", "echo"}, {"source", "return function(w, caller, args) return args end"}});
     EXPECT_EQ(c.result("world.call_action", {{"name", "echo"}, {"args", {1, "two", {{"three", 3}}}}}),
               json({1, "two", {{"three", 3}}}));
     EXPECT_EQ(c.result("world.call_action", {{"name", "echo"}}), nullptr);
-    EXPECT_EQ(c.result("world.define_action", {{"name", "echo"}, {"source", "return function() return 'v2' end"}})["replaced"],
+    EXPECT_EQ(c.result("world.define_action",
+                       {{"name", "echo"}, {"source", "return function() return 'v2' end"}})["replaced"],
               true);
     EXPECT_EQ(c.result("world.call_action", {{"name", "echo"}}), "v2");
     EXPECT_EQ(c.result("world.remove_action", {{"name", "echo"}})["removed"], true);
@@ -158,7 +170,8 @@ TEST(Actions, APlayerFasterThanTheActionRateIsRateLimited) {
     int ok = 0;
     int limited = 0;
     for (int i = 0; i < 20; ++i) {
-        const auto r = alice.call("world.call_action", {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 0}}}});
+        const auto r = alice.call("world.call_action",
+                                  {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 0}}}});
         if (r.contains("result")) {
             ++ok;
         } else {
@@ -175,9 +188,12 @@ TEST(Actions, APlayerFasterThanTheActionRateIsRateLimited) {
     // Each identity has its own allowance; the admin has none to keep.
     line_client bob(server.port());
     authenticate(bob, "bob-secret");
-    EXPECT_TRUE(bob.call("world.call_action", {{"name", "move"}, {"args", {{"entity", b}, {"dx", 1}, {"dy", 0}}}}).contains("result"));
+    EXPECT_TRUE(
+        bob.call("world.call_action", {{"name", "move"}, {"args", {{"entity", b}, {"dx", 1}, {"dy", 0}}}})
+            .contains("result"));
     for (int i = 0; i < 20; ++i)
-        EXPECT_EQ(reason_of(admin.call("world.call_action", {{"name", "move"}, {"args", {{"entity", a}, {"dx", 0}, {"dy", 0}}}})),
+        EXPECT_EQ(reason_of(admin.call("world.call_action",
+                                       {{"name", "move"}, {"args", {{"entity", a}, {"dx", 0}, {"dy", 0}}}})),
                   "action_failed");  // the admin owns no avatar, but is never rate_limited
 }
 
@@ -191,8 +207,8 @@ class ActionPersistence : public ::testing::Test {
     }
     void TearDown() override { fs::remove_all(dir_); }
     std::vector<std::string> args() const {
-        return {"--tokens", ids_.path.string(), "--data-dir", dir_.string(), "--appendfsync", "always",
-                "--autosave", "0"};
+        return {"--tokens",      ids_.path.string(), "--data-dir", dir_.string(),
+                "--appendfsync", "always",           "--autosave", "0"};
     }
     identities ids_;
     fs::path dir_;
@@ -214,8 +230,10 @@ TEST_F(ActionPersistence, TheJournalReplaysCallsAsTheirCaller) {
         line_client bob(server.port());
         authenticate(bob, "bob-secret");
         for (int i = 0; i < 3; ++i) {
-            (void)alice.result("world.call_action", {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 0}}}});
-            (void)bob.result("world.call_action", {{"name", "move"}, {"args", {{"entity", b}, {"dx", 0}, {"dy", 1}}}});
+            (void)alice.result("world.call_action",
+                               {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 0}}}});
+            (void)bob.result("world.call_action",
+                             {{"name", "move"}, {"args", {{"entity", b}, {"dx", 0}, {"dy", 1}}}});
         }
         hash = admin.result("world.hash")["hash"];
         server.stop(SIGKILL);  // no snapshot: the journal alone brings it back
@@ -231,7 +249,8 @@ TEST_F(ActionPersistence, TheJournalReplaysCallsAsTheirCaller) {
     ecsd_server again(args());
     line_client alice(again.port());
     authenticate(alice, "alice-secret");
-    EXPECT_EQ(alice.result("world.call_action", {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 1}}}}),
+    EXPECT_EQ(alice.result("world.call_action",
+                           {{"name", "move"}, {"args", {{"entity", a}, {"dx", 1}, {"dy", 1}}}}),
               json({{"x", 4.0}, {"y", 1.0}}));
 }
 

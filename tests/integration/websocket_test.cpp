@@ -23,10 +23,12 @@ TEST(WebSocket, RequestsBatchesAndWatchNotificationsAreMessages) {
     ws_client ws(http);
     ASSERT_TRUE(ws.upgraded()) << ws.head();
     // RFC 6455's example: this key's accept value.
-    EXPECT_NE(ws.head().find("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), std::string::npos) << ws.head();
+    EXPECT_NE(ws.head().find("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), std::string::npos)
+        << ws.head();
     EXPECT_EQ(ws.call("server.ping")["result"], "pong");
 
-    ws.send_text(R"([{"jsonrpc":"2.0","id":"a","method":"server.ping"},{"jsonrpc":"2.0","id":"b","method":"world.list"}])");
+    ws.send_text(
+        R"([{"jsonrpc":"2.0","id":"a","method":"server.ping"},{"jsonrpc":"2.0","id":"b","method":"world.list"}])");
     const auto batch = ws.read_json();
     ASSERT_TRUE(batch.is_array()) << batch.dump();
     ASSERT_EQ(batch.size(), 2U);
@@ -78,8 +80,8 @@ TEST(WebSocket, RequestsBatchesAndWatchNotificationsAreMessages) {
 }
 
 TEST(WebSocket, AuthAndRolesAreTheTcpPortsOwn) {
-    const temp_file tokens("ecsd_ws_tokens",
-                           hash_token("alice-secret") + " alice player\n" + hash_token("ops-secret") + " ops admin\n");
+    const temp_file tokens("ecsd_ws_tokens", hash_token("alice-secret") + " alice player\n" +
+                                                 hash_token("ops-secret") + " ops admin\n");
     int http = 0;
     auto server = start({"--tokens", tokens.path.string()}, &http);
 
@@ -97,7 +99,8 @@ TEST(WebSocket, AuthAndRolesAreTheTcpPortsOwn) {
     // Before server.auth a message is held to --preauth-line-bytes: a longer one is too_large, then close.
     ws_client big(http);
     ASSERT_TRUE(big.upgraded());
-    big.send_text(R"({"jsonrpc":"2.0","id":1,"method":"server.auth","params":{"token":")" + std::string(5000, 'x') + "\"}}");
+    big.send_text(R"({"jsonrpc":"2.0","id":1,"method":"server.auth","params":{"token":")" +
+                  std::string(5000, 'x') + "\"}}");
     EXPECT_EQ(reason_of(big.read_json()), "too_large");
     const auto close = big.read();
     ASSERT_TRUE(close.has_value());
@@ -129,15 +132,17 @@ TEST(WebSocket, PagesOfOtherOriginsAndBrokenHandshakesAreRefused) {
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->status, 426);
     http_client v8(http);
-    ASSERT_TRUE(v8.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n"));
+    ASSERT_TRUE(
+        v8.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n"));
     const auto r8 = v8.read();
     ASSERT_TRUE(r8.has_value());
     EXPECT_EQ(r8->status, 426);
     EXPECT_TRUE(r8->has("Sec-WebSocket-Version: 13"));
     http_client badkey(http);
-    ASSERT_TRUE(badkey.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                            "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n"));
+    ASSERT_TRUE(
+        badkey.send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n"));
     const auto rk = badkey.read();
     ASSERT_TRUE(rk.has_value());
     EXPECT_EQ(rk->status, 400);
@@ -160,9 +165,9 @@ TEST(WebSocket, FramesThatBreakTheRfcCloseTheConnectionWithTheirCode) {
         }
         return -2;
     };
-    EXPECT_EQ(close_code_after("{}", 1, false), 1002);  // unmasked
-    EXPECT_EQ(close_code_after("\x01\x02", 2, true), 1003);  // binary
-    EXPECT_EQ(close_code_after("{}", 0, true), 1002);  // a continuation of nothing
+    EXPECT_EQ(close_code_after("{}", 1, false), 1002);                   // unmasked
+    EXPECT_EQ(close_code_after("\x01\x02", 2, true), 1003);              // binary
+    EXPECT_EQ(close_code_after("{}", 0, true), 1002);                    // a continuation of nothing
     EXPECT_EQ(close_code_after(std::string(2000, ' '), 1, true), 1009);  // over --max-line-bytes
     // The server is fine afterwards.
     ws_client ws(http);

@@ -24,8 +24,9 @@ struct ws_message {
     std::string payload;
     /// @brief A close frame's status code (0 when it has none).
     [[nodiscard]] int close_code() const {
-        return payload.size() >= 2 ? (static_cast<unsigned char>(payload[0]) << 8) | static_cast<unsigned char>(payload[1])
-                                   : 0;
+        return payload.size() >= 2
+                   ? (static_cast<unsigned char>(payload[0]) << 8) | static_cast<unsigned char>(payload[1])
+                   : 0;
     }
 };
 
@@ -130,14 +131,17 @@ class ws_client {
     /// @brief A request, then its answer (notifications that arrive first are skipped).
     nlohmann::json call(const std::string& method, const nlohmann::json& params = nlohmann::json::object()) {
         const auto id = next_id_++;
-        send_text(nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump());
+        send_text(
+            nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump());
         for (;;) {
             auto m = read_json();
             if (m.is_null() || (m.is_object() && m.value("id", nlohmann::json()) == id)) return m;
         }
     }
 
-    bool closed(std::chrono::milliseconds timeout = std::chrono::seconds(5)) { return conn_.wait_closed(timeout); }
+    bool closed(std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+        return conn_.wait_closed(timeout);
+    }
 
   private:
     bool fill(std::chrono::steady_clock::time_point deadline) {

@@ -7,7 +7,6 @@
 #include <random>
 
 #include <openssl/evp.h>
-
 #include <spdlog/spdlog.h>
 
 #include "ecsd/protocol/jsonrpc.hpp"
@@ -207,7 +206,8 @@ std::string_view status_text(int status) {
     }
 }
 
-/// Whether a comma-separated header value holds `token`, compared without case (Connection: keep-alive, Upgrade).
+/// Whether a comma-separated header value holds `token`, compared without case (Connection: keep-alive,
+/// Upgrade).
 bool has_token(std::string_view list, std::string_view token) {
     std::size_t start = 0;
     while (start <= list.size()) {
@@ -218,7 +218,8 @@ bool has_token(std::string_view list, std::string_view token) {
         while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
         if (item.size() == token.size() &&
             std::equal(item.begin(), item.end(), token.begin(), [](char a, char b) {
-                return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+                return std::tolower(static_cast<unsigned char>(a)) ==
+                       std::tolower(static_cast<unsigned char>(b));
             }))
             return true;
         start = end + 1;
@@ -524,7 +525,8 @@ void http_connection::upgrade_websocket() {
         return;
     }
     if (!has_token(parser_.upgrade(), "websocket") || !has_token(parser_.connection(), "upgrade")) {
-        respond(426, "text/plain", "GET /ws is a WebSocket: send Upgrade: websocket and Connection: Upgrade\n",
+        respond(426, "text/plain",
+                "GET /ws is a WebSocket: send Upgrade: websocket and Connection: Upgrade\n",
                 "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n");
         return;
     }
@@ -542,9 +544,10 @@ void http_connection::upgrade_websocket() {
     // as on the TCP port.
     if (services_.config.auth_required() && !parser_.authorization().empty() && !authorize()) return;
     handover_ = std::make_unique<websocket_handover>();
-    handover_->response = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                          "Sec-WebSocket-Accept: " +
-                          websocket_accept(parser_.websocket_key()) + "\r\n\r\n";
+    handover_->response =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Accept: " +
+        websocket_accept(parser_.websocket_key()) + "\r\n\r\n";
     handover_->early_input = std::move(in_);  // frames sent right after the upgrade request
     in_.clear();
     if (unsent() == 0 && !write_in_flight_) hand_over();  // else once the earlier answers are written

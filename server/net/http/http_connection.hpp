@@ -84,7 +84,7 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     void handle_rpc();
     void upgrade_websocket();  // GET /ws
     void hand_over();          // the 101 answer and the socket go to the TCP face's connection
-    void advance_rpc();  // the request's jobs run, or its answer goes out once ready
+    void advance_rpc();        // the request's jobs run, or its answer goes out once ready
     void note_idle(bool idle);
     void finish_rpc(request_pipeline::answer a);
     void start_stream(std::string first);
@@ -120,7 +120,7 @@ class http_connection : public std::enable_shared_from_this<http_connection> {
     bool streaming_ = false;  // the connection is an SSE stream now
     int refusal_ = 0;         // nonzero: the head was refused; answer this once the body is in
     std::string refusal_why_;
-    bool head_authorized_ = false;  // the token was checked on the head (a large body)
+    bool head_authorized_ = false;                  // the token was checked on the head (a large body)
     std::unique_ptr<websocket_handover> handover_;  // an upgrade waiting for earlier answers to be written
 
     std::string out_;

@@ -1,6 +1,7 @@
 // world.define_system, world.remove_system, world.define_spell, world.remove_spell, and the actions
 // (world.define_action, remove_action, call_action, list_actions): game logic in Lua 5.4 that runs
-// in the world's pipeline or when a client calls it (world/script.hpp). The limits on what a script may do are server flags
+// in the world's pipeline or when a client calls it (world/script.hpp). The limits on what a script may do
+// are server flags
 // (--script-instructions, --script-memory, --max-scripts, --max-script-bytes).
 #include <algorithm>
 

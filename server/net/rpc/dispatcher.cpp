@@ -185,7 +185,8 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         // A player's calls are held to --action-rate; the caller's identity goes into the params
         // (which the schema lets no client set), so the journal replays the call as the same caller.
         if (caller.who == role::player) {
-            if (const auto wait = services_.action_guard.take(caller.identity, std::chrono::steady_clock::now()))
+            if (const auto wait =
+                    services_.action_guard.take(caller.identity, std::chrono::steady_clock::now()))
                 return refuse(reason::rate_limited,
                               fmt::format("more than --action-rate ({:g}) calls a second",
                                           services_.config.action_rate),

@@ -41,13 +41,13 @@ struct server_services {
     std::atomic<std::size_t> connections_open{0};
     std::atomic<std::uint64_t> connections_total{0};
     std::atomic<std::uint64_t> requests_total{0};
-    std::atomic<std::uint64_t> bytes_in{0};   ///< read from clients (TCP and HTTP)
-    std::atomic<std::uint64_t> bytes_out{0};  ///< written to clients
-    auth_limiter auth_guard;                  ///< wrong tokens per address
+    std::atomic<std::uint64_t> bytes_in{0};           ///< read from clients (TCP and HTTP)
+    std::atomic<std::uint64_t> bytes_out{0};          ///< written to clients
+    auth_limiter auth_guard;                          ///< wrong tokens per address
     action_limiter action_guard{config.action_rate};  ///< players' world.call_action (--action-rate)
-    identity_store identities;                ///< the --tokens file's identities (rpc/identities.hpp)
-    client_registry clients;                  ///< who is connected, for server.clients
-    std::unique_ptr<request_stats> stats;     ///< per method; made once the table is complete
+    identity_store identities;                        ///< the --tokens file's identities (rpc/identities.hpp)
+    client_registry clients;                          ///< who is connected, for server.clients
+    std::unique_ptr<request_stats> stats;             ///< per method; made once the table is complete
     slow_log slowlog;
     monitor_hub monitors;
     world_transfers transfers;  ///< world.export / world.import in progress

@@ -102,7 +102,8 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
         session_.token_hash = from.token_hash;
         session_.identity_generation = from.identity_generation;
         session_.face = "websocket";
-        ws_.emplace(session_.authenticated ? services.config.max_line_bytes : services.config.preauth_line_bytes);
+        ws_.emplace(session_.authenticated ? services.config.max_line_bytes
+                                           : services.config.preauth_line_bytes);
         ws_->feed(websocket->early_input);
         preface_ = std::move(websocket->response);
     }
@@ -345,16 +346,16 @@ void connection::process_messages() {
             case protocol::ws_status::too_large: {
                 const auto limit = ws_->max_message_bytes();
                 spdlog::info("conn {}: WebSocket message over {} bytes, closing", session_.id, limit);
-                pipeline_.answer_now(protocol::make_error(nullptr, protocol::reason::too_large,
-                                                          "message longer than " + std::to_string(limit) +
-                                                              " bytes",
-                                                          {{"limit", limit}}));
+                pipeline_.answer_now(protocol::make_error(
+                    nullptr, protocol::reason::too_large,
+                    "message longer than " + std::to_string(limit) + " bytes", {{"limit", limit}}));
                 ws_close_code_ = 1009;
                 begin_drain("message too large");
                 return;
             }
             case protocol::ws_status::protocol_error:
-                spdlog::info("conn {}: WebSocket protocol error from {}: {}", session_.id, session_.peer, fr.why);
+                spdlog::info("conn {}: WebSocket protocol error from {}: {}", session_.id, session_.peer,
+                             fr.why);
                 ws_close_code_ = fr.code;
                 ws_close_reason_ = fr.why;
                 begin_drain("WebSocket protocol error");

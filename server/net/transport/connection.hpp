@@ -80,7 +80,7 @@ class connection : public std::enable_shared_from_this<connection> {
     void on_read(const asio::error_code& ec, std::size_t n);
     void pump();  // parse what can be parsed, submit jobs, write, read: after any progress
     void process_lines();
-    void process_messages();  // the WebSocket framing of process_lines
+    void process_messages();                       // the WebSocket framing of process_lines
     void frame_notifications(watch_bytes& taken);  // WebSocket: one text message per notification
     [[nodiscard]] std::size_t buffered_bytes() const noexcept;
     [[nodiscard]] bool has_room() const noexcept;
@@ -117,7 +117,7 @@ class connection : public std::enable_shared_from_this<connection> {
     std::uint16_t ws_close_code_ = 1000;     // the close frame sent before closing
     std::string ws_close_reason_;
     bool ws_close_sent_ = false;
-    std::string preface_;  // written before anything else (a WebSocket's 101 answer)
+    std::string preface_;        // written before anything else (a WebSocket's 101 answer)
     request_pipeline pipeline_;  // every line's request, from parse to answer
 
     // Ready bytes in order, not yet written, in buffers: text of our own, or a watch diff's body

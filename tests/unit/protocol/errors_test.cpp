@@ -43,11 +43,11 @@ TEST(Errors, EveryReasonMapsToOneRowAndBackByName) {
 }
 
 TEST(Errors, TheIssuedReasonSetIsComplete) {
-    for (const char* name : {"parse_error", "invalid_request", "method_not_found", "invalid_params",
-                             "no_such_world", "world_exists", "no_such_entity", "no_such_component",
-                             "component_exists", "invalid_value", "no_such_system", "no_such_spell",
-                             "no_such_prefab", "unauthorized", "too_large", "limit_reached", "internal",
-                             "no_such_action", "action_failed"}) {
+    for (const char* name :
+         {"parse_error", "invalid_request", "method_not_found", "invalid_params", "no_such_world",
+          "world_exists", "no_such_entity", "no_such_component", "component_exists", "invalid_value",
+          "no_such_system", "no_such_spell", "no_such_prefab", "unauthorized", "too_large", "limit_reached",
+          "internal", "no_such_action", "action_failed"}) {
         EXPECT_TRUE(p::reason_from_name(name).has_value()) << name;
     }
 }

@@ -90,11 +90,11 @@ TEST(WsFramer, FramesThatBreakTheRfcAreProtocolErrorsWithTheirCloseCode) {
         f.feed(bytes);
         return f.next();
     };
-    EXPECT_EQ(verdict(frame("x", 1, true, false)).code, 1002);  // unmasked
-    EXPECT_EQ(verdict(frame("x", 2)).code, 1003);               // binary
-    EXPECT_EQ(verdict(frame("x", 0)).code, 1002);               // continuation of nothing
-    EXPECT_EQ(verdict(frame("x", 3)).code, 1002);               // unknown opcode
-    EXPECT_EQ(verdict(frame("x", 9, false)).code, 1002);        // fragmented ping
+    EXPECT_EQ(verdict(frame("x", 1, true, false)).code, 1002);       // unmasked
+    EXPECT_EQ(verdict(frame("x", 2)).code, 1003);                    // binary
+    EXPECT_EQ(verdict(frame("x", 0)).code, 1002);                    // continuation of nothing
+    EXPECT_EQ(verdict(frame("x", 3)).code, 1002);                    // unknown opcode
+    EXPECT_EQ(verdict(frame("x", 9, false)).code, 1002);             // fragmented ping
     EXPECT_EQ(verdict(frame(std::string(126, 'x'), 9)).code, 1002);  // control over 125
     EXPECT_EQ(verdict(frame("x", 8)).code, 1002);                    // close with one byte
     std::string rsv = frame("x");
