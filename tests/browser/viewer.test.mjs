@@ -134,6 +134,21 @@ test("clicking an entity shows its components in the side panel", async () => {
   await shot("viewer-selected.png");
 });
 
+test("the page talks over one WebSocket, and goes on over HTTP when it closes", async () => {
+  assert.equal(await page.evaluate(() => window.ecsdViewer.transport), "websocket");
+  const clients = (await rpc("server.clients")).clients;
+  assert.ok(clients.some((c) => c.face === "websocket"), JSON.stringify(clients));
+  const moved = async (x) => {
+    await rpc("world.mutate_components", { entity: ids[4], component: "Position", path: "x", value: x });
+    await until(`the rock at x = ${x} on the page`, () => page.evaluate((id, x) =>
+      window.ecsdViewer.entities.get(id)?.Position.x === x, ids[4], x));
+  };
+  await moved(-10.5);
+  await page.evaluate(() => window.ecsdViewer.closeSocket());
+  await until("the page to fall back to HTTP", async () => (await page.evaluate(() => window.ecsdViewer.transport)) === "http");
+  await moved(-10);  // the map's watch goes on as an event stream
+});
+
 test("the pause and resume buttons pause and resume the world", async () => {
   assert.equal((await rpc("world.info")).paused, false);
   await page.click("#pause");
