@@ -275,6 +275,7 @@ class typed_pool final : public packed_pool<T, huge_page_allocator<T>> {
     [[nodiscard]] T& get(std::uint32_t slot) noexcept { return data_[index(slot)]; }
     [[nodiscard]] const T& get(std::uint32_t slot) const noexcept { return data_[index(slot)]; }
     [[nodiscard]] T& at(std::uint32_t pos) noexcept { return data_[pos]; }
+    [[nodiscard]] const T& at(std::uint32_t pos) const noexcept { return data_[pos]; }
 
     T& emplace(std::uint32_t slot, T value) { return this->push(slot, std::move(value)); }
     /// @brief erase() without the virtual hook, for callers that know the type.

@@ -90,6 +90,10 @@ class watch_view {
     /// @brief Same query, fields and pace: views with equal keys may share their subscribers.
     [[nodiscard]] const std::string& key() const noexcept { return key_; }
     [[nodiscard]] std::uint64_t every() const noexcept { return every_; }
+    /// @brief The radius of its near() term, when it has one.
+    [[nodiscard]] std::optional<double> near_radius() const noexcept {
+        return terms_.near ? std::optional<double>(terms_.near->r) : std::nullopt;
+    }
 
     /// @brief Makes the current state the base and writes it as `[{"entity":E,"components":{...}}]`.
     void rebase(const world& w, std::string& out);

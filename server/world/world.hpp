@@ -59,6 +59,7 @@ struct world_settings {
 };
 
 class world;
+class position_grid;
 
 /// @brief One stage of the tick pipeline, as installed from its system struct (systems.hpp).
 struct system_def {
@@ -275,9 +276,27 @@ class world {
     /// @brief A query (text or object) parsed into terms, with what near() implies added.
     [[nodiscard]] ecs::query_terms parse_terms(const json& query) const;
     /// @brief Calls f for every entity matching the query, in id order (near() applied here:
-    /// the registry knows no Position).
+    /// the registry knows no Position). Under a near_index, a near() query is answered from its
+    /// grid instead, in cell order: the entities around the point, not the world, are visited.
     void for_each_match(const ecs::query_terms& terms, const ecs::query& resolved,
                         const std::function<void(entity_id)>& f) const;
+    /// @brief While alive, near() in for_each_match is answered from one grid of every Position
+    /// (world/position_grid.hpp), built when it is made: for a moment when nothing moves, such as
+    /// the watch hub's publishing after a tick, where many near() watches are diffed at once.
+    class near_index {
+      public:
+        /// @brief Builds into `reuse` when given (its buffers kept from the last build), else
+        /// into a grid of its own.
+        near_index(const world& w, double cell, position_grid* reuse = nullptr);
+        ~near_index();
+        near_index(const near_index&) = delete;
+        near_index& operator=(const near_index&) = delete;
+
+      private:
+        const world& w_;
+        std::unique_ptr<position_grid> own_;
+        bool installed_ = false;
+    };
     [[nodiscard]] json list_components(std::optional<entity_id> e) const;
     /// @brief One entity for a person debugging it: {entity, components, systems (whose signature
     /// it matches, in tick order), changes {added, changed, removed} in the last tick or since}.
@@ -350,8 +369,9 @@ class world {
     std::vector<std::pair<std::string, json>> runtime_defs_;
     tick_clock clock_;
     unsigned default_threads_ = 1;
-    std::unique_ptr<sim_workers> workers_;  // made at the first split walk, for threads()
-    std::unique_ptr<script_host> scripts_;  // made with the first script
+    std::unique_ptr<sim_workers> workers_;              // made at the first split walk, for threads()
+    std::unique_ptr<script_host> scripts_;              // made with the first script
+    mutable const position_grid* near_grid_ = nullptr;  // set by a near_index while it lives
     script_host& script_state();
     std::uint64_t tick_ = 0;
     std::uint64_t overruns_ = 0;

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "world/position_grid.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::world {
@@ -509,6 +510,16 @@ void world::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
         cx = p.x;
         cy = p.y;
     }
+    if (near_grid_ != nullptr) {
+        // The grid yields cell order; callers are promised id order (a watch's entries, a page).
+        std::vector<entity_id> found;
+        near_grid_->for_each_near(cx, cy, n.r, [&](entity_id e) {
+            if (reg_.alive(e) && reg_.matches(ecs::index_of(e), resolved)) found.push_back(e);
+        });
+        std::sort(found.begin(), found.end());
+        for (const auto e : found) f(e);
+        return;
+    }
     const double r2 = n.r * n.r;
     const auto& positions = reg_.storage<Position>();
     reg_.for_each_match(resolved, [&](entity_id e) {
@@ -518,6 +529,21 @@ void world::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
         const double dy = p.y - cy;
         if (dx * dx + dy * dy <= r2) f(e);
     });
+}
+
+world::near_index::near_index(const world& w, double cell, position_grid* reuse) : w_(w) {
+    if (w.near_grid_ != nullptr) return;  // an outer one is in use
+    if (reuse == nullptr) {
+        own_ = std::make_unique<position_grid>();
+        reuse = own_.get();
+    }
+    reuse->rebuild(w.registry(), cell);
+    w.near_grid_ = reuse;
+    installed_ = true;
+}
+
+world::near_index::~near_index() {
+    if (installed_) w_.near_grid_ = nullptr;
 }
 
 json world::query(const json& q, const std::optional<std::vector<std::string>>& fields, std::size_t limit,

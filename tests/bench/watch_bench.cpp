@@ -17,6 +17,16 @@
 // raw bytes without parsing them; the clients share the machine with the server. --count-only makes
 // the clients cheaper still: they count lines and bytes only, and entity updates are estimated as
 // notifications x --entities (every mover changes every tick).
+//
+// --aoi R is interest management at game scale: each watcher watches "Position, Velocity,
+// near(E, R)" about its own mover E, so no two queries are alike. The movers are spread over a
+// square sized so that about 100 of them are within R of any point (side = sqrt(entities * pi) *
+// R / 10), inside bounds that turn them back. A second phase then replaces the watchers by as many
+// identical watches of one region of the same size (near(0, 0, R): one shared encoding), and the
+// two are printed side by side. With --count-only, entity updates are estimated as each watcher's
+// notifications x the entities its initial answer held (all of them move every tick).
+//
+//   watch_bench --watchers 1000 --entities 100000 --hz 60 --aoi 10 --count-only
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -34,11 +44,13 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <numbers>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -72,6 +84,7 @@ struct options {
     int threads = 2;
     bool as_json = false;
     bool count_only = false;  // count bytes and lines, skip the scan for entity items
+    double aoi = 0;           // > 0: each watcher watches near() about its own mover, this radius
 };
 
 [[noreturn]] void fail(const std::string& what) {
@@ -172,7 +185,9 @@ struct watcher {
     std::atomic<std::uint64_t> coalesced{0};
     std::atomic<std::uint64_t> resyncs{0};
     std::atomic<std::uint64_t> last_tick{0};
+    std::atomic<std::uint64_t> initial{0};  // entities in the initial answer
     std::atomic<bool> answered{false};
+    std::atomic<bool> refused{false};  // its world.watch got an error
     std::atomic<bool> closed{false};
 
     // The probe (the first watcher) also keeps the times between its notifications: the tick as a
@@ -212,7 +227,9 @@ struct watcher {
         if (head.size() < head_size) {
             head.append(p, std::min(n, head_size - head.size()));
         }
-        if (count_only) {
+        // --count-only skips the scan for notifications, not for the initial answer (its size
+        // is what each notification is estimated to carry in --aoi runs).
+        if (count_only && answered.load(std::memory_order_relaxed)) {
             return;
         }
         // A pattern starting in the tail and ending in this piece.
@@ -270,8 +287,12 @@ struct watcher {
                 last_arrival = now;
             }
         } else if (head.find("\"error\"") != std::string::npos) {
-            std::fprintf(stderr, "watch_bench: a watcher got an error: %s\n", head.c_str());
+            if (!refused.exchange(true)) {
+                std::fprintf(stderr, "watch_bench: a watcher got an error: %s\n", head.c_str());
+            }
+            answered.store(true, std::memory_order_release);
         } else {
+            initial.store(line_entities, std::memory_order_relaxed);
             answered.store(true, std::memory_order_release);
         }
         if (tick > last_tick.load(std::memory_order_relaxed)) {
@@ -311,10 +332,13 @@ void reader(std::vector<watcher*> mine, const std::atomic<bool>& stop) {
     }
 }
 
-std::string watch_request(const std::string& world) {
-    return ecsd::protocol::make_request(1, "world.watch",
-                                        {{"world", world}, {"query", "Position, Velocity"}}) +
-           "\n";
+std::string watch_request(const std::string& world, const std::string& query = "Position, Velocity") {
+    return ecsd::protocol::make_request(1, "world.watch", {{"world", world}, {"query", query}}) + "\n";
+}
+
+/// @brief near() about a mover (its id) or about a point, as the query text has it.
+std::string near_query(const std::string& about, double r) {
+    return "Position, Velocity, near(" + about + ", " + std::to_string(r) + ")";
 }
 
 // --- the server process ----------------------------------------------------------------------------------
@@ -438,6 +462,7 @@ double percentile(std::vector<double> v, double p) {
 
 struct totals {
     std::uint64_t notifications = 0, updates = 0, bytes = 0, coalesced = 0, resyncs = 0;
+    std::uint64_t estimated = 0;  // sum of notifications x the entities of each one's initial answer
 };
 
 totals sum(const std::vector<std::unique_ptr<watcher>>& watchers) {
@@ -448,6 +473,7 @@ totals sum(const std::vector<std::unique_ptr<watcher>>& watchers) {
         t.bytes += w->bytes.load();
         t.coalesced += w->coalesced.load();
         t.resyncs += w->resyncs.load();
+        t.estimated += w->notifications.load() * w->initial.load();
     }
     return t;
 }
@@ -503,9 +529,10 @@ json measure(const options& o, control& ctl, const std::vector<std::unique_ptr<w
     const auto ticks = world_tick - info0.value("tick", std::uint64_t{0});
     // --count-only does not scan for entity items: every mover changes every tick, so each
     // notification is taken to carry --entities of them (reported as an estimate).
-    const auto updates = o.count_only
-                             ? (t1.notifications - t0.notifications) * static_cast<std::uint64_t>(o.entities)
-                             : t1.updates - t0.updates;
+    const auto updates = !o.count_only ? t1.updates - t0.updates
+                         : o.aoi > 0
+                             ? t1.estimated - t0.estimated
+                             : (t1.notifications - t0.notifications) * static_cast<std::uint64_t>(o.entities);
     json r = {
         {"seconds", elapsed},
         {"ticks_per_s", static_cast<double>(ticks) / elapsed},
@@ -599,8 +626,16 @@ int run(const options& o) {
     int port = o.port;
     int pid = o.server_pid;
     if (port == 0) {
-        server = std::make_unique<child_server>(o.ecsd.empty() ? own_directory() + "/ecsd" : o.ecsd,
-                                                o.server_args);
+        auto args = o.server_args;
+        if (o.aoi > 0) {  // one distinct view per watcher (and per stalled one): past the defaults
+            const auto views = std::to_string(o.watchers + o.stalled + 16);
+            // Connections: the shared phase opens its watchers while the server may still be
+            // closing the distinct phase's.
+            const auto connections = std::to_string(2 * (o.watchers + o.stalled) + 64);
+            args.insert(args.begin(), {"--max-watch-views", views, "--max-watch-views-total", views,
+                                       "--max-connections", connections});
+        }
+        server = std::make_unique<child_server>(o.ecsd.empty() ? own_directory() + "/ecsd" : o.ecsd, args);
         port = server->port();
         pid = server->pid();
     }
@@ -612,10 +647,18 @@ int run(const options& o) {
     } catch (const std::exception&) {
         // it did not exist
     }
-    (void)ctl.call("world.create", {{"world", o.world}, {"tick_hz", o.hz}, {"gravity", 0}, {"paused", true}});
+    // --aoi: a square where about 100 movers are within R of any point, with edges that bounce.
+    const double half =
+        o.aoi > 0 ? std::sqrt(static_cast<double>(o.entities) * std::numbers::pi) * o.aoi / 20 : 1000;
+    json create = {{"world", o.world}, {"tick_hz", o.hz}, {"gravity", 0}, {"paused", true}};
+    if (o.aoi > 0) {
+        create["bounds"] = {{"left", -half}, {"right", half}, {"bottom", -half}, {"top", half}};
+    }
+    (void)ctl.call("world.create", create);
     std::mt19937 rng(12345);
-    std::uniform_real_distribution<double> place(-1000, 1000);
+    std::uniform_real_distribution<double> place(-half, half);
     std::uniform_real_distribution<double> speed(-5, 5);
+    std::vector<std::uint64_t> ids;
     for (int done = 0; done < o.entities;) {
         const int batch = std::min(5000, o.entities - done);
         json list = json::array();
@@ -623,39 +666,69 @@ int run(const options& o) {
             list.push_back({{"Position", {{"x", place(rng)}, {"y", place(rng)}}},
                             {"Velocity", {{"x", speed(rng) + 0.5}, {"y", speed(rng)}}}});
         }
-        (void)ctl.call("world.spawn_entities", {{"world", o.world}, {"entities", list}});
+        const auto made = ctl.call("world.spawn_entities", {{"world", o.world}, {"entities", list}});
+        for (const auto& id : made["entities"]) {
+            ids.push_back(id.get<std::uint64_t>());
+        }
         done += batch;
     }
+    // What watcher i watches: everything, near() about its own mover, or near() about one point.
+    const auto request_for = [&](int i, bool shared) {
+        if (o.aoi <= 0) {
+            return watch_request(o.world);
+        }
+        const auto about =
+            shared ? std::string("0, 0") : std::to_string(ids[static_cast<std::size_t>(i) % ids.size()]);
+        return watch_request(o.world, near_query(about, o.aoi));
+    };
 
     // The watchers, then the readers.
     std::vector<std::unique_ptr<watcher>> watchers;
-    const std::string request = watch_request(o.world);
-    for (int i = 0; i < o.watchers; ++i) {
-        auto w = std::make_unique<watcher>();
-        w->fd = connect_to(o.host, port);
-        send_all(w->fd, request);
-        w->probe = watchers.empty();
-        w->count_only = o.count_only;
-        watchers.push_back(std::move(w));
-    }
     std::atomic<bool> stop{false};
     std::vector<std::thread> readers;
     const int threads = std::max(1, std::min(o.threads, o.watchers));
-    for (int t = 0; t < threads; ++t) {
-        std::vector<watcher*> mine;
-        for (std::size_t i = static_cast<std::size_t>(t); i < watchers.size();
-             i += static_cast<std::size_t>(threads)) {
-            mine.push_back(watchers[i].get());
+    const auto open_watchers = [&](bool shared) {
+        for (int i = 0; i < o.watchers; ++i) {
+            auto w = std::make_unique<watcher>();
+            w->fd = connect_to(o.host, port);
+            send_all(w->fd, request_for(i, shared));
+            w->probe = watchers.empty();
+            w->count_only = o.count_only;
+            watchers.push_back(std::move(w));
         }
-        readers.emplace_back(reader, std::move(mine), std::cref(stop));
-    }
-    const auto answered_by = clock_type::now() + std::chrono::seconds(120);
-    while (!std::all_of(watchers.begin(), watchers.end(), [](const auto& w) { return w->answered.load(); })) {
-        if (clock_type::now() > answered_by) {
-            fail("not every watcher got its initial answer");
+        stop = false;
+        for (int t = 0; t < threads; ++t) {
+            std::vector<watcher*> mine;
+            for (std::size_t i = static_cast<std::size_t>(t); i < watchers.size();
+                 i += static_cast<std::size_t>(threads)) {
+                mine.push_back(watchers[i].get());
+            }
+            readers.emplace_back(reader, std::move(mine), std::cref(stop));
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+        const auto answered_by = clock_type::now() + std::chrono::seconds(120);
+        while (!std::all_of(watchers.begin(), watchers.end(),
+                            [](const auto& w) { return w->answered.load(); })) {
+            if (clock_type::now() > answered_by) {
+                fail("not every watcher got its initial answer");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (std::any_of(watchers.begin(), watchers.end(), [](const auto& w) { return w->refused.load(); })) {
+            fail("a watcher's world.watch was refused (its error is above)");
+        }
+    };
+    const auto close_watchers = [&]() {
+        stop = true;
+        for (auto& r : readers) {
+            r.join();
+        }
+        readers.clear();
+        for (const auto& w : watchers) {
+            close(w->fd);
+        }
+        watchers.clear();
+    };
+    open_watchers(false);
     (void)ctl.call("world.resume", {{"world", o.world}});
 
     json report = {{"watchers", o.watchers},
@@ -663,11 +736,27 @@ int run(const options& o) {
                    {"hz", o.hz},
                    {"reader_threads", threads},
                    {"server", server ? "started" : o.host + ":" + std::to_string(port)}};
+    if (o.aoi > 0) {
+        std::uint64_t in_view = 0;
+        for (const auto& w : watchers) {
+            in_view += w->initial.load();
+        }
+        report["aoi"] = {{"radius", o.aoi},
+                         {"side_m", 2 * half},
+                         {"mean_entities_in_view", static_cast<double>(in_view) / o.watchers}};
+    }
     report["keeping_up"] = measure(o, ctl, watchers, pid, -1);
     if (!o.as_json) {
         std::printf("watch_bench: %d watchers x %d movers at %.0f Hz, %.0f s per phase, %d reader threads\n",
                     o.watchers, o.entities, o.hz, o.seconds, threads);
-        print_phase("all watchers reading:", report["keeping_up"]);
+        if (o.aoi > 0) {
+            std::printf(
+                "aoi: movers over a %.0f m square; each watcher watches near(its own mover, %g): "
+                "%.1f entities in view on average\n",
+                2 * half, o.aoi, report["aoi"]["mean_entities_in_view"].get<double>());
+        }
+        print_phase(o.aoi > 0 ? "all watchers reading, distinct near() watches:" : "all watchers reading:",
+                    report["keeping_up"]);
         std::fflush(stdout);
     }
 
@@ -676,7 +765,7 @@ int run(const options& o) {
         std::vector<int> stalled;
         for (int i = 0; i < o.stalled; ++i) {
             const int fd = connect_to(o.host, port);
-            send_all(fd, request);
+            send_all(fd, request_for(o.watchers + i, false));
             std::string line;
             std::array<char, 65536> chunk{};
             while (line.find('\n') == std::string::npos) {
@@ -702,13 +791,34 @@ int run(const options& o) {
             close(fd);
         }
     }
-    stop = true;
-    for (auto& r : readers) {
-        r.join();
+    if (o.aoi > 0) {
+        // The same world and as many watchers, all watching one region of the same size: one
+        // shared encoding, the reference for what distinct views cost.
+        close_watchers();
+        open_watchers(true);
+        std::uint64_t in_view = 0;
+        for (const auto& w : watchers) {
+            in_view += w->initial.load();
+        }
+        report["shared"] = measure(o, ctl, watchers, pid, -1);
+        report["shared"]["mean_entities_in_view"] = static_cast<double>(in_view) / o.watchers;
+        const auto per_update = [](const json& r) { return r.value("server_cpu_ns_per_update", 0.0); };
+        const double shared_ns = per_update(report["shared"]);
+        report["distinct_over_shared_cpu_per_update"] =
+            shared_ns > 0 ? per_update(report["keeping_up"]) / shared_ns : 0.0;
+        if (!o.as_json) {
+            std::printf("\n");
+            print_phase(("shared: " + std::to_string(o.watchers) + " identical watches of near(0, 0, " +
+                         std::to_string(o.aoi) + "), " +
+                         std::to_string(report["shared"]["mean_entities_in_view"].get<double>()) +
+                         " entities in view:")
+                            .c_str(),
+                        report["shared"]);
+            std::printf("\ndistinct / shared server CPU per entity update: %.2fx\n",
+                        report["distinct_over_shared_cpu_per_update"].get<double>());
+        }
     }
-    for (const auto& w : watchers) {
-        close(w->fd);
-    }
+    close_watchers();
     try {
         (void)ctl.call("world.destroy", {{"world", o.world}});
     } catch (const std::exception&) {
@@ -761,6 +871,12 @@ int main(int argc, char** argv) {
     app.add_flag("--count-only", o.count_only,
                  "the cheapest clients: count notification lines and bytes without scanning them for "
                  "entity items (entity updates are then estimated as notifications x --entities)");
+    app.add_option("--aoi", o.aoi,
+                   "interest management: each watcher watches near() about its own mover with this radius "
+                   "(metres; the world is laid out for about 100 movers in range), then as many identical "
+                   "watches of one region are measured beside it (0: every watcher watches everything)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1e6));
     CLI11_PARSE(app, argc, argv);
     signal(SIGPIPE, SIG_IGN);
     try {

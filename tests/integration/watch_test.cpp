@@ -313,6 +313,98 @@ TEST(Watch, NearFollowsAMovingEntityAndEntitiesOutOfRangeLeaveUnmatched) {
               "invalid_params");
 }
 
+// Interest management: many distinct near() watches, each following its own moving entity, are
+// answered from one grid of the world's positions (issue 46). Tick by tick, while watchers and
+// the watched move, spawn, die and cross every edge, each must hold exactly what world.query with
+// the same near() returns.
+TEST(Watch, MovingNearWatchesEachHoldWhatTheQueryReturnsTickByTick) {
+    ecsd_server server;
+    line_client driver(server.port());
+    line_client watcher(server.port());
+    // Bounds turn the movers back so that they keep crossing each other's ranges.
+    ASSERT_TRUE(driver
+                    .result("world.create",
+                            {{"world", "g"},
+                             {"paused", true},
+                             {"gravity", {{"x", 0}, {"y", 0}}},
+                             {"bounds", {{"left", -30}, {"right", 30}, {"bottom", -30}, {"top", 30}}}})
+                    .is_object());
+    std::mt19937 rng(46);
+    const auto uniform = [&](double a, double b) {
+        return std::uniform_real_distribution<double>(a, b)(rng);
+    };
+    const auto mover = [&]() {
+        return json{{"Position", {{"x", uniform(-30, 30)}, {"y", uniform(-30, 30)}}},
+                    {"Velocity", {{"x", uniform(-20, 20)}, {"y", uniform(-20, 20)}}}};
+    };
+    json batch = json::array();
+    for (int i = 0; i < 400; ++i)
+        batch.push_back(i % 5 == 0 ? json{{"Position", {{"x", uniform(-30, 30)}, {"y", 0}}}} : mover());
+    const auto spawned = driver.result("world.spawn_entities", {{"world", "g"}, {"entities", batch}});
+    std::vector<std::uint64_t> movers;
+    for (std::size_t i = 0; i < spawned["entities"].size(); ++i)
+        if (i % 5 != 0) movers.push_back(spawned["entities"][i].get<std::uint64_t>());
+    std::vector<watcher_of> watchers;
+    const double radii[] = {4, 7.5, 12};
+    for (int i = 0; i < 9; ++i) {
+        const auto r = radii[i % 3];
+        watchers.push_back({"near(" + std::to_string(movers[static_cast<std::size_t>(i) * 7]) + ", " +
+                                std::to_string(r) + ")",
+                            json{"Position", "Velocity"},
+                            1,
+                            0,
+                            {}});
+    }
+    watchers.push_back({"Velocity, near(5, -5, 9)", json{"Position"}, 1, 0, {}});
+    watchers.push_back({"Position, Velocity", json{"Position"}, 1, 0, {}});  // no near(): as before
+    std::vector<watcher_of*> all;
+    std::uint64_t next_id = 100;
+    for (auto& w : watchers) {
+        all.push_back(&w);
+        const auto id = next_id++;
+        ASSERT_TRUE(watcher.send_line(
+            request_line(id, "world.watch", {{"world", "g"}, {"query", w.query}, {"fields", w.fields}})));
+        const auto answer = read_until(watcher, id, all);
+        ASSERT_TRUE(answer.contains("result")) << answer.dump();
+        w.sub = answer["result"]["subscription"].get<std::uint64_t>();
+        w.state.reset(answer["result"]["entities"]);
+    }
+    std::size_t entered = 0;
+    for (int tick = 1; tick <= 90; ++tick) {
+        if (tick % 10 == 0) {  // some die, some are born where the watchers are
+            const auto victim = movers[static_cast<std::size_t>(tick) * 3 % movers.size()];
+            ASSERT_TRUE(
+                driver.call("world.despawn_entity", {{"world", "g"}, {"entity", victim}}).is_object());
+            json more = json::array();
+            for (int i = 0; i < 5; ++i) more.push_back(mover());
+            ASSERT_TRUE(
+                driver.call("world.spawn_entities", {{"world", "g"}, {"entities", more}}).contains("result"));
+        }
+        if (tick == 60) {  // one far away: the grid spans a huge, sparse rectangle from here on
+            ASSERT_TRUE(driver
+                            .call("world.spawn_entity",
+                                  {{"world", "g"}, {"components", {{"Position", {{"x", 9e6}, {"y", -9e6}}}}}})
+                            .contains("result"));
+        }
+        ASSERT_TRUE(driver.result("world.step", {{"world", "g"}, {"ticks", 1}}).is_object());
+        for (auto& w : watchers) {
+            const auto id = next_id++;
+            ASSERT_TRUE(watcher.send_line(
+                request_line(id, "world.query",
+                             {{"world", "g"}, {"query", w.query}, {"fields", w.fields}, {"limit", 10000}})));
+            const auto now = read_until(watcher, id, all);
+            ASSERT_TRUE(now.contains("result")) << now.dump();
+            expect_same(w.state, now["result"], w.query, tick);
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+    }
+    for (const auto& w : watchers) entered += w.state.notifications;
+    // Each watcher saw its neighbourhood change (the test would prove nothing about still views).
+    for (std::size_t i = 0; i + 1 < watchers.size(); ++i)
+        EXPECT_GT(watchers[i].state.notifications, 30U) << watchers[i].query;
+    EXPECT_GT(entered, 600U);
+}
+
 TEST(Watch, UnwatchTwiceWatchBeforeAuthAndTheSubscriptionLimit) {
     ecsd_server server({"--token", "s3cret", "--max-watches", "2"});
     line_client c(server.port());

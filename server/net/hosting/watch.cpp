@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "config.hpp"
 #include "ecs/error.hpp"
@@ -833,10 +835,26 @@ void watch_hub::publish(const world::world& w, bool all) {
         std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(0.25 / w.tick_hz()));
     const auto t0 = clock::now();
     bool out_of_time = false;
-    std::vector<const std::string*> diffed;  // keys diffed: their twins diff too, and then merge
+    // Keys diffed: their twins diff too, and then merge. A set, not a list: a thousand players'
+    // distinct near() views would otherwise cost a million key comparisons a tick.
+    std::unordered_set<std::string_view> diffed;
     const std::size_t n = groups_.size();
     std::size_t resume = n;
     stalled_ = 0;
+    // near() views (a player's neighbourhood each) are answered from one grid of the world's
+    // positions, built at the first of them: each then costs the entities around its centre, not
+    // the world. Cells of half the smallest radius: a circle's cells hold about twice its area.
+    // The grid costs about three walks of the world to build, so a few such views walk it instead.
+    double cell = 0;
+    std::size_t near_views = 0;
+    for (const auto& g : groups_) {
+        const auto r = g->view->near_radius();
+        if (!r || *r <= 0) continue;
+        cell = cell == 0 ? *r / 2 : std::min(cell, *r / 2);
+        ++near_views;
+    }
+    if (near_views < 4) cell = 0;
+    std::optional<world::world::near_index> near_index;
     for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = (cursor_ + k) % n;
         auto& g = *groups_[i];
@@ -849,34 +867,35 @@ void watch_hub::publish(const world::world& w, bool all) {
             continue;
         }
         const auto& key = g.view->key();
-        const bool twin =
-            std::any_of(diffed.begin(), diffed.end(), [&](const std::string* d) { return *d == key; });
+        const bool twin = diffed.contains(key);
         if (out_of_time && !twin) {
             if (!g.owed) ++deferred_;
             g.owed = true;
             if (resume == n) resume = i;
             continue;
         }
+        if (cell > 0 && !near_index && g.view->near_radius())
+            near_index.emplace(w, std::max(cell, 0.5), &grid_);
         const auto d = g.view->diff(w);
         g.base_version = version_;
         g.owed = false;
-        diffed.push_back(&key);
+        diffed.insert(key);
         if (d) std::erase_if(g.subs, [&](const subscriber& s) { return !s.sink->deliver(s.id, d); });
         if (!all && clock::now() - t0 >= spend) out_of_time = true;
     }
     cursor_ = resume == n ? 0 : resume;
     drop_empty();
     if (cursor_ >= groups_.size()) cursor_ = 0;
-    // Twins whose bases are both current share one diff from now on.
-    for (std::size_t i = 0; i < groups_.size(); ++i) {
-        if (groups_[i]->base_version != version_) continue;
-        for (std::size_t j = groups_.size(); j-- > i + 1;) {
-            if (groups_[j]->base_version == version_ && groups_[j]->view->key() == groups_[i]->view->key()) {
-                auto& into = groups_[i]->subs;
-                into.insert(into.end(), groups_[j]->subs.begin(), groups_[j]->subs.end());
-                groups_[j]->subs.clear();
-            }
-        }
+    // Twins whose bases are both current share one diff from now on (the first of them in the
+    // list takes the others' subscribers).
+    std::unordered_map<std::string_view, group*> first;
+    for (auto& gp : groups_) {
+        if (gp->base_version != version_) continue;
+        const auto [at, fresh] = first.try_emplace(gp->view->key(), gp.get());
+        if (fresh) continue;
+        auto& into = at->second->subs;
+        into.insert(into.end(), gp->subs.begin(), gp->subs.end());
+        gp->subs.clear();
     }
     drop_empty();
     if (cursor_ >= groups_.size()) cursor_ = 0;

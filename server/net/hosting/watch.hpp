@@ -38,6 +38,7 @@
 
 #include "ecsd/protocol/errors.hpp"
 #include "hosting/watch_budget.hpp"
+#include "world/position_grid.hpp"
 #include "world/watch_view.hpp"
 
 namespace ecsd::net {
@@ -279,6 +280,7 @@ class watch_hub {
     void release_all() noexcept;
 
     std::vector<std::unique_ptr<group>> groups_;
+    world::position_grid grid_;             // the positions near() views were last answered from
     std::uint64_t version_ = 0;             // bumped by every tick and every change made by a request
     std::shared_ptr<watch_budget> budget_;  // the server's (from the first sink)
     std::unordered_map<std::string, std::size_t> keys_;  // view key -> its groups (twins)

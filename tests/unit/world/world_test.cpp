@@ -4,9 +4,11 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -780,4 +782,41 @@ TEST(ComponentText, AQueryPageOfMixedComponentSetsWritesEachEntitysOwn) {
         EXPECT_EQ(row["components"],
                   w.get_components(row["entity"].get<ecsd::ecs::entity_id>(), std::nullopt))
             << row.dump();
+}
+
+// The watch hub answers many near() views at once from one grid of positions (world::near_index):
+// every answer, its order included, must be the one a plain walk of the world gives, in a dense
+// cluster (counting sort), with an outlier far away (the sorted fallback), on rims and at radii
+// from below a cell to beyond the world.
+TEST(NearIndex, AnswersEveryNearQueryAsThePlainWalkDoes) {
+    world w(paused_world());
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<double> in(-40, 40);
+    std::vector<ecsd::ecs::entity_id> ids;
+    for (int i = 0; i < 600; ++i) {
+        json comps = {{"Position", {{"x", std::round(in(rng))}, {"y", in(rng)}}}};
+        if (i % 3 == 0) comps["Velocity"] = {{"x", 0}, {"y", 0}};
+        ids.push_back(w.spawn(comps));
+    }
+    w.spawn({{"Velocity", {{"x", 1}, {"y", 0}}}});  // no Position: never near anything
+    const auto compare = [&](const std::string& phase) {
+        std::uniform_int_distribution<std::size_t> pick(0, ids.size() - 1);
+        const double radii[] = {0.3, 1, 2.5, 6, 13, 200, 5e6};
+        for (int k = 0; k < 120; ++k) {
+            const double r = radii[static_cast<std::size_t>(k) % std::size(radii)];
+            const std::string q =
+                k % 2 == 0 ? "near(" + std::to_string(ids[pick(rng)]) + ", " + std::to_string(r) + ")"
+                           : "Velocity, near(" + std::to_string(std::round(in(rng))) + ", " +
+                                 std::to_string(in(rng)) + ", " + std::to_string(r) + ")";
+            const json plain = w.query(json(q), std::nullopt, 100000, 0);
+            for (const double cell : {0.5, 3.0, 50.0}) {
+                world::near_index grid(w, cell);
+                const json indexed = w.query(json(q), std::nullopt, 100000, 0);
+                ASSERT_EQ(indexed, plain) << phase << ": " << q << " with cells of " << cell;
+            }
+        }
+    };
+    compare("cluster");
+    ids.push_back(w.spawn({{"Position", {{"x", 4e6}, {"y", -3e6}}}}));
+    compare("with an outlier");
 }
