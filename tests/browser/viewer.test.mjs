@@ -146,7 +146,7 @@ test("the page talks over one WebSocket, and goes on over HTTP when it closes", 
   await moved(-10.5);
   await page.evaluate(() => window.ecsdViewer.closeSocket());
   await until("the page to fall back to HTTP", async () => (await page.evaluate(() => window.ecsdViewer.transport)) === "http");
-  await moved(-10);  // the map's watch goes on as an event stream
+  await moved(-10);  // the map's watch is an event stream: it goes on; requests now go as POSTs
 });
 
 test("the pause and resume buttons pause and resume the world", async () => {
