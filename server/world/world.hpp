@@ -276,8 +276,9 @@ class world {
     /// @brief A query (text or object) parsed into terms, with what near() implies added.
     [[nodiscard]] ecs::query_terms parse_terms(const json& query) const;
     /// @brief Calls f for every entity matching the query, in id order (near() applied here:
-    /// the registry knows no Position). Under a near_index, a near() query is answered from its
-    /// grid instead, in cell order: the entities around the point, not the world, are visited.
+    /// the registry knows no Position). Under a near_index, a near() query without change filters
+    /// is answered from its grid instead, in the same order: the entities around the point, not
+    /// the world, are visited.
     void for_each_match(const ecs::query_terms& terms, const ecs::query& resolved,
                         const std::function<void(entity_id)>& f) const;
     /// @brief While alive, near() in for_each_match is answered from one grid of every Position

@@ -510,13 +510,17 @@ void world::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
         cx = p.x;
         cy = p.y;
     }
-    if (near_grid_ != nullptr) {
-        // The grid yields cell order; callers are promised id order (a watch's entries, a page).
+    // Change filters (added, changed, removed, died) are the registry walk's: they keep it.
+    const bool plain_match =
+        resolved.added.empty() && resolved.changed.empty() && resolved.removed.empty() && !resolved.died;
+    if (near_grid_ != nullptr && plain_match) {
+        // The grid yields cell order; callers get the walk's order, by slot (a watch's entries, a page).
         std::vector<entity_id> found;
         near_grid_->for_each_near(cx, cy, n.r, [&](entity_id e) {
             if (reg_.alive(e) && reg_.matches(ecs::index_of(e), resolved)) found.push_back(e);
         });
-        std::sort(found.begin(), found.end());
+        std::sort(found.begin(), found.end(),
+                  [](entity_id a, entity_id b) { return ecs::index_of(a) < ecs::index_of(b); });
         for (const auto e : found) f(e);
         return;
     }

@@ -105,6 +105,39 @@ void expect_same(const watch_state& state, const json& query_result, const std::
     }
 }
 
+/// Opens each watcher's subscription on `c` (all of them in `all`, for the notifications read on
+/// the way), keeping its initial state.
+void subscribe_each(line_client& c, const std::string& world, std::vector<watcher_of>& watchers,
+                    std::vector<watcher_of*>& all, std::uint64_t& next_id) {
+    for (auto& w : watchers) {
+        all.push_back(&w);
+        const auto id = next_id++;
+        ASSERT_TRUE(c.send_line(
+            request_line(id, "world.watch",
+                         {{"world", world}, {"query", w.query}, {"fields", w.fields}, {"every", w.every}})));
+        const auto answer = read_until(c, id, all);
+        ASSERT_TRUE(answer.contains("result")) << answer.dump();
+        w.sub = answer["result"]["subscription"].get<std::uint64_t>();
+        w.state.reset(answer["result"]["entities"]);
+    }
+}
+
+/// Each watcher's applied state against world.query at the same tick, asked on the watcher's
+/// connection (the answers come in order, after every notification published before them).
+void expect_each_is_the_query(line_client& c, const std::string& world, std::vector<watcher_of>& watchers,
+                              const std::vector<watcher_of*>& all, std::uint64_t& next_id, int step) {
+    for (auto& w : watchers) {
+        const auto id = next_id++;
+        ASSERT_TRUE(c.send_line(
+            request_line(id, "world.query",
+                         {{"world", world}, {"query", w.query}, {"fields", w.fields}, {"limit", 10000}})));
+        const auto now = read_until(c, id, all);
+        ASSERT_TRUE(now.contains("result")) << now.dump();
+        expect_same(w.state, now["result"], w.query + " every " + std::to_string(w.every), step);
+        if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
 TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
     ecsd_server server;
     line_client driver(server.port());
@@ -126,17 +159,8 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
     };
     std::vector<watcher_of*> all;
     std::uint64_t next_id = 100;
-    for (auto& w : watchers) {
-        all.push_back(&w);
-        const auto id = next_id++;
-        ASSERT_TRUE(watcher.send_line(
-            request_line(id, "world.watch",
-                         {{"world", "r"}, {"query", w.query}, {"fields", w.fields}, {"every", w.every}})));
-        const auto answer = read_until(watcher, id, all);
-        ASSERT_TRUE(answer.contains("result")) << answer.dump();
-        w.sub = answer["result"]["subscription"].get<std::uint64_t>();
-        w.state.reset(answer["result"]["entities"]);
-    }
+    subscribe_each(watcher, "r", watchers, all, next_id);
+    if (::testing::Test::HasFatalFailure()) return;
 
     std::mt19937 rng(12345);
     std::vector<std::uint64_t> alive;
@@ -194,18 +218,8 @@ TEST(Watch, AppliedNotificationsEqualTheQueryAtEveryStepOfARandomWorld) {
             for (const auto& e : everyone["entities"]) alive.push_back(e["entity"].get<std::uint64_t>());
             ticks = driver.result("world.info", {{"world", "r"}})["tick"].get<std::uint64_t>();
         }
-        // Each subscription against world.query at the same tick (the answers come in order on the
-        // watcher's connection, after every notification published before them).
-        for (auto& w : watchers) {
-            const auto id = next_id++;
-            EXPECT_TRUE(watcher.send_line(
-                request_line(id, "world.query",
-                             {{"world", "r"}, {"query", w.query}, {"fields", w.fields}, {"limit", 10000}})));
-            const auto now = read_until(watcher, id, all);
-            ASSERT_TRUE(now.contains("result")) << now.dump();
-            expect_same(w.state, now["result"], w.query + " every " + std::to_string(w.every), step);
-            if (::testing::Test::HasFatalFailure()) return;
-        }
+        expect_each_is_the_query(watcher, "r", watchers, all, next_id, step);
+        if (::testing::Test::HasFatalFailure()) return;
     }
     EXPECT_GE(ticks, 320U);
     EXPECT_GT(watchers[0].state.notifications, 100U);
@@ -359,17 +373,8 @@ TEST(Watch, MovingNearWatchesEachHoldWhatTheQueryReturnsTickByTick) {
     watchers.push_back({"Position, Velocity", json{"Position"}, 1, 0, {}});  // no near(): as before
     std::vector<watcher_of*> all;
     std::uint64_t next_id = 100;
-    for (auto& w : watchers) {
-        all.push_back(&w);
-        const auto id = next_id++;
-        ASSERT_TRUE(watcher.send_line(
-            request_line(id, "world.watch", {{"world", "g"}, {"query", w.query}, {"fields", w.fields}})));
-        const auto answer = read_until(watcher, id, all);
-        ASSERT_TRUE(answer.contains("result")) << answer.dump();
-        w.sub = answer["result"]["subscription"].get<std::uint64_t>();
-        w.state.reset(answer["result"]["entities"]);
-    }
-    std::size_t entered = 0;
+    subscribe_each(watcher, "g", watchers, all, next_id);
+    if (::testing::Test::HasFatalFailure()) return;
     for (int tick = 1; tick <= 90; ++tick) {
         if (tick % 10 == 0) {  // some die, some are born where the watchers are
             const auto victim = movers[static_cast<std::size_t>(tick) * 3 % movers.size()];
@@ -387,22 +392,15 @@ TEST(Watch, MovingNearWatchesEachHoldWhatTheQueryReturnsTickByTick) {
                             .contains("result"));
         }
         ASSERT_TRUE(driver.result("world.step", {{"world", "g"}, {"ticks", 1}}).is_object());
-        for (auto& w : watchers) {
-            const auto id = next_id++;
-            ASSERT_TRUE(watcher.send_line(
-                request_line(id, "world.query",
-                             {{"world", "g"}, {"query", w.query}, {"fields", w.fields}, {"limit", 10000}})));
-            const auto now = read_until(watcher, id, all);
-            ASSERT_TRUE(now.contains("result")) << now.dump();
-            expect_same(w.state, now["result"], w.query, tick);
-            if (::testing::Test::HasFatalFailure()) return;
-        }
+        expect_each_is_the_query(watcher, "g", watchers, all, next_id, tick);
+        if (::testing::Test::HasFatalFailure()) return;
     }
-    for (const auto& w : watchers) entered += w.state.notifications;
+    std::size_t notifications = 0;
+    for (const auto& w : watchers) notifications += w.state.notifications;
     // Each watcher saw its neighbourhood change (the test would prove nothing about still views).
     for (std::size_t i = 0; i + 1 < watchers.size(); ++i)
         EXPECT_GT(watchers[i].state.notifications, 30U) << watchers[i].query;
-    EXPECT_GT(entered, 600U);
+    EXPECT_GT(notifications, 600U);
 }
 
 TEST(Watch, UnwatchTwiceWatchBeforeAuthAndTheSubscriptionLimit) {

@@ -853,7 +853,10 @@ void watch_hub::publish(const world::world& w, bool all) {
         cell = cell == 0 ? *r / 2 : std::min(cell, *r / 2);
         ++near_views;
     }
-    if (near_views < 4) cell = 0;
+    if (near_views < 4) {
+        cell = 0;
+        grid_ = {};  // its buffers are the size of the world: not kept for views that are gone
+    }
     std::optional<world::world::near_index> near_index;
     for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = (cursor_ + k) % n;

@@ -786,8 +786,8 @@ TEST(ComponentText, AQueryPageOfMixedComponentSetsWritesEachEntitysOwn) {
 
 // The watch hub answers many near() views at once from one grid of positions (world::near_index):
 // every answer, its order included, must be the one a plain walk of the world gives, in a dense
-// cluster (counting sort), with an outlier far away (the sorted fallback), on rims and at radii
-// from below a cell to beyond the world.
+// cluster (counting sort), with an outlier far away (the sorted fallback), on rims, at radii from
+// below a cell to beyond the world, with slots reused by later generations, and with change filters.
 TEST(NearIndex, AnswersEveryNearQueryAsThePlainWalkDoes) {
     world w(paused_world());
     std::mt19937 rng(7);
@@ -799,15 +799,25 @@ TEST(NearIndex, AnswersEveryNearQueryAsThePlainWalkDoes) {
         ids.push_back(w.spawn(comps));
     }
     w.spawn({{"Velocity", {{"x", 1}, {"y", 0}}}});  // no Position: never near anything
+    // Slots reused: a new generation's id sorts after the older ids around it, its slot does not.
+    for (std::size_t i = 0; i < 40; ++i) {
+        w.despawn(ids[i * 5]);
+        ids[i * 5] = w.spawn({{"Position", {{"x", in(rng)}, {"y", in(rng)}}}});
+    }
+    w.step(1);
+    for (std::size_t i = 0; i < 30; ++i)
+        w.insert_components(ids[i * 7 + 1], {{"Velocity", {{"x", 1}, {"y", 1}}}});
     const auto compare = [&](const std::string& phase) {
         std::uniform_int_distribution<std::size_t> pick(0, ids.size() - 1);
         const double radii[] = {0.3, 1, 2.5, 6, 13, 200, 5e6};
         for (int k = 0; k < 120; ++k) {
             const double r = radii[static_cast<std::size_t>(k) % std::size(radii)];
+            const char* filters[] = {"", "", "added(Velocity), ", "changed(Velocity), "};
             const std::string q =
-                k % 2 == 0 ? "near(" + std::to_string(ids[pick(rng)]) + ", " + std::to_string(r) + ")"
-                           : "Velocity, near(" + std::to_string(std::round(in(rng))) + ", " +
-                                 std::to_string(in(rng)) + ", " + std::to_string(r) + ")";
+                filters[static_cast<std::size_t>(k / 2) % std::size(filters)] +
+                (k % 2 == 0 ? "near(" + std::to_string(ids[pick(rng)]) + ", " + std::to_string(r) + ")"
+                            : "Velocity, near(" + std::to_string(std::round(in(rng))) + ", " +
+                                  std::to_string(in(rng)) + ", " + std::to_string(r) + ")");
             const json plain = w.query(json(q), std::nullopt, 100000, 0);
             for (const double cell : {0.5, 3.0, 50.0}) {
                 world::near_index grid(w, cell);
