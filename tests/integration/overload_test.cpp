@@ -176,6 +176,57 @@ TEST(Overload, WatchersThatNeverReadStopCostingTheTickAndResyncWhenTheyRead) {
     EXPECT_EQ(f["stalled"], per) << f.dump();
 }
 
+/// The tick of a notification line (TCP, or an event stream's "data:" line); 0 for any other line.
+std::uint64_t tick_of(const std::string& line) {
+    if (line.find("\"world.watch\"") == std::string::npos) return 0;
+    const auto at = line.find("\"tick\":");
+    return at == std::string::npos ? 0 : std::stoull(line.substr(at + 7, 24));
+}
+
+TEST(Overload, ASlowReaderHearsRecentTicksNotOnesQueuedSecondsAgo) {
+    // 3,000 movers make about 270 KB of diff a tick (16 MB/s at 60 Hz); each reader takes one line
+    // every 200 ms (about 1.3 MB/s). What waits for a slow reader is a window (the server's, plus
+    // the kernel's unsent queue, held small), the rest is merged into the next notification: so
+    // what it reads is about a second old. Before the window, the server filled the connection's
+    // output to --max-output-bytes (16 MiB, seconds of diffs), and the lag grew as it read.
+    int http = 0;
+    auto server = start_with_http({}, &http);
+    ASSERT_EQ(server->http_port(), http);
+    line_client driver(server->port());
+    ASSERT_TRUE(driver.result("world.create", {{"world", "s"}, {"gravity", 0}}).is_object());
+    spawn_movers(driver, "s", 3000);
+    const std::string body = request_line(1, "world.watch", {{"world", "s"}, {"query", "Position, Velocity"}});
+    line_client tcp(server->port(), "127.0.0.1", /*receive_buffer=*/65536);
+    ASSERT_TRUE(tcp.send_line(body));
+    line_client sse(http, "127.0.0.1", /*receive_buffer=*/65536);
+    ASSERT_TRUE(sse.send_raw("POST / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(http) +
+                             "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
+                             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    std::uint64_t heard_tcp = 0;
+    std::uint64_t heard_sse = 0;
+    const auto read_one = [](line_client& c, std::uint64_t& heard) {
+        for (int lines = 0; lines < 8; ++lines) {  // an event stream's headers and blank lines
+            const auto line = c.read_line(5s * sanitizer_time_factor);
+            if (!line) return false;
+            if (const auto t = tick_of(*line); t > 0) {
+                heard = std::max(heard, t);
+                return true;
+            }
+        }
+        return true;
+    };
+    const auto until = std::chrono::steady_clock::now() + 4s;
+    while (std::chrono::steady_clock::now() < until) {
+        ASSERT_TRUE(read_one(tcp, heard_tcp)) << "the TCP watcher was closed";
+        ASSERT_TRUE(read_one(sse, heard_sse)) << "the event stream was closed";
+        std::this_thread::sleep_for(200ms);
+    }
+    const auto now = driver.result("world.info", {{"world", "s"}})["tick"].get<std::uint64_t>();
+    ASSERT_GT(now, 60U) << "the world ticks";
+    EXPECT_LT(now - heard_tcp, 120U) << "at tick " << now << " the TCP reader last heard of " << heard_tcp;
+    EXPECT_LT(now - heard_sse, 120U) << "at tick " << now << " the event stream last heard of " << heard_sse;
+}
+
 TEST(Overload, PastTheServerWideOutputBoundTheStalledReadersAreDroppedAndTheReaderStays) {
     // One connection may hold 64 MiB unsent, all of them together 8 MiB: the stalled readers pass
     // that within a second, and the reader that keeps up has room for a few ticks of diffs on a

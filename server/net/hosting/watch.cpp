@@ -1,6 +1,7 @@
 #include "hosting/watch.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <string_view>
 #include <unordered_map>
@@ -52,8 +53,8 @@ void watch_sink::set_wake(std::function<void()> wake) {
     wake_ = std::move(wake);
 }
 
-void watch_sink::wake_locked() {
-    if (wake_pending_ || !wake_ || closed_) return;
+void watch_sink::wake_locked(bool again) {
+    if ((wake_pending_ && !again) || !wake_ || closed_) return;
     wake_pending_ = true;
     wake_();  // only posts: the connection takes the lock on its own strand later
 }
@@ -129,7 +130,10 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
     s.backlog.push_back(diff);
     if (s.backlog.size() > limits_.min_backlog && s.backlog_bytes > limits_.pending_bytes / 4)
         fold_backlog(s);
-    wake_locked();
+    // The connection reports what it holds to the server-wide output bound, backlogs included.
+    // One that takes nothing (its output is full) leaves its wake pending, so it is woken again
+    // as its backlog doubles: it only counts, it sends nothing until its client reads.
+    wake_locked(std::has_single_bit(s.backlog.size()));
     return true;
 }
 
@@ -478,7 +482,8 @@ std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg,
                                                        std::function<void()> wake) {
     watch_limits limits;
     limits.max_subscriptions = cfg.max_watches;
-    limits.queue_bytes = std::max<std::size_t>(cfg.max_output_bytes / 4, std::size_t{64} * 1024);
+    limits.queue_bytes = std::max<std::size_t>(std::min(cfg.max_output_bytes / 4, limits.queue_bytes),
+                                               std::size_t{64} * 1024);
     limits.pending_bytes = cfg.max_output_bytes;
     auto sink = std::make_shared<watch_sink>(limits, std::move(budget));
     sink->set_wake(std::move(wake));
@@ -654,7 +659,18 @@ std::size_t watch_sink::size() const {
 
 std::size_t watch_sink::queued_bytes() const {
     std::lock_guard lock(mutex_);
-    return queue_bytes_ + lines_bytes_;
+    // Backlogs count in full, though their diffs may be shared: a reader that stopped keeps them
+    // alive, and the server-wide output bound must see it (they are most of what it holds).
+    std::size_t bytes = queue_bytes_ + lines_bytes_;
+    for (const auto& [id, s] : subs_) bytes += s.backlog_bytes;
+    return bytes;
+}
+
+bool watch_sink::owes_resync() const {
+    std::lock_guard lock(mutex_);
+    return std::any_of(subs_.begin(), subs_.end(), [](const auto& kv) {
+        return kv.second.m == mode::needs_resync || kv.second.m == mode::resync_asked;
+    });
 }
 
 // --- watch_hub ----------------------------------------------------------------------------

@@ -48,7 +48,10 @@ class hosted_world;
 /// @brief Bounds of one connection's watches (from the server's settings).
 struct watch_limits {
     std::size_t max_subscriptions = 64;  ///< --max-watches
-    std::size_t queue_bytes = 4 << 20;   ///< notifications waiting for the connection's output
+    /// Notifications waiting for the connection's output, and as many again in that output: a
+    /// window, not a buffer. Small, so that a slow reader is at most this far behind plus its
+    /// socket's buffers; the rest waits as shared diffs merged into one when it reads.
+    std::size_t queue_bytes = 256 << 10;
     /// A subscriber that fell behind holds at most this many bytes of unsent diffs (and never fewer
     /// than min_backlog of them) before it is resynced.
     std::size_t pending_bytes = 16 << 20;
@@ -150,10 +153,18 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     [[nodiscard]] bool owes() const;
     /// @brief The connection is gone: nothing more is accepted, and its worlds drop its subscriptions.
     void close();
+    /// @brief How many notification bytes a connection that has `unsent` bytes of output should
+    /// take now: 0 once its output holds a window's worth (it takes more after the client has
+    /// read). Every face asks this, so a slow reader lags by the same bound on each.
+    [[nodiscard]] std::size_t room(std::size_t unsent) const noexcept {
+        return unsent >= limits_.queue_bytes ? 0 : limits_.queue_bytes - unsent;
+    }
     /// @brief Subscriptions open.
     [[nodiscard]] std::size_t size() const;
-    /// @brief Notification bytes queued for the connection and not taken yet.
+    /// @brief Notification bytes queued for the connection and not taken yet, backlogs included.
     [[nodiscard]] std::size_t queued_bytes() const;
+    /// @brief A subscription fell so far behind that it will get the whole state again.
+    [[nodiscard]] bool owes_resync() const;
 
   private:
     enum class mode : std::uint8_t { current, behind, needs_resync, resync_asked };
@@ -192,7 +203,8 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     void take_locked(watch_bytes& out, std::size_t room,
                      std::vector<std::pair<std::uint64_t, std::shared_ptr<hosted_world>>>& resyncs,
                      std::vector<catch_up>& catch_ups);
-    void wake_locked();
+    // Posts the wake unless one is pending (or, with `again`, even then).
+    void wake_locked(bool again = false);
     static void render(std::string& out, std::uint64_t sub, std::string_view body);
     static void render(watch_bytes& out, std::uint64_t sub, const std::shared_ptr<const world::watch_diff>& d,
                        std::string_view coalesced);

@@ -16,6 +16,7 @@
 #include "http/viewer_page.hpp"
 #include "rpc/services.hpp"
 #include "rpc/token_check.hpp"
+#include "socket_options.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -270,6 +271,7 @@ http_connection::http_connection(asio::ip::tcp::socket socket, server_services& 
 
 void http_connection::start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
+        tune_socket(self->socket_);
         self->session_.watches = watch_sink::for_connection(
             self->services_.config, self->services_.watch_views, [weak = self->weak_from_this()] {
                 if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump_stream(); });
@@ -639,10 +641,13 @@ void http_connection::start_stream(std::string first) {
 
 void http_connection::pump_stream() {
     if (!streaming_ || stopped_ || close_after_write_) return;
-    const std::size_t limit = services_.config.max_output_bytes;
-    if (unsent() >= limit) return;  // the sink coalesces meanwhile; on_write pumps again
+    const std::size_t room = session_.watches->room(unsent());
+    if (room == 0) {  // the sink coalesces meanwhile; on_write pumps again
+        note_output(false);
+        return;
+    }
     std::string lines;
-    session_.watches->take(lines, limit - unsent());
+    session_.watches->take(lines, room);
     std::size_t start = 0;
     while (start < lines.size()) {
         const auto end = lines.find('\n', start);
@@ -780,10 +785,11 @@ void http_connection::on_timer(const asio::error_code& ec) {
         request_open_ = false;
         fail(408,
              "request not finished within " + std::to_string(cfg.request_timeout) + " s (--request-timeout)");
-    } else if (streaming_ && write_in_flight_ && unsent() >= cfg.max_output_bytes &&
-               now - last_activity_ >= stalled_stream) {
-        // A reader that stopped reading with --max-output-bytes owed is dropped now, not after
-        // --idle-timeout: its stream would only ever be coalesced and resynced again.
+    } else if (streaming_ && write_in_flight_ && now - last_activity_ >= stalled_stream &&
+               (unsent() >= cfg.max_output_bytes || session_.watches->owes_resync())) {
+        // A reader that stopped reading with --max-output-bytes owed, or so far behind that it
+        // will be sent the whole state again, is dropped now, not after --idle-timeout: its
+        // stream would only ever be coalesced and resynced again.
         spdlog::info("http {}: event stream reader stalled with {} bytes unsent, closing", session_.id,
                      unsent());
         close("slow reader");

@@ -11,6 +11,7 @@
 #include "hosting/watch.hpp"
 #include "rpc/services.hpp"
 #include "transport/connection_manager.hpp"
+#include "socket_options.hpp"
 
 namespace ecsd::net {
 namespace {
@@ -112,8 +113,7 @@ connection::connection(asio::ip::tcp::socket socket, server_services& services, 
 void connection::start() {
     asio::dispatch(strand_, [self = shared_from_this()] {
         self->services_.connections_open.fetch_add(1, std::memory_order_relaxed);
-        asio::error_code ignored;
-        self->socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+        tune_socket(self->socket_);
         self->last_activity_ = self->opened_ = std::chrono::steady_clock::now();
         self->session_.watches = watch_sink::for_connection(
             self->services_.config, self->services_.watch_views, [weak = self->weak_from_this()] {
@@ -224,14 +224,14 @@ void connection::pump() {
 
 void connection::take_notifications() {
     if (!session_.watches || lingering_ || stopped_) return;
-    const std::size_t limit = services_.config.max_output_bytes;
-    const std::size_t held = buffered_bytes();
-    // Past the bound they are taken when the client has read (on_write pumps). Answers held in
-    // their slots count too, but they wait for these notifications: with nothing unsent, at
-    // least one notification is taken, or the two would wait for each other.
-    if (held >= limit && out_bytes_ > 0) return;
+    // Past the sink's window they are taken when the client has read (on_write pumps); till then
+    // they wait in the sink, merged into one if the client stays behind. Answers held in their
+    // slots count too, but they wait for these notifications: with nothing unsent, at least one
+    // notification is taken, or the two would wait for each other.
+    const std::size_t room = session_.watches->room(buffered_bytes());
+    if (room == 0 && out_bytes_ > 0) return;
     watch_bytes taken;
-    session_.watches->take(taken, held < limit ? limit - held : 1);
+    session_.watches->take(taken, std::max<std::size_t>(room, 1));
     if (ws_) {
         frame_notifications(taken);
         return;
