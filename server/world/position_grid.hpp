@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -27,8 +28,9 @@ class position_grid {
     /// the grid held.
     void rebuild(const ecs::registry& reg, double cell);
 
-    /// @brief Calls f(entity) for each entity whose Position is within r of (x, y) (the rim
-    /// included, as near() counts it), in cell order.
+    /// @brief Calls f(slot) for each entity whose Position is within r of (x, y) (the rim
+    /// included, as near() counts it), in cell order: its slot (ecs::index_of), not its id, since
+    /// reading every id while building costs a random access per entity of the world.
     template <typename F>
     void for_each_near(double x, double y, double r, F&& f) const {
         if (entries_.empty() || !(r >= 0)) return;
@@ -38,7 +40,7 @@ class position_grid {
                 const auto& en = entries_[i];
                 const double dx = en.x - x;
                 const double dy = en.y - y;
-                if (dx * dx + dy * dy <= r2) f(en.e);
+                if (dx * dx + dy * dy <= r2) f(en.slot);
             }
         };
         auto row0 = cell_of(y - r);
@@ -82,13 +84,16 @@ class position_grid {
     struct entry {
         double x;
         double y;
-        ecs::entity_id e;
+        std::uint32_t slot;
     };
     using cell_key = std::pair<std::int64_t, std::int64_t>;  // (row, col)
     [[nodiscard]] std::int64_t cell_of(double v) const noexcept;
     [[nodiscard]] std::size_t lower(std::int64_t row, std::int64_t col) const;
 
+    static constexpr std::int64_t no_cell = std::numeric_limits<std::int64_t>::min();  // not finite
+
     double cell_ = 1;
+    double inverse_ = 1;  // 1 / cell_
     bool dense_ = true;
     std::int64_t row_min_ = 0;
     std::int64_t col_min_ = 0;
@@ -98,6 +103,7 @@ class position_grid {
     std::vector<std::uint32_t> start_;                 // dense: where each cell's entries begin, and the end
     std::vector<cell_key> keys_;                       // sparse: each entry's cell, sorted
     std::vector<std::pair<cell_key, entry>> scratch_;  // sparse: the sort's working copy
+    std::vector<cell_key> cells_;                      // rebuild: each pool position's cell
 };
 
 }  // namespace ecsd::world

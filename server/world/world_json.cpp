@@ -515,13 +515,13 @@ void world::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
         resolved.added.empty() && resolved.changed.empty() && resolved.removed.empty() && !resolved.died;
     if (near_grid_ != nullptr && plain_match) {
         // The grid yields cell order; callers get the walk's order, by slot (a watch's entries, a page).
-        std::vector<entity_id> found;
-        near_grid_->for_each_near(cx, cy, n.r, [&](entity_id e) {
-            if (reg_.alive(e) && reg_.matches(ecs::index_of(e), resolved)) found.push_back(e);
+        std::vector<std::uint32_t> found;
+        near_grid_->for_each_near(cx, cy, n.r, [&](std::uint32_t slot) {
+            if (reg_.matches(slot, resolved)) found.push_back(slot);
         });
-        std::sort(found.begin(), found.end(),
-                  [](entity_id a, entity_id b) { return ecs::index_of(a) < ecs::index_of(b); });
-        for (const auto e : found) f(e);
+        std::sort(found.begin(), found.end());
+        const auto& table = reg_.entities();
+        for (const auto slot : found) f(table.id_of(slot));
         return;
     }
     const double r2 = n.r * n.r;

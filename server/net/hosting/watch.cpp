@@ -716,6 +716,7 @@ void watch_hub::drop_empty() {
             ++it;
             continue;
         }
+        if ((*it)->stalled) --stalled_;
         const auto k = keys_.find((*it)->view->key());
         if (k != keys_.end() && --k->second == 0) {
             keys_.erase(k);
@@ -856,7 +857,6 @@ void watch_hub::publish(const world::world& w, bool all) {
     std::unordered_set<std::string_view> diffed;
     const std::size_t n = groups_.size();
     std::size_t resume = n;
-    stalled_ = 0;
     // near() views (a player's neighbourhood each) are answered from one grid of the world's
     // positions, built at the first of them: each then costs the entities around its centre, not
     // the world. Cells of half the smallest radius: a circle's cells hold about twice its area.
@@ -878,19 +878,24 @@ void watch_hub::publish(const world::world& w, bool all) {
         const std::size_t i = (cursor_ + k) % n;
         auto& g = *groups_[i];
         if (!all && !g.owed && w.tick() % g.view->every() != 0) continue;
-        // Nobody reads it: every subscriber gets the whole state when it reads again.
-        if (std::none_of(g.subs.begin(), g.subs.end(),
-                         [](const subscriber& s) { return s.sink->wants(s.id); })) {
-            g.owed = false;
-            ++stalled_;
-            continue;
-        }
         const auto& key = g.view->key();
-        const bool twin = diffed.contains(key);
-        if (out_of_time && !twin) {
+        // Out of time, only twins of views already diffed go on (their diff is the same). Asked
+        // before wants(): the views that wait cost a flag each, not a lock of each subscriber.
+        if (out_of_time && !diffed.contains(key)) {
             if (!g.owed) ++deferred_;
             g.owed = true;
             if (resume == n) resume = i;
+            continue;
+        }
+        // Nobody reads it: every subscriber gets the whole state when it reads again.
+        const bool stalled = std::none_of(g.subs.begin(), g.subs.end(),
+                                          [](const subscriber& s) { return s.sink->wants(s.id); });
+        if (stalled != g.stalled) {
+            g.stalled = stalled;
+            stalled ? ++stalled_ : --stalled_;
+        }
+        if (stalled) {
+            g.owed = false;
             continue;
         }
         if (cell > 0 && !near_index && g.view->near_radius())
@@ -928,6 +933,7 @@ void watch_hub::end_all(std::uint64_t tick, std::string_view reason, std::string
     for (auto& g : groups_)
         for (auto& s : g->subs) s.sink->end(s.id, tick, reason, moved_to);
     groups_.clear();
+    stalled_ = 0;
     release_all();
 }
 

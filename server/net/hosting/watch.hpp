@@ -280,7 +280,8 @@ class watch_hub {
         std::unique_ptr<world::watch_view> view;
         std::vector<subscriber> subs;
         std::uint64_t base_version = 0;
-        bool owed = false;  // was due, put off by the tick budget: diffs at the next publish
+        bool owed = false;     // was due, put off by the tick budget: diffs at the next publish
+        bool stalled = false;  // no subscriber read it when it was last due (counted in stalled_)
     };
     void publish(const world::world& w, bool all);
     group& place(std::unique_ptr<world::watch_view> view, subscriber s, const world::world& w,
@@ -297,7 +298,7 @@ class watch_hub {
     std::shared_ptr<watch_budget> budget_;  // the server's (from the first sink)
     std::unordered_map<std::string, std::size_t> keys_;  // view key -> its groups (twins)
     std::size_t cursor_ = 0;                             // where the next publish starts
-    std::size_t stalled_ = 0;
+    std::size_t stalled_ = 0;  // groups whose `stalled` is set
     std::uint64_t deferred_ = 0;
 };
 
