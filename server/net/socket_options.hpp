@@ -19,8 +19,8 @@ inline void tune_socket(asio::ip::tcp::socket& socket) {
     asio::error_code ignored;  // best effort: a socket without them still works
     socket.set_option(asio::ip::tcp::no_delay(true), ignored);
 #if defined(__linux__) && defined(TCP_NOTSENT_LOWAT)
-    socket.set_option(asio::detail::socket_option::integer<IPPROTO_TCP, TCP_NOTSENT_LOWAT>(notsent_lowat_bytes),
-                      ignored);
+    socket.set_option(
+        asio::detail::socket_option::integer<IPPROTO_TCP, TCP_NOTSENT_LOWAT>(notsent_lowat_bytes), ignored);
 #endif
 }
 

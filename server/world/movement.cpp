@@ -87,16 +87,30 @@ void bounds_system::run(world& w) {
     const double dt = w.dt();
     const double rest_x = 2 * std::fabs(w.settings().gravity_x) * dt;
     const double rest_y = 2 * std::fabs(w.settings().gravity_y) * dt;
-    w.walk<bounds_system, Position, Velocity>([&](entity_id e, Position& p, Velocity& v) {
-        const auto slot = ecs::index_of(e);
-        const double r = colliders.contains(slot) ? std::max(0.0, colliders.get(slot).radius) : 0.0;
-        const double bounce =
-            bodies.contains(slot) ? bodies.get(slot).restitution : 1.0;  // as collision response
-        if (b.left && p.x - r < *b.left) keep_inside(p.x, v.x, v.y, *b.left + r, +1, bounce, rest_x);
-        if (b.right && p.x + r > *b.right) keep_inside(p.x, v.x, v.y, *b.right - r, -1, bounce, rest_x);
-        if (b.bottom && p.y - r < *b.bottom) keep_inside(p.y, v.y, v.x, *b.bottom + r, +1, bounce, rest_y);
-        if (b.top && p.y + r > *b.top) keep_inside(p.y, v.y, v.x, *b.top - r, -1, bounce, rest_y);
-    });
+    // Read, not written: only the few entities past an edge are written, and only they are stamped
+    // (a watch of Velocity re-reads only what a stamp says changed; a walk with Velocity& would
+    // stamp every entity inside the bounds every tick).
+    w.walk<bounds_system, const Position, const Velocity>(
+        [&](entity_id e, const Position& p, const Velocity& /*v*/) {
+            const auto slot = ecs::index_of(e);
+            const double r = colliders.contains(slot) ? std::max(0.0, colliders.get(slot).radius) : 0.0;
+            const bool out = (b.left && p.x - r < *b.left) || (b.right && p.x + r > *b.right) ||
+                             (b.bottom && p.y - r < *b.bottom) || (b.top && p.y + r > *b.top);
+            if (!out) [[likely]]
+                return;
+            auto& pw = reg.get<Position>(e);
+            auto& vw = reg.get<Velocity>(e);
+            reg.touch<Position>(e);
+            reg.touch<Velocity>(e);
+            const double bounce =
+                bodies.contains(slot) ? bodies.get(slot).restitution : 1.0;  // as collision response
+            if (b.left && pw.x - r < *b.left) keep_inside(pw.x, vw.x, vw.y, *b.left + r, +1, bounce, rest_x);
+            if (b.right && pw.x + r > *b.right)
+                keep_inside(pw.x, vw.x, vw.y, *b.right - r, -1, bounce, rest_x);
+            if (b.bottom && pw.y - r < *b.bottom)
+                keep_inside(pw.y, vw.y, vw.x, *b.bottom + r, +1, bounce, rest_y);
+            if (b.top && pw.y + r > *b.top) keep_inside(pw.y, vw.y, vw.x, *b.top - r, -1, bounce, rest_y);
+        });
 }
 
 void lifetime_system::run(world& w) {

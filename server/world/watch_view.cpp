@@ -1,6 +1,7 @@
 #include "world/watch_view.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 
 #include "ecs/json_text.hpp"
@@ -145,19 +146,63 @@ void watch_view::rows_for(const world& w, entity_id e, std::vector<const row*>& 
         if (reg.has(e, r.second)) out.push_back(&r);
 }
 
+void watch_view::base_table::reset(std::size_t expected) {
+    std::size_t capacity = 16;
+    while (capacity < 2 * expected) capacity *= 2;  // at most half full: probes stay short
+    slots.assign(capacity, entry{});
+    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
+    fields.clear();
+    size_ = 0;
+}
+
+std::size_t watch_view::base_table::home(entity_id e) const noexcept {
+    return static_cast<std::size_t>((e * 0x9E3779B97F4A7C15ULL) >> shift_);  // Fibonacci hashing
+}
+
+watch_view::base_table::entry* watch_view::base_table::find(entity_id e) noexcept {
+    if (slots.empty()) return nullptr;
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = home(e);; i = (i + 1) & mask) {
+        auto& en = slots[i];
+        if (!en.used) return nullptr;
+        if (en.e == e) return &en;
+    }
+}
+
+void watch_view::base_table::insert(entity_id e, std::uint32_t first) {
+    if (slots.empty() || 2 * (size_ + 1) > slots.size()) grow();
+    const std::size_t mask = slots.size() - 1;
+    std::size_t i = home(e);
+    while (slots[i].used) i = (i + 1) & mask;
+    slots[i] = {e, first, static_cast<std::uint32_t>(fields.size()) - first, 1, 0};
+    ++size_;
+}
+
+void watch_view::base_table::grow() {
+    auto old = std::move(slots);
+    const std::size_t capacity = old.empty() ? 16 : old.size() * 2;
+    slots.assign(capacity, entry{});
+    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
+    const std::size_t mask = capacity - 1;
+    for (const auto& en : old) {
+        if (!en.used) continue;
+        std::size_t i = home(en.e);
+        while (slots[i].used) i = (i + 1) & mask;
+        slots[i] = en;
+    }
+}
+
 void watch_view::rebase(const world& w, std::string& out) {
     const auto& reg = w.registry();
     refresh_rows(reg);
-    base_.clear();
-    ++round_;
+    base_.reset(base_.size());
     std::vector<const row*> rows;
     std::string scratch;
     out += '[';
     bool first = true;
     w.for_each_match(terms_, resolved_, [&](entity_id e) {
         if (!reg.alive(e)) return;  // `died` and `removed` name dead entities: a watch shows the living
-        auto& st = base_[e];
-        st.round = round_;
+        const auto first_hash = static_cast<std::uint32_t>(base_.fields.size());
         rows_for(w, e, rows);
         if (!first) out += ',';
         first = false;
@@ -165,13 +210,14 @@ void watch_view::rebase(const world& w, std::string& out) {
         bool first_field = true;
         for (const auto* r : rows) {
             encode(reg, e, r->second, scratch);
-            st.fields.push_back({r->second, hash_text(scratch)});
+            base_.fields.push_back({r->second, hash_text(scratch)});
             if (!first_field) out += ',';
             first_field = false;
             out += r->first;
             out += ':';
             out += scratch;
         }
+        base_.insert(e, first_hash);
         out += "}}";
     });
     out += ']';
@@ -256,75 +302,73 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     // ranges, not as strings of its own (a 100k-entity diff would otherwise allocate per entity).
     const auto& reg = w.registry();
     refresh_rows(reg);
-    ++round_;
+    next_.reset(base_.size() + base_.size() / 4);
     diff_list entered;
     diff_list changed;
     std::vector<const row*> rows;
-    std::vector<field_hash> next;
     std::string scratch;
+    auto& hashes = next_.fields;
     w.for_each_match(terms_, resolved_, [&](entity_id e) {
         if (!reg.alive(e)) return;
-        auto [it, fresh] = base_.try_emplace(e);
-        auto& st = it->second;
-        st.round = round_;
+        auto* old_state = base_.find(e);
+        const auto first_hash = static_cast<std::uint32_t>(hashes.size());
         rows_for(w, e, rows);
-        if (fresh) {
+        if (old_state == nullptr) {
             const auto mark = entered.text.size();
             entered.open(e);
             for (const auto* r : rows) {
                 encode(reg, e, r->second, scratch);
-                st.fields.push_back({r->second, hash_text(scratch)});
+                hashes.push_back({r->second, hash_text(scratch)});
                 entered.component(r->first, scratch);
             }
             entered.text += "}}";
             entered.close(watch_entry::kind::entered, true, mark);
+            next_.insert(e, first_hash);
             return;
         }
+        old_state->seen = 1;
+        const auto old_begin = base_.fields.begin() + old_state->first;
+        const auto old_end = old_begin + old_state->count;
         const auto mark = changed.text.size();
         changed.open(e);
         bool any = false;
-        next.clear();
         const auto slot = ecs::index_of(e);
         for (const auto* r : rows) {
             const auto c = r->second;
-            const auto old = std::find_if(st.fields.begin(), st.fields.end(),
-                                          [&](const field_hash& f) { return f.c == c; });
+            const auto old = std::find_if(old_begin, old_end, [&](const field_hash& f) { return f.c == c; });
             const ecs::pool& p = reg.storage(c);
             // Not written since the last diff: the subscribers already have this value.
-            if (old != st.fields.end() && p.tracks_writes() && !p.written_since(p.index(slot), floor_)) {
-                next.push_back(*old);
+            if (old != old_end && p.tracks_writes() && !p.written_since(p.index(slot), floor_)) {
+                hashes.push_back(*old);
                 continue;
             }
             encode(reg, e, c, scratch);
             const auto h = hash_text(scratch);
-            if (old == st.fields.end() || old->hash != h) {
+            if (old == old_end || old->hash != h) {
                 changed.component(r->first, scratch);
                 any = true;
             }
-            next.push_back({c, h});
+            hashes.push_back({c, h});
         }
         changed.text += '}';
         bool removed = false;
-        for (const auto& f : st.fields) {
-            if (std::any_of(next.begin(), next.end(), [&](const field_hash& n) { return n.c == f.c; }))
+        const auto now_begin = hashes.begin() + first_hash;
+        for (auto f = old_begin; f != old_end; ++f) {
+            if (std::any_of(now_begin, hashes.end(), [&](const field_hash& n) { return n.c == f->c; }))
                 continue;
-            changed.removed(json_quoted(reg.storage(f.c).name()), !removed);
+            changed.removed(json_quoted(reg.storage(f->c).name()), !removed);
             removed = true;
         }
         if (removed) changed.text += ']';
         changed.text += '}';
-        st.fields.swap(next);
+        next_.insert(e, first_hash);
         changed.close(watch_entry::kind::changed, any || removed, mark);
     });
     std::vector<watch_ref> gone;
-    for (auto it = base_.begin(); it != base_.end();) {
-        if (it->second.round != round_) {
-            gone.push_back({it->first, watch_entry::kind::left, !reg.alive(it->first), false, 0, 0, 0, 0});
-            it = base_.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    for (const auto& en : base_.slots)
+        if (en.used && !en.seen)
+            gone.push_back({en.e, watch_entry::kind::left, !reg.alive(en.e), false, 0, 0, 0, 0});
+    std::swap(base_, next_);
     floor_ = reg.epoch();
     if (entered.refs.empty() && changed.refs.empty() && gone.empty()) return nullptr;
     std::sort(gone.begin(), gone.end(),

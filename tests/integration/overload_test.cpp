@@ -195,13 +195,15 @@ TEST(Overload, ASlowReaderHearsRecentTicksNotOnesQueuedSecondsAgo) {
     line_client driver(server->port());
     ASSERT_TRUE(driver.result("world.create", {{"world", "s"}, {"gravity", 0}}).is_object());
     spawn_movers(driver, "s", 3000);
-    const std::string body = request_line(1, "world.watch", {{"world", "s"}, {"query", "Position, Velocity"}});
+    const std::string body =
+        request_line(1, "world.watch", {{"world", "s"}, {"query", "Position, Velocity"}});
     line_client tcp(server->port(), "127.0.0.1", /*receive_buffer=*/65536);
     ASSERT_TRUE(tcp.send_line(body));
     line_client sse(http, "127.0.0.1", /*receive_buffer=*/65536);
     ASSERT_TRUE(sse.send_raw("POST / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(http) +
                              "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
-                             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+                             "Content-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n" + body));
     std::uint64_t heard_tcp = 0;
     std::uint64_t heard_sse = 0;
     const auto read_one = [](line_client& c, std::uint64_t& heard) {

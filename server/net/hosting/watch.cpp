@@ -482,8 +482,8 @@ std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg,
                                                        std::function<void()> wake) {
     watch_limits limits;
     limits.max_subscriptions = cfg.max_watches;
-    limits.queue_bytes = std::max<std::size_t>(std::min(cfg.max_output_bytes / 4, limits.queue_bytes),
-                                               std::size_t{64} * 1024);
+    limits.queue_bytes =
+        std::max<std::size_t>(std::min(cfg.max_output_bytes / 4, limits.queue_bytes), std::size_t{64} * 1024);
     limits.pending_bytes = cfg.max_output_bytes;
     auto sink = std::make_shared<watch_sink>(limits, std::move(budget));
     sink->set_wake(std::move(wake));

@@ -298,7 +298,7 @@ class watch_hub {
     std::shared_ptr<watch_budget> budget_;  // the server's (from the first sink)
     std::unordered_map<std::string, std::size_t> keys_;  // view key -> its groups (twins)
     std::size_t cursor_ = 0;                             // where the next publish starts
-    std::size_t stalled_ = 0;  // groups whose `stalled` is set
+    std::size_t stalled_ = 0;                            // groups whose `stalled` is set
     std::uint64_t deferred_ = 0;
 };
 

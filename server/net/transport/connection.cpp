@@ -10,8 +10,8 @@
 #include "hosting/hosted_world.hpp"
 #include "hosting/watch.hpp"
 #include "rpc/services.hpp"
-#include "transport/connection_manager.hpp"
 #include "socket_options.hpp"
+#include "transport/connection_manager.hpp"
 
 namespace ecsd::net {
 namespace {
