@@ -62,7 +62,9 @@ void watch_sink::wake_locked(bool again) {
 bool watch_sink::push_line(std::string line) {
     std::lock_guard lock(mutex_);
     if (closed_) return false;
-    if (lines_bytes_ + line.size() > limits_.queue_bytes) {
+    // Lines are not merged as diffs are: they keep the larger bound they had before the window
+    // (a quarter of --max-output-bytes), so a burst of requests does not cost a monitor its lines.
+    if (lines_bytes_ + line.size() > std::max(limits_.queue_bytes, limits_.pending_bytes / 4)) {
         ++lines_dropped_;  // a monitor that does not keep up loses lines, never the server's memory
         return true;
     }
