@@ -12,6 +12,13 @@ using nlohmann::json;
 // Larger texts (a snapshot's head, an import) are read by nlohmann: simdjson's parser keeps its
 // buffers at the size of the largest document it read, per thread, for good.
 constexpr std::size_t largest = std::size_t{1} << 20U;
+// Up to this much text, the parser keeps its buffers between documents (requests are smaller); a
+// larger one's (a spawn batch of 10,000 entities: about 6 MB of simdjson's buffers per thread) go
+// back at release_large_dom(), or they would stay resident for good.
+constexpr std::size_t kept = std::size_t{64} << 10U;
+
+thread_local simdjson::dom::parser parser;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+thread_local std::string padded;            // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 }  // namespace
 
@@ -81,11 +88,15 @@ bool simdjson_reads_as_nlohmann(std::string_view text) noexcept {
 
 bool read_dom(std::string_view text, simdjson::dom::element& root) {
     if (text.size() > largest || !simdjson_reads_as_nlohmann(text)) return false;
-    thread_local simdjson::dom::parser parser;
-    thread_local std::string padded;
-    padded.resize(text.size() + simdjson::SIMDJSON_PADDING);  // never shrinks: at most `largest`
+    padded.resize(text.size() + simdjson::SIMDJSON_PADDING);  // shrunk by release_large_dom()
     text.copy(padded.data(), text.size());
     return parser.parse(padded.data(), text.size(), false).get(root) == simdjson::SUCCESS;
+}
+
+void release_large_dom() noexcept {
+    if (padded.capacity() <= kept + simdjson::SIMDJSON_PADDING) return;
+    parser = simdjson::dom::parser{};
+    std::string().swap(padded);
 }
 
 json parse_json(std::string_view text) {
@@ -94,6 +105,7 @@ json parse_json(std::string_view text) {
     if (read_dom(text, root)) {
         json out;
         build(root, out);
+        release_large_dom();
         return out;
     }
     return json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -172,13 +172,17 @@ parsed_line parse_line(std::string_view line, const parse_limits& limits) {
     simdjson::dom::element root;
     if (!read_dom(line, root)) return parse_line_tree(line, limits);
     // The common case: read from simdjson's DOM, with no tree built for the envelope.
-    if (!root.is_array()) return one(dom_to_message(root));
-    const auto items = simdjson::dom::array(root);
-    if (auto refused = refuse_batch(items.size(), limits)) return one(std::move(*refused));
     parsed_line out;
-    out.batch = true;
-    out.messages.reserve(items.size());
-    for (const auto item : items) out.messages.emplace_back(dom_to_message(item));
+    if (!root.is_array()) {
+        out = one(dom_to_message(root));
+    } else if (const auto items = simdjson::dom::array(root); auto refused = refuse_batch(items.size(), limits)) {
+        out = one(std::move(*refused));
+    } else {
+        out.batch = true;
+        out.messages.reserve(items.size());
+        for (const auto item : items) out.messages.emplace_back(dom_to_message(item));
+    }
+    release_large_dom();  // the messages own their values: the DOM is done with
     return out;
 }
 

@@ -79,6 +79,19 @@ void unmap(void* p, std::size_t bytes) noexcept {
 
 }  // namespace internal
 
+void* map_zeroed(std::size_t bytes) {
+    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + small_page - 1) & ~(small_page - 1);
+    void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(p, rounded, MADV_NOHUGEPAGE);  // a write makes 4 KiB resident, not 2 MiB
+    return p;
+}
+
+void unmap_zeroed(void* p, std::size_t bytes) noexcept {
+    if (p == nullptr) return;
+    ::munmap(p, (std::max<std::size_t>(bytes, 1) + small_page - 1) & ~(small_page - 1));
+}
+
 void* allocate_block(std::size_t bytes) {
     if (bytes < mapped_from) return ::operator new(bytes);
     const std::size_t rounded = mapped_size(bytes);

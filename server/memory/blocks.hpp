@@ -34,6 +34,14 @@ inline constexpr std::size_t mapped_from = std::size_t{256} << 10;
 /// @brief Gives back a block from allocate_block(bytes).
 void free_block(void* p, std::size_t bytes) noexcept;
 
+/// @brief `bytes` of zeros straight from the kernel, in small pages and not listed: resident only
+/// where written, for a scratch table indexed by slot that few entities write. (calloc can hand back
+/// freed memory that it then zeroes by writing, which makes every page resident.) Throws
+/// std::bad_alloc.
+[[nodiscard]] void* map_zeroed(std::size_t bytes);
+/// @brief Gives back what map_zeroed(bytes) returned.
+void unmap_zeroed(void* p, std::size_t bytes) noexcept;
+
 /// @brief `bytes` mapped at `at`.
 struct block {
     void* at;

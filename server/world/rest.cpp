@@ -50,15 +50,16 @@ void rest_system::run(world& w) {
     // The movers that may be at rest (slow this tick, or resting), in walk order (the same for a
     // given world state). body_of is all null_index between runs: the places set are reset.
     bodies.clear();
-    body_of.resize(reg.entities().slot_count(), ecs::null_index);
     auto& positions = reg.storage<Position>();
     const Position* first = positions.data();
-    const auto* starts = rs.starts.get();
+    const auto* starts = rs.starts;
     const std::uint64_t stamp = w.tick() + 1;
     const double still = rest_speed * dt;  // metres a tick
     const bool has_bounds = bounds.any(), any_resting = !resting.empty();
     // Movement noted no slow mover and none rests: nothing may be at rest (a lively world's tick).
     if (!any_resting && !rs.noted.load(std::memory_order_relaxed)) return;
+    // After the early return: a table of 4 bytes a slot is resident memory a lively world skips.
+    body_of.resize(reg.entities().slot_count(), ecs::null_index);
     constexpr double noted = rest_state::moving_speed * rest_state::moving_speed;
     bool any_tiny = false;
     // The movers with a RigidBody are the first part of the Position+Velocity group (RigidBody is

@@ -30,6 +30,28 @@ method_answer ping(method_context&) {
     return json("pong");
 }
 
+// jemalloc's control call, when ecsd links jemalloc (cmake/CompilerOptions.cmake, ECSD_JEMALLOC):
+// a weak reference, null under glibc's malloc and the sanitizers.
+extern "C" int mallctl(const char*, void*, std::size_t*, void*, std::size_t) __attribute__((weak));
+
+/// @brief The allocator's own figures (jemalloc's stats.*), or null without jemalloc: what the
+/// heap holds live (`allocated`), in pages it uses (`active`), resident (`resident`), for its own
+/// books (`metadata`) and mapped but given back (`retained`). The registry's big arrays are not in
+/// it: they are mapped by the memory module.
+json allocator_figures() {
+    if (mallctl == nullptr) return nullptr;
+    std::uint64_t epoch = 1;
+    std::size_t len = sizeof(epoch);
+    if (mallctl("epoch", &epoch, &len, &epoch, len) != 0) return nullptr;  // refreshes the stats
+    json out = json::object();
+    for (const char* name : {"allocated", "active", "resident", "metadata", "retained"}) {
+        std::size_t v = 0;
+        len = sizeof(v);
+        if (mallctl(("stats." + std::string(name)).c_str(), &v, &len, nullptr, 0) == 0) out[name] = v;
+    }
+    return out;
+}
+
 /// @brief The process's resident memory and each world's registry, as of its last tick.
 json memory_of(const server_services& s) {
     long pages = 0;
@@ -45,7 +67,8 @@ json memory_of(const server_services& s) {
                              {"registry_bytes", f.memory_bytes.load(std::memory_order_relaxed)},
                              {"tick", f.tick.load(std::memory_order_relaxed)}};
     }
-    return {{"rss_bytes", pages * ::sysconf(_SC_PAGESIZE)}, {"worlds", std::move(worlds)}};
+    return {{"rss_bytes", pages * ::sysconf(_SC_PAGESIZE)}, {"worlds", std::move(worlds)},
+            {"allocator", allocator_figures()}};
 }
 
 /// @brief CPU time the process has used (every thread), as load tools divide it per request.
@@ -138,7 +161,8 @@ json info_schema() {
           {"memory",
            {{"type", "object"},
             {"description",
-             "rss_bytes, and per world: entities, registry_bytes, tick (as of its last tick)"}}},
+             "rss_bytes; per world: entities, registry_bytes, tick (as of its last tick); allocator: "
+             "jemalloc's allocated, active, resident, metadata, retained bytes (null without jemalloc)"}}},
           {"cpu", object_schema({{"user_s", {{"type", "number"}}}, {"system_s", {{"type", "number"}}}})},
           {"worlds", {{"type", "array"}, {"items", {{"type", "string"}}}}},
           {"limits", {{"type", "object"}}},

@@ -27,6 +27,10 @@ namespace ecsd::protocol {
 /// a value otherwise than nlohmann (a `\u` escape; an integer `-0`, which nlohmann reads as signed):
 /// then the caller asks nlohmann. parse_json and the journal's record check both read through it.
 [[nodiscard]] bool read_dom(std::string_view text, simdjson::dom::element& root);
+/// @brief Ends the DOM read_dom() gave this thread: when it read a text over 64 KiB, the parser's
+/// buffers go back to the allocator (a batch's megabytes would otherwise stay resident, per
+/// thread). Call it once done with the DOM.
+void release_large_dom() noexcept;
 
 /// @brief `out` as nlohmann's parser builds it from the text that read_dom() read as `e` (one
 /// element of the DOM: a request's params without the envelope around them).
