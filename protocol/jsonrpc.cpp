@@ -175,7 +175,8 @@ parsed_line parse_line(std::string_view line, const parse_limits& limits) {
     parsed_line out;
     if (!root.is_array()) {
         out = one(dom_to_message(root));
-    } else if (const auto items = simdjson::dom::array(root); auto refused = refuse_batch(items.size(), limits)) {
+    } else if (const auto items = simdjson::dom::array(root);
+               auto refused = refuse_batch(items.size(), limits)) {
         out = one(std::move(*refused));
     } else {
         out.batch = true;

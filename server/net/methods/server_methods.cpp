@@ -67,7 +67,8 @@ json memory_of(const server_services& s) {
                              {"registry_bytes", f.memory_bytes.load(std::memory_order_relaxed)},
                              {"tick", f.tick.load(std::memory_order_relaxed)}};
     }
-    return {{"rss_bytes", pages * ::sysconf(_SC_PAGESIZE)}, {"worlds", std::move(worlds)},
+    return {{"rss_bytes", pages * ::sysconf(_SC_PAGESIZE)},
+            {"worlds", std::move(worlds)},
             {"allocator", allocator_figures()}};
 }
 
