@@ -5,9 +5,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
 #include <utility>
 #include <vector>
 

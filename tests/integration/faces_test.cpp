@@ -14,11 +14,6 @@
 namespace ecsd::test {
 namespace faces {
 
-std::string post_body(const std::string& body, const std::string& extra = {}) {
-    return "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra +
-           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-}
-
 /// The reason of an error answer, or of each element of a batch's answer ("ok" for a result).
 json reasons(const json& answer) {
     const auto one = [](const json& a) -> json {
@@ -53,7 +48,7 @@ struct two_faces {
     }
     json body(const std::string& text, const std::string& token = {}, int* status = nullptr) const {
         http_client c(http);
-        EXPECT_TRUE(c.send(post_body(text, token.empty() ? "" : "Authorization: Bearer " + token + "\r\n")));
+        EXPECT_TRUE(c.send(post(text, token.empty() ? "" : "Authorization: Bearer " + token + "\r\n")));
         const auto r = c.read();
         if (!r) return "no answer";
         if (status != nullptr) *status = r->status;

@@ -22,11 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string post(const std::string& body, const std::string& extra = {}) {
-    return "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra +
-           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-}
-
 /// ecsd with its HTTP face on a free port (start_with_http: again on another if it was taken).
 struct http_fixture {
     int http = 0;

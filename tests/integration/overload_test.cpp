@@ -200,10 +200,7 @@ TEST(Overload, ASlowReaderHearsRecentTicksNotOnesQueuedSecondsAgo) {
     line_client tcp(server->port(), "127.0.0.1", /*receive_buffer=*/65536);
     ASSERT_TRUE(tcp.send_line(body));
     line_client sse(http, "127.0.0.1", /*receive_buffer=*/65536);
-    ASSERT_TRUE(sse.send_raw("POST / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(http) +
-                             "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\n"
-                             "Content-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n" + body));
+    ASSERT_TRUE(sse.send_raw(post(body, "Accept: text/event-stream\r\n")));
     std::uint64_t heard_tcp = 0;
     std::uint64_t heard_sse = 0;
     const auto read_one = [](line_client& c, std::uint64_t& heard) {
@@ -267,13 +264,9 @@ TEST(Overload, PastTheServerWideOutputBoundTheStalledReadersAreDroppedAndTheRead
 
     // Readers that read nothing: three event streams and two TCP watchers.
     std::vector<std::unique_ptr<line_client>> stalled;
-    const std::string body =
-        request_line(1, "world.watch", {{"world", "o"}, {"query", "Position, Velocity"}});
     for (int i = 0; i < 3; ++i) {
         stalled.push_back(std::make_unique<line_client>(http, "127.0.0.1", /*receive_buffer=*/4096));
-        ASSERT_TRUE(stalled.back()->send_raw("POST / HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(http) +
-                                             "\r\nContent-Type: application/json\r\nContent-Length: " +
-                                             std::to_string(body.size()) + "\r\n\r\n" + body));
+        ASSERT_TRUE(stalled.back()->send_raw(post(watch)));
     }
     for (int i = 0; i < 2; ++i) {
         stalled.push_back(

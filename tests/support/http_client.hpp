@@ -28,6 +28,13 @@ inline std::string lower(std::string s) {
     return s;
 }
 
+/// @brief One HTTP request carrying a JSON-RPC body: `POST /`, with `extra` header lines (each
+/// ending in CRLF) before Content-Length, as a browser or curl would send it.
+inline std::string post(const std::string& body, const std::string& extra = {}) {
+    return "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 /// @brief A port nobody listens on right now (bind to 0, read it, close): another process may
 /// still take it before ecsd binds it (start_with_http tries again).
 inline int free_port() {

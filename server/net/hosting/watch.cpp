@@ -62,9 +62,7 @@ void watch_sink::wake_locked(bool again) {
 bool watch_sink::push_line(std::string line) {
     std::lock_guard lock(mutex_);
     if (closed_) return false;
-    // Lines are not merged as diffs are: they keep the larger bound they had before the window
-    // (a quarter of --max-output-bytes), so a burst of requests does not cost a monitor its lines.
-    if (lines_bytes_ + line.size() > std::max(limits_.queue_bytes, limits_.pending_bytes / 4)) {
+    if (lines_bytes_ + line.size() > limits_.lines_bytes) {
         ++lines_dropped_;  // a monitor that does not keep up loses lines, never the server's memory
         return true;
     }
@@ -486,6 +484,7 @@ std::shared_ptr<watch_sink> watch_sink::for_connection(const server_config& cfg,
     limits.max_subscriptions = cfg.max_watches;
     limits.queue_bytes =
         std::max<std::size_t>(std::min(cfg.max_output_bytes / 4, limits.queue_bytes), std::size_t{64} * 1024);
+    limits.lines_bytes = std::max<std::size_t>(cfg.max_output_bytes / 4, std::size_t{64} * 1024);
     limits.pending_bytes = cfg.max_output_bytes;
     auto sink = std::make_shared<watch_sink>(limits, std::move(budget));
     sink->set_wake(std::move(wake));

@@ -52,6 +52,9 @@ struct watch_limits {
     /// window, not a buffer. Small, so that a slow reader is at most this far behind plus its
     /// socket's buffers; the rest waits as shared diffs merged into one when it reads.
     std::size_t queue_bytes = 256 << 10;
+    /// server.monitor's lines waiting for the connection's output: past it they are dropped and
+    /// counted. Larger than the window, since lines are not merged as diffs are.
+    std::size_t lines_bytes = 4 << 20;
     /// A subscriber that fell behind holds at most this many bytes of unsent diffs (and never fewer
     /// than min_backlog of them) before it is resynced.
     std::size_t pending_bytes = 16 << 20;
