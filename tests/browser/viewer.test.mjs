@@ -262,17 +262,21 @@ test("10,000 moving entities: frames per second", async () => {
   await sleep(3000);
   const fps = [];
   for (let i = 0; i < 4; ++i) { fps.push(await page.evaluate(() => window.ecsdViewer.fps)); await sleep(1000); }
-  const updates = await text("#updates"), best = Math.max(...fps);
+  const updates = await text("#updates");
+  // A frame's own cost, as the page times its draw(): the rate also depends on how much of the
+  // machine the browser gets (a parallel ctest on two cores gave 3-8 fps where an idle one gives 55).
+  const drawMs = await page.evaluate(() => { const t = [...window.ecsdViewer.drawMs].sort((a, b) => a - b); return t[t.length >> 1]; });
   console.log(`# viewer fps with ${swarm.n} moving entities (headless Chromium, 1280x800, map ${await page.$eval("#map", (c) => c.width + "x" + c.height)}): ` +
-              `${fps.join(", ")} (one a second; the page hears of changes ${updates} times a second)`);
+              `${fps.join(", ")} (one a second; the page hears of changes ${updates} times a second); a frame draws in ${drawMs.toFixed(1)} ms (median)`);
   // Pick one to show in the panel (the README's picture: docs/viewer.png).
   const p = await page.evaluate((id) => window.ecsdViewer.entities.get(id).Position, swarm.first + 4321);
   const s = await screenOf(p.x, p.y);
   await page.mouse.click(s.x, s.y);
-  await until("an entity of the swarm in the panel", async () => (await text("#entity")).includes("Velocity"), 3000);
+  await until("an entity of the swarm in the panel", async () => (await text("#entity")).includes("Velocity"), 10000);
   await sleep(1000);
   await shot("viewer-10k.png");
-  assert.ok(best >= 10, `the page keeps drawing (${best} fps)`);
+  assert.ok(fps.some((f) => f > 0), `the page keeps drawing (${fps.join(", ")} fps)`);
+  assert.ok(drawMs <= 1000 / 60, `a frame of ${swarm.n} entities draws within a 60 fps budget (${drawMs} ms)`);
 });
 
 test("the map follows 10,000 moving entities", async () => {
