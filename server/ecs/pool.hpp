@@ -82,6 +82,11 @@ class pool : public sparse_set {
         if (pos >= stamps_.size()) return false;
         return static_cast<stamp>(static_cast<stamp>(*epoch_) - stamps_[pos]) <= span;
     }
+    /// @brief Where the write stamp of a dense position lies (null without one), to prefetch it
+    /// ahead of written_since().
+    [[nodiscard]] const void* stamp_address(std::uint32_t pos) const noexcept {
+        return pos < stamps_.size() ? stamps_.data() + pos : nullptr;
+    }
     /// @brief Marks the value at a dense position as written this tick.
     void mark_written(std::uint32_t pos) noexcept {
         if (pos < stamps_.size()) stamps_[pos] = static_cast<stamp>(*epoch_);

@@ -186,7 +186,9 @@ class registry {
 
     // --- components by id (the JSON face used by the server) ------------------------
     [[nodiscard]] bool has(entity_id e, component_id c) const noexcept {
-        return alive(e) && pools_[c]->contains(index_of(e));
+        // The signature bit, not the pool's sparse page: the slot's word is the one alive() just
+        // read, so a view asking about every component type reads one line, not one per type.
+        return alive(e) && entities_.has(index_of(e), c);
     }
     /// @brief Adds a component from JSON; throws component_exists or invalid_value.
     void emplace_json(entity_id e, component_id c, const json& value);

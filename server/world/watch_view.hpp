@@ -122,6 +122,10 @@ class watch_view {
         /// @brief Empties it, with room for about `expected` entities without growing.
         void reset(std::size_t expected);
         [[nodiscard]] entry* find(entity_id e) noexcept;
+        /// @brief Where find(e) looks first (null when empty), to prefetch it.
+        [[nodiscard]] const void* home_address(entity_id e) const noexcept {
+            return slots.empty() ? nullptr : &slots[home(e)];
+        }
         /// @brief Adds `e` (not present) with hashes fields[first, fields.size()).
         void insert(entity_id e, std::uint32_t first);
         [[nodiscard]] std::size_t size() const noexcept { return size_; }
@@ -149,9 +153,10 @@ class watch_view {
     bool presence_only_ = false;
     std::string key_;
     base_table base_;
-    base_table next_;            // the table a diff fills (its buffers kept between diffs)
-    std::uint32_t floor_ = 0;    // registry epoch at the last diff: older stamps are already published
-    std::vector<row> all_rows_;  // name/id of every component type, for views without fields
+    base_table next_;               // the table a diff fills (its buffers kept between diffs)
+    std::uint32_t floor_ = 0;       // registry epoch at the last diff: older stamps are already published
+    std::vector<row> all_rows_;     // name/id of every component type, for views without fields
+    std::vector<entity_id> found_;  // diff's scratch: the matches, in the walk's order
 };
 
 }  // namespace ecsd::world

@@ -515,13 +515,22 @@ void world::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
         resolved.added.empty() && resolved.changed.empty() && resolved.removed.empty() && !resolved.died;
     if (near_grid_ != nullptr && plain_match) {
         // The grid yields cell order; callers get the walk's order, by slot (a watch's entries, a page).
-        std::vector<std::uint32_t> found;
-        near_grid_->for_each_near(cx, cy, n.r, [&](std::uint32_t slot) {
-            if (reg_.matches(slot, resolved)) found.push_back(slot);
-        });
-        std::sort(found.begin(), found.end());
+        // Those in range first, then their signatures asked of the cache all at once, then the
+        // query's test: scattered slots, whose misses then overlap instead of queueing.
+        thread_local std::vector<std::uint32_t> found;
+        found.clear();
+        near_grid_->for_each_near(cx, cy, n.r, [&](std::uint32_t slot) { found.push_back(slot); });
         const auto& table = reg_.entities();
-        for (const auto slot : found) f(table.id_of(slot));
+        for (const auto slot : found)
+            if (const void* a = table.word_address(slot)) __builtin_prefetch(a);
+        std::erase_if(found, [&](std::uint32_t slot) { return !reg_.matches(slot, resolved); });
+        std::sort(found.begin(), found.end());
+        // Taken out before the calls: f may ask for near() itself (a view of views).
+        std::vector<std::uint32_t> mine;
+        mine.swap(found);
+        for (const auto slot : mine) f(table.id_of(slot));
+        mine.clear();
+        if (found.capacity() < mine.capacity()) found.swap(mine);
         return;
     }
     const double r2 = n.r * n.r;

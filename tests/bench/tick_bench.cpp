@@ -16,6 +16,11 @@
 //              budget set (Lua then checks the hook before every instruction): the interpreter's
 //              floor under the sandbox. scripted / budgeted is the binding's own cost.
 //   builtin_chase_10k: the same chase written in C++ over the registry, for scale
+//   near_views_100k: issue 46's distinct near() watches without the network: 100,000 movers in a
+//              square where about 100 are within 10 m of any point (as watch_bench --aoi 10 lays
+//              them out), and per tick the world's tick, then one grid of positions and the diff of
+//              1,000 watch views "Position, Velocity, near(E, 10)", each about its own mover E, as
+//              the watch hub publishes them. Printed beside it: the tick alone (bounded_movers).
 //   proxy_model_chase_10k: the same chase script (chase_script, unchanged) over a stand-in `w`
 //              whose handles hold userdata proxies with C __index/__newindex over plain C++
 //              arrays: what a binding without copies into tables and back would cost at least
@@ -30,6 +35,8 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <numbers>
 #include <random>
 #include <string>
 #include <thread>
@@ -40,6 +47,8 @@
 #include <spdlog/spdlog.h>
 
 #include "world/collision.hpp"
+#include "world/position_grid.hpp"
+#include "world/watch_view.hpp"
 #include "world/world.hpp"
 
 using ecsd::world::world;
@@ -494,6 +503,61 @@ figures proxy_model_chase(int ticks) {
     return f;
 }
 
+// The world of near_views_100k: movers in a bounded square, about 100 within 10 m of any point.
+std::unique_ptr<world> bounded_movers_world(std::size_t n, std::vector<ecsd::ecs::entity_id>& ids,
+                                            unsigned threads) {
+    world_settings s = bench_settings(threads);
+    s.gravity_y = 0;
+    const double half = std::sqrt(static_cast<double>(n) * std::numbers::pi) * 10 / 20;
+    s.bounds.left = -half;
+    s.bounds.right = half;
+    s.bounds.bottom = -half;
+    s.bounds.top = half;
+    auto made = std::make_unique<world>(s);
+    world& w = *made;
+    std::mt19937 rng(12345);
+    std::uniform_real_distribution<double> place(-half, half), speed(-5, 5);
+    auto& reg = w.registry();
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto e = reg.create();
+        reg.emplace<ecsd::world::Position>(e, {place(rng), place(rng)});
+        reg.emplace<ecsd::world::Velocity>(e, {speed(rng) + 0.5, speed(rng)});
+        ids.push_back(e);
+    }
+    return made;
+}
+
+figures bounded_movers(std::size_t n, int ticks, unsigned threads) {
+    std::vector<ecsd::ecs::entity_id> ids;
+    const auto w = bounded_movers_world(n, ids, threads);
+    return measure(*w, ticks);
+}
+
+figures near_views(std::size_t n, std::size_t views, int ticks, unsigned threads) {
+    std::vector<ecsd::ecs::entity_id> ids;
+    const auto made = bounded_movers_world(n, ids, threads);
+    world& w = *made;
+    std::vector<std::unique_ptr<ecsd::world::watch_view>> list;
+    std::string base;
+    for (std::size_t i = 0; i < views; ++i) {
+        const json q = "Position, Velocity, near(" + std::to_string(ids[i]) + ", 10)";
+        list.push_back(std::make_unique<ecsd::world::watch_view>(w, q, std::nullopt, 1));
+        base.clear();
+        list.back()->rebase(w, base);
+    }
+    ecsd::world::position_grid grid;
+    std::size_t bytes = 0;
+    const auto f = time_ticks(ticks, [&] {
+        w.run_tick();
+        const world::near_index index(w, 5, &grid);
+        for (auto& v : list)
+            if (const auto d = v->diff(w)) bytes += d->body.size();
+    });
+    volatile std::size_t sink = bytes;  // the diffs are used
+    (void)sink;
+    return f;
+}
+
 figures builtin_chase(int ticks) {
     world w(bench_settings());
     chase_world(w);
@@ -594,6 +658,8 @@ int main(int argc, char** argv) {
         {"plain_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks, false); }},
         {"budgeted_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks, true); }},
         {"builtin_chase_10k", [&](unsigned) { return builtin_chase(ticks); }},
+        {"bounded_movers_100k", [&](unsigned t) { return bounded_movers(100'000, ticks, t); }},
+        {"near_views_100k", [&](unsigned t) { return near_views(100'000, 1000, ticks, t); }},
         {"proxy_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks); }},
     };
     std::vector<result> results;
