@@ -20,46 +20,89 @@ std::int64_t position_grid::cell_of(double v) const noexcept {
     return t - static_cast<std::int64_t>(q < static_cast<double>(t));
 }
 
+std::uint32_t position_grid::flat_cell(const Position& p) const noexcept {
+    // One multiply and one subtraction a coordinate, the same monotonic map for_each_near uses for
+    // its ranges, so an entity within reach always lies in a cell the range covers. A comparison
+    // rejects NaN, the infinities and what lies outside the rectangle alike; only then does it ask
+    // which it was.
+    const double row = rel_row(p.y);
+    const double col = rel_col(p.x);
+    if (row >= 0 && row < rows_d_ && col >= 0 && col < cols_d_)
+        return static_cast<std::uint32_t>(row) * static_cast<std::uint32_t>(cols_) +
+               static_cast<std::uint32_t>(col);
+    return std::isfinite(p.x) && std::isfinite(p.y) ? off_grid : no_flat;
+}
+
+bool position_grid::update(const position_pool& pool, bool& moved) {
+    // The last build holds while the pool has the same entities in the same order (an entity
+    // added, removed or moved in the pool changes some slot here) and every one is in the rectangle.
+    const std::size_t n = pool.size();
+    if (n != cells_of_.size() || !std::equal(slot_.begin(), slot_.end(), pool.slots())) return false;
+    // No early exit: the loop is one straight pass over the positions and the cells.
+    bool off = false;
+    bool changed = false;
+    std::uint32_t* cells = cells_of_.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto flat = flat_cell(pool.at(static_cast<std::uint32_t>(i)));
+        off |= flat == off_grid;
+        changed |= flat != cells[i];
+        cells[i] = flat;
+    }
+    moved = changed;
+    return !off;
+}
+
 void position_grid::rebuild(const ecs::registry& reg, double cell) {
-    cell_ = cell > 0 ? cell : 1.0;
+    const double size = cell > 0 ? cell : 1.0;
+    const auto& pool = reg.storage<Position>();
+    if (built_ && dense_ && size == cell_ && &pool == positions_) {
+        bool moved = false;
+        if (update(pool, moved)) {
+            if (moved) place();
+            return;
+        }
+    }
+    cell_ = size;
     inverse_ = 1.0 / cell_;
+    positions_ = &pool;
+    build(pool);
+}
+
+void position_grid::build(const position_pool& pool) {
+    built_ = false;
     entries_.clear();
     keys_.clear();
-    cells_.clear();
-    const auto& pool = reg.storage<Position>();
+    members_.clear();
     const std::size_t n = pool.size();
-    // Pass 1: each entity's cell, once, and the occupied rectangle.
+    // Pass 1: the occupied rectangle.
     std::int64_t row_min = std::numeric_limits<std::int64_t>::max();
     std::int64_t row_max = std::numeric_limits<std::int64_t>::min();
     std::int64_t col_min = row_min;
     std::int64_t col_max = row_max;
     std::size_t finite = 0;
-    cells_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         const auto& p = pool.at(static_cast<std::uint32_t>(i));
-        if (!std::isfinite(p.x) || !std::isfinite(p.y)) {
-            cells_[i] = {no_cell, 0};
-            continue;
-        }
+        if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
         const auto row = cell_of(p.y);
         const auto col = cell_of(p.x);
-        cells_[i] = {row, col};
         row_min = std::min(row_min, row);
         row_max = std::max(row_max, row);
         col_min = std::min(col_min, col);
         col_max = std::max(col_max, col);
         ++finite;
     }
+    dense_ = true;
+    rows_ = cols_ = 0;
     if (finite == 0) return;
-    const auto rows = static_cast<double>(row_max) - static_cast<double>(row_min) + 1;
-    const auto cols = static_cast<double>(col_max) - static_cast<double>(col_min) + 1;
-    dense_ = rows * cols <= 4.0 * static_cast<double>(finite) + 64;
+    const auto rows = static_cast<double>(row_max) - static_cast<double>(row_min) + 1 + 2 * margin;
+    const auto cols = static_cast<double>(col_max) - static_cast<double>(col_min) + 1 + 2 * margin;
+    dense_ = rows * cols <= 4.0 * static_cast<double>(finite) + 64 + 8 * margin * margin;
     if (!dense_) {
         scratch_.clear();
         for (std::size_t i = 0; i < n; ++i) {
-            if (cells_[i].first == no_cell) continue;
             const auto& p = pool.at(static_cast<std::uint32_t>(i));
-            scratch_.push_back({cells_[i], {p.x, p.y, pool.slot_at(i)}});
+            if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+            scratch_.push_back({{cell_of(p.y), cell_of(p.x)}, {p.x, p.y, pool.slot_at(i)}});
         }
         std::sort(scratch_.begin(), scratch_.end(),
                   [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -69,27 +112,37 @@ void position_grid::rebuild(const ecs::registry& reg, double cell) {
         }
         return;
     }
-    // Passes 2 and 3: count per cell, then place.
-    row_min_ = row_min;
-    col_min_ = col_min;
-    rows_ = row_max - row_min + 1;
-    cols_ = col_max - col_min + 1;
-    const auto width = static_cast<std::size_t>(cols_);
-    const auto cells = static_cast<std::size_t>(rows_) * width;
+    // Pass 2: each entity's cell and slot, then the members by cell.
+    row_min_ = row_min - margin;
+    col_min_ = col_min - margin;
+    rows_ = row_max - row_min + 1 + 2 * margin;
+    cols_ = col_max - col_min + 1 + 2 * margin;
+    row_origin_ = static_cast<double>(row_min_);
+    col_origin_ = static_cast<double>(col_min_);
+    rows_d_ = static_cast<double>(rows_);
+    cols_d_ = static_cast<double>(cols_);
+    cells_of_.resize(n);
+    slot_.assign(pool.slots(), pool.slots() + n);
+    for (std::size_t i = 0; i < n; ++i) cells_of_[i] = flat_cell(pool.at(static_cast<std::uint32_t>(i)));
+    place();
+    built_ = true;
+}
+
+void position_grid::place() {
+    const auto cells = static_cast<std::size_t>(rows_ * cols_);
     start_.assign(cells + 1, 0);
-    for (auto& [row, col] : cells_) {
-        if (row == no_cell) continue;
-        // The flat cell index, kept in `col` for pass 3.
-        col = static_cast<std::int64_t>(static_cast<std::size_t>(row - row_min) * width +
-                                        static_cast<std::size_t>(col - col_min));
-        ++start_[static_cast<std::size_t>(col) + 1];
+    std::size_t placed = 0;
+    for (const auto flat : cells_of_) {
+        if (flat >= off_grid) continue;
+        ++start_[flat + 1];
+        ++placed;
     }
     for (std::size_t k = 1; k <= cells; ++k) start_[k] += start_[k - 1];
-    entries_.resize(finite);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (cells_[i].first == no_cell) continue;
-        const auto& p = pool.at(static_cast<std::uint32_t>(i));
-        entries_[start_[static_cast<std::size_t>(cells_[i].second)]++] = {p.x, p.y, pool.slot_at(i)};
+    members_.resize(placed);
+    for (std::size_t i = 0; i < cells_of_.size(); ++i) {
+        const auto flat = cells_of_[i];
+        if (flat >= off_grid) continue;
+        members_[start_[flat]++] = {static_cast<std::uint32_t>(i), slot_[i]};
     }
     // Placing moved each start to its cell's end: shift back by one cell.
     for (std::size_t k = cells; k > 0; --k) start_[k] = start_[k - 1];

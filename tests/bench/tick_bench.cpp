@@ -20,7 +20,8 @@
 //              square where about 100 are within 10 m of any point (as watch_bench --aoi 10 lays
 //              them out), and per tick the world's tick, then one grid of positions and the diff of
 //              1,000 watch views "Position, Velocity, near(E, 10)", each about its own mover E, as
-//              the watch hub publishes them. Printed beside it: the tick alone (bounded_movers).
+//              the watch hub publishes them. Printed beside it: the tick alone (bounded_movers_100k)
+//              and the tick with the grid alone (near_grid_100k).
 //   proxy_model_chase_10k: the same chase script (chase_script, unchanged) over a stand-in `w`
 //              whose handles hold userdata proxies with C __index/__newindex over plain C++
 //              arrays: what a binding without copies into tables and back would cost at least
@@ -533,6 +534,18 @@ figures bounded_movers(std::size_t n, int ticks, unsigned threads) {
     return measure(*w, ticks);
 }
 
+// The same world's tick and the grid of its positions that near() views are answered from.
+figures near_grid(std::size_t n, int ticks, unsigned threads) {
+    std::vector<ecsd::ecs::entity_id> ids;
+    const auto made = bounded_movers_world(n, ids, threads);
+    world& w = *made;
+    ecsd::world::position_grid grid;
+    return time_ticks(ticks, [&] {
+        w.run_tick();
+        const world::near_index index(w, 5, &grid);
+    });
+}
+
 figures near_views(std::size_t n, std::size_t views, int ticks, unsigned threads) {
     std::vector<ecsd::ecs::entity_id> ids;
     const auto made = bounded_movers_world(n, ids, threads);
@@ -659,6 +672,7 @@ int main(int argc, char** argv) {
         {"budgeted_lua_chase_10k", [&](unsigned) { return plain_lua_chase(ticks, true); }},
         {"builtin_chase_10k", [&](unsigned) { return builtin_chase(ticks); }},
         {"bounded_movers_100k", [&](unsigned t) { return bounded_movers(100'000, ticks, t); }},
+        {"near_grid_100k", [&](unsigned t) { return near_grid(100'000, ticks, t); }},
         {"near_views_100k", [&](unsigned t) { return near_views(100'000, 1000, ticks, t); }},
         {"proxy_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks); }},
     };

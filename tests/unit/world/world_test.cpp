@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "world/collision.hpp"
+#include "world/position_grid.hpp"
 
 using namespace ecsd::world;
 using ecsd::ecs::ecs_error;
@@ -829,4 +831,59 @@ TEST(NearIndex, AnswersEveryNearQueryAsThePlainWalkDoes) {
     compare("cluster");
     ids.push_back(w.spawn({{"Position", {{"x", 4e6}, {"y", -3e6}}}}));
     compare("with an outlier");
+}
+
+// The watch hub keeps one grid from tick to tick and brings it up to date (position_grid::rebuild
+// reuses the last build when the pool holds the same entities in the same order): after moves
+// across cells, despawns and spawns, an entity whose position turns NaN or infinite and back, and
+// one that leaves the occupied rectangle, a kept grid answers as a fresh one and a plain walk do.
+TEST(NearIndex, AGridKeptFromTickToTickAnswersAsAFreshOne) {
+    world_settings s = paused_world();
+    s.gravity_y = 0;
+    world w(s);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<double> in(-30, 30), speed(-4, 4);
+    std::vector<ecsd::ecs::entity_id> ids;
+    for (int i = 0; i < 400; ++i)
+        ids.push_back(w.spawn({{"Position", {{"x", in(rng)}, {"y", in(rng)}}},
+                               {"Velocity", {{"x", speed(rng)}, {"y", speed(rng)}}}}));
+    position_grid kept;
+    std::uniform_int_distribution<std::size_t> pick(0, ids.size() - 1);
+    const auto compare = [&](const std::string& phase) {
+        const double radii[] = {0.4, 2, 5, 11, 80};
+        for (int k = 0; k < 40; ++k) {
+            const double r = radii[static_cast<std::size_t>(k) % std::size(radii)];
+            const std::string q =
+                k % 2 == 0 ? "near(" + std::to_string(ids[pick(rng)]) + ", " + std::to_string(r) + ")"
+                           : "near(" + std::to_string(in(rng)) + ", " + std::to_string(in(rng)) + ", " +
+                                 std::to_string(r) + ")";
+            const json plain = w.query(json(q), std::nullopt, 100000, 0);
+            {
+                world::near_index index(w, 2.5, &kept);
+                ASSERT_EQ(w.query(json(q), std::nullopt, 100000, 0), plain) << phase << ", kept grid: " << q;
+            }
+            world::near_index fresh(w, 2.5);
+            ASSERT_EQ(w.query(json(q), std::nullopt, 100000, 0), plain) << phase << ", fresh grid: " << q;
+        }
+    };
+    compare("first build");
+    for (int tick = 0; tick < 30; ++tick) {  // about 2 m a second: some cross a 2.5 m cell each tick
+        w.step(1);
+        compare("tick " + std::to_string(tick));
+    }
+    // Written past the protocol's checks, as a system's arithmetic could leave them.
+    auto& odd = w.registry().get<Position>(ids[3]);
+    odd.x = std::numeric_limits<double>::quiet_NaN();
+    compare("one position NaN");
+    odd.x = std::numeric_limits<double>::infinity();
+    compare("one position infinite");
+    odd.x = 1.5;
+    compare("back on the map");
+    w.despawn(ids[10]);
+    ids[10] = w.spawn({{"Position", {{"x", 0.5}, {"y", 0.5}}}});
+    compare("a despawn and a spawn");
+    w.mutate_component(ids[20], "Position", "x", json(45.0));  // past the rectangle and its margin
+    compare("one outside the rectangle");
+    w.step(3);
+    compare("after it");
 }
