@@ -282,12 +282,13 @@ class world {
     void for_each_match(const ecs::query_terms& terms, const ecs::query& resolved,
                         const std::function<void(entity_id)>& f) const;
     /// @brief While alive, near() in for_each_match is answered from one grid of every Position
-    /// (world/position_grid.hpp), built when it is made: for a moment when nothing moves, such as
-    /// the watch hub's publishing after a tick, where many near() watches are diffed at once.
+    /// (world/position_grid.hpp), brought up to date when it is made: for a moment when nothing
+    /// moves, such as the watch hub's publishing after a tick, where many near() watches are
+    /// diffed at once.
     class near_index {
       public:
-        /// @brief Builds into `reuse` when given (its buffers kept from the last build), else
-        /// into a grid of its own.
+        /// @brief Updates `reuse` when given (kept from the last tick: an update is one walk of
+        /// the positions unless entities came or went), else builds a grid of its own.
         near_index(const world& w, double cell, position_grid* reuse = nullptr);
         ~near_index();
         near_index(const near_index&) = delete;

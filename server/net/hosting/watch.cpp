@@ -859,9 +859,10 @@ void watch_hub::publish(const world::world& w, bool all) {
     const std::size_t n = groups_.size();
     std::size_t resume = n;
     // near() views (a player's neighbourhood each) are answered from one grid of the world's
-    // positions, built at the first of them: each then costs the entities around its centre, not
-    // the world. Cells of half the smallest radius: a circle's cells hold about twice its area.
-    // The grid costs about three walks of the world to build, so a few such views walk it instead.
+    // positions, kept from tick to tick and brought up to date at the first of them: each then
+    // costs the entities around its centre, not the world. Cells of half the smallest radius: a
+    // circle's cells hold about twice its area. The grid costs a walk of the world a tick (three
+    // when entities came or went), so a few such views walk it instead.
     double cell = 0;
     std::size_t near_views = 0;
     for (const auto& g : groups_) {
