@@ -94,9 +94,9 @@ void position_grid::build(const position_pool& pool) {
     dense_ = true;
     rows_ = cols_ = 0;
     if (finite == 0) return;
-    const auto rows = static_cast<double>(row_max) - static_cast<double>(row_min) + 1 + 2 * margin;
-    const auto cols = static_cast<double>(col_max) - static_cast<double>(col_min) + 1 + 2 * margin;
-    dense_ = rows * cols <= 4.0 * static_cast<double>(finite) + 64 + 8 * margin * margin;
+    const auto rows = static_cast<double>(row_max) - static_cast<double>(row_min) + 1;
+    const auto cols = static_cast<double>(col_max) - static_cast<double>(col_min) + 1;
+    dense_ = rows * cols <= 4.0 * static_cast<double>(finite) + 64;  // the margin adds a rim to it
     if (!dense_) {
         scratch_.clear();
         for (std::size_t i = 0; i < n; ++i) {

@@ -132,7 +132,6 @@ class position_grid {
     void build(const position_pool& pool);
     void place();  // dense: members_ and start_ from cell_ and slot_
 
-    static constexpr std::int64_t no_cell = std::numeric_limits<std::int64_t>::min();  // not finite
     static constexpr std::uint32_t no_flat = std::numeric_limits<std::uint32_t>::max();
     static constexpr std::uint32_t off_grid = no_flat - 1;
     static constexpr std::int64_t margin = 2;  // cells around the occupied rectangle, for drifters

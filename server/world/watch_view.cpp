@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "ecs/json_text.hpp"
+#include "world/scratch.hpp"
 
 namespace ecsd::world {
 namespace {
@@ -240,15 +241,10 @@ struct diff_list {
     std::vector<watch_ref> refs;
     std::vector<watch_part> parts;
 
-    // Empties it; a list grown past a megabyte (a large view's) gives its memory back.
     void clear() {
-        constexpr std::size_t keep = 1 << 20;
-        if (text.capacity() > keep) std::string().swap(text);
-        if (refs.capacity() * sizeof(watch_ref) > keep) std::vector<watch_ref>().swap(refs);
-        if (parts.capacity() * sizeof(watch_part) > keep) std::vector<watch_part>().swap(parts);
-        text.clear();
-        refs.clear();
-        parts.clear();
+        empty_scratch(text);
+        empty_scratch(refs);
+        empty_scratch(parts);
     }
 
     void open(entity_id e) {
@@ -315,14 +311,15 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     const auto& reg = w.registry();
     refresh_rows(reg);
     next_.reset(base_.size() + base_.size() / 4);
-    // Scratch kept by the thread between diffs (a world's views are diffed on its strand, one at a
-    // time): a thousand small views a tick would otherwise grow these from nothing each time.
+    // The thread's scratch (world/scratch.hpp).
     thread_local diff_list entered;
     thread_local diff_list changed;
     thread_local std::vector<const row*> rows;
     thread_local std::string scratch;
+    thread_local std::vector<entity_id> found;
     entered.clear();
     changed.clear();
+    empty_scratch(found);
     auto& hashes = next_.fields;
     const auto one = [&](entity_id e) {
         if (!reg.alive(e)) return;
@@ -384,8 +381,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     // near() view's entities lie scattered over the pools, and waiting on their misses one after
     // another was most of a diff's time (tick_bench near_views_100k). Two steps ahead: the slot's
     // words first, then what they point at (a required component's stamp and value).
-    found_.clear();
-    w.for_each_match(terms_, resolved_, [&](entity_id e) { found_.push_back(e); });
+    w.for_each_match(terms_, resolved_, [&](entity_id e) { found.push_back(e); });
     struct hot_pool {
         const ecs::pool* pool;
         const std::byte* values;
@@ -400,12 +396,12 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     }
     const auto& table = reg.entities();
     // Written out in the loop, not in helpers: GCC drops a call whose only effect is a prefetch.
-    const auto n = found_.size();
+    const auto n = found.size();
     constexpr std::size_t words_ahead = 8;
     constexpr std::size_t values_ahead = 4;
     for (std::size_t i = 0; i < n + words_ahead; ++i) {
         if (i < n) {  // the slot's words: its signature, its entries in the required pools, its base
-            const auto e = found_[i];
+            const auto e = found[i];
             const auto slot = ecs::index_of(e);
             if (const void* a = table.word_address(slot)) __builtin_prefetch(a);
             for (std::size_t h = 0; h < hots; ++h)
@@ -414,7 +410,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
         }
         if (i >= words_ahead - values_ahead && i - (words_ahead - values_ahead) < n) {
             // what those point at, asked for four entities later: stamps and values
-            const auto slot = ecs::index_of(found_[i - (words_ahead - values_ahead)]);
+            const auto slot = ecs::index_of(found[i - (words_ahead - values_ahead)]);
             for (std::size_t h = 0; h < hots; ++h) {
                 const auto& [pool, values, stride] = hot[h];
                 if (!pool->contains(slot)) continue;
@@ -423,7 +419,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
                 if (values != nullptr && stride > 0) __builtin_prefetch(values + at * stride);
             }
         }
-        if (i >= words_ahead) one(found_[i - words_ahead]);
+        if (i >= words_ahead) one(found[i - words_ahead]);
     }
     std::vector<watch_ref> gone;
     for (const auto& en : base_.slots)

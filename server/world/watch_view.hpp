@@ -153,10 +153,9 @@ class watch_view {
     bool presence_only_ = false;
     std::string key_;
     base_table base_;
-    base_table next_;               // the table a diff fills (its buffers kept between diffs)
-    std::uint32_t floor_ = 0;       // registry epoch at the last diff: older stamps are already published
-    std::vector<row> all_rows_;     // name/id of every component type, for views without fields
-    std::vector<entity_id> found_;  // diff's scratch: the matches, in the walk's order
+    base_table next_;            // the table a diff fills (its buffers kept between diffs)
+    std::uint32_t floor_ = 0;    // registry epoch at the last diff: older stamps are already published
+    std::vector<row> all_rows_;  // name/id of every component type, for views without fields
 };
 
 }  // namespace ecsd::world

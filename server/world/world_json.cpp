@@ -6,8 +6,10 @@
 #include <cmath>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "world/position_grid.hpp"
+#include "world/scratch.hpp"
 #include "world/world.hpp"
 
 namespace ecsd::world {
@@ -517,20 +519,19 @@ void world::for_each_match(const ecs::query_terms& terms, const ecs::query& reso
         // The grid yields cell order; callers get the walk's order, by slot (a watch's entries, a page).
         // Those in range first, then their signatures asked of the cache all at once, then the
         // query's test: scattered slots, whose misses then overlap instead of queueing.
-        thread_local std::vector<std::uint32_t> found;
-        found.clear();
+        // The thread's scratch (world/scratch.hpp), taken out while in use, so that a walk begun
+        // inside f has one of its own.
+        thread_local std::vector<std::uint32_t> scratch;
+        auto found = std::exchange(scratch, {});  // kept empty
         near_grid_->for_each_near(cx, cy, n.r, [&](std::uint32_t slot) { found.push_back(slot); });
         const auto& table = reg_.entities();
         for (const auto slot : found)
             if (const void* a = table.word_address(slot)) __builtin_prefetch(a);
         std::erase_if(found, [&](std::uint32_t slot) { return !reg_.matches(slot, resolved); });
         std::sort(found.begin(), found.end());
-        // Taken out before the calls: f may ask for near() itself (a view of views).
-        std::vector<std::uint32_t> mine;
-        mine.swap(found);
-        for (const auto slot : mine) f(table.id_of(slot));
-        mine.clear();
-        if (found.capacity() < mine.capacity()) found.swap(mine);
+        for (const auto slot : found) f(table.id_of(slot));
+        empty_scratch(found);
+        scratch = std::move(found);
         return;
     }
     const double r2 = n.r * n.r;
