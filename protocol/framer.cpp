@@ -2,21 +2,12 @@
 
 #include <cstring>
 
+#include "read_space.hpp"
+
 namespace ecsd::protocol {
 
-void line_framer::compact() {
-    // Move the partial line to the front so the buffer does not grow with the stream.
-    if (start_ == 0) return;
-    const std::size_t rest = size_ - start_;
-    if (rest > 0) std::memmove(buf_.data(), buf_.data() + start_, rest);
-    size_ = rest;
-    start_ = 0;
-}
-
 std::span<char> line_framer::prepare(std::size_t min_bytes) {
-    if (start_ > 0 && (start_ == size_ || buf_.size() - size_ < min_bytes)) compact();
-    if (buf_.size() - size_ < min_bytes) buf_.resize(size_ + min_bytes);
-    return {buf_.data() + size_, buf_.size() - size_};
+    return internal::prepare_space(buf_, start_, size_, min_bytes);
 }
 
 void line_framer::feed(std::string_view bytes) {

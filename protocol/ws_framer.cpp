@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "read_space.hpp"
+
 namespace ecsd::protocol {
 namespace {
 
@@ -15,18 +17,8 @@ ws_frame broken(std::uint16_t code, std::string_view why) {
 
 }  // namespace
 
-void ws_framer::compact() {
-    if (start_ == 0) return;
-    const std::size_t rest = size_ - start_;
-    if (rest > 0) std::memmove(buf_.data(), buf_.data() + start_, rest);
-    size_ = rest;
-    start_ = 0;
-}
-
 std::span<char> ws_framer::prepare(std::size_t min_bytes) {
-    if (start_ > 0 && (start_ == size_ || buf_.size() - size_ < min_bytes)) compact();
-    if (buf_.size() - size_ < min_bytes) buf_.resize(size_ + min_bytes);
-    return {buf_.data() + size_, buf_.size() - size_};
+    return internal::prepare_space(buf_, start_, size_, min_bytes);
 }
 
 void ws_framer::feed(std::string_view bytes) {
@@ -36,7 +28,10 @@ void ws_framer::feed(std::string_view bytes) {
 }
 
 ws_frame ws_framer::next() {
-    if (!in_fragments_ && !fragments_.empty()) fragments_.clear();  // the message returned last time
+    if (!in_fragments_ && !fragments_.empty()) {  // the message returned last time
+        fragments_.clear();
+        if (fragments_.capacity() > internal::kept_read_bytes) fragments_.shrink_to_fit();
+    }
     for (;;) {
         if (failed_) return got(ws_status::need_more);
         auto* p = reinterpret_cast<unsigned char*>(buf_.data() + start_);

@@ -138,3 +138,24 @@ TEST(LineFramer, BufferDoesNotGrowWithStream) {
     EXPECT_EQ(f.buffered(), 0U);
     EXPECT_LT(f.prepare(1).size(), 4096U);
 }
+
+TEST(LineFramer, GivesBackTheBufferOfALongLineOnceItIsRead) {
+    line_framer f;
+    const std::string big(600'000, 'x');
+    f.feed(big + "\nsmall\n");
+    EXPECT_GE(f.capacity(), big.size());
+    EXPECT_EQ(f.next().line.size(), big.size());
+    EXPECT_EQ(f.next().line, "small");
+    // A read after it no longer needs the long line's room: the buffer is the read's size again.
+    const auto space = f.prepare(64 * 1024);
+    EXPECT_GE(space.size(), 64U * 1024);
+    EXPECT_LE(f.capacity(), 128U * 1024);
+    // A pending part of a line keeps the buffer as it is, and the line still comes out whole.
+    f.feed(big.substr(0, 300'000));
+    (void)f.prepare(64 * 1024);
+    EXPECT_GE(f.capacity(), 300'000U);
+    f.feed(big.substr(300'000) + "\n");
+    auto line = f.next();
+    ASSERT_EQ(line.status, frame_status::line);
+    EXPECT_EQ(line.line, big);
+}

@@ -112,3 +112,20 @@ TEST(WsFramer, TheServersFramesAreUnmaskedWithTheShortestLength) {
     EXPECT_EQ(c.size(), 2U + 125U);  // a control frame's payload stays within 125 bytes
     EXPECT_EQ(c.substr(0, 4), std::string("\x88\x7d\x03\xf1", 4));
 }
+
+TEST(WsFramer, GivesBackTheBuffersOfALongMessageOnceItIsRead) {
+    const std::string big(300'000, 'x');
+    p::ws_framer f(1'000'000);
+    f.feed(frame(big.substr(0, 150'000), 1, false) + frame(big.substr(150'000), 0, true));
+    auto whole = f.next();
+    ASSERT_EQ(whole.status, p::ws_status::text);
+    EXPECT_EQ(whole.payload, big);
+    EXPECT_GE(f.capacity(), big.size());
+    EXPECT_EQ(f.next().status, p::ws_status::need_more);  // the message returned is dropped here
+    (void)f.prepare(64 * 1024);
+    EXPECT_LE(f.capacity(), 128U * 1024);
+    f.feed(frame("after"));
+    auto after = f.next();
+    ASSERT_EQ(after.status, p::ws_status::text);
+    EXPECT_EQ(after.payload, "after");
+}

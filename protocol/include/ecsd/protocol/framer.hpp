@@ -49,10 +49,10 @@ class line_framer {
     [[nodiscard]] std::size_t max_line_bytes() const noexcept { return max_line_; }
     /// @brief Bytes received and not yet returned as lines.
     [[nodiscard]] std::size_t buffered() const noexcept { return size_ - start_; }
+    /// @brief Bytes the buffer holds now, used or not (given back after a long line, see read_space.hpp).
+    [[nodiscard]] std::size_t capacity() const noexcept { return buf_.size(); }
 
   private:
-    void compact();
-
     std::string buf_;
     std::size_t start_ = 0;    // first byte of the unreturned data
     std::size_t scanned_ = 0;  // bytes after start_ already known to hold no LF

@@ -55,10 +55,11 @@ class ws_framer {
     [[nodiscard]] std::size_t max_message_bytes() const noexcept { return max_message_; }
     /// @brief Bytes received and not yet returned, and those of a fragmented message begun.
     [[nodiscard]] std::size_t buffered() const noexcept { return size_ - start_ + fragments_.size(); }
+    /// @brief Bytes the buffers hold now, used or not (given back after a long message, see
+    /// read_space.hpp).
+    [[nodiscard]] std::size_t capacity() const noexcept { return buf_.size() + fragments_.capacity(); }
 
   private:
-    void compact();
-
     std::string buf_;
     std::size_t start_ = 0;
     std::size_t size_ = 0;
