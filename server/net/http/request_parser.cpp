@@ -9,6 +9,8 @@ request_parser& self_of(http_parser* p) {
     return *static_cast<request_parser*>(p->data);
 }
 
+constexpr std::size_t kept_body_bytes = std::size_t{128} << 10;
+
 }  // namespace
 
 request_parser::request_parser(std::size_t max_body_bytes) : max_body_bytes_(max_body_bytes) {
@@ -65,7 +67,13 @@ int request_parser::on_message_begin(http_parser* p) {
     c.ws_key_.clear();
     c.ws_version_.clear();
     c.body_length_ = 0;
-    c.body_.clear();
+    // A body grown for one large POST is given back, not kept for the connection's life (as the
+    // framers do theirs, protocol/read_space.hpp).
+    if (c.body_.capacity() > kept_body_bytes) {
+        std::string().swap(c.body_);
+    } else {
+        c.body_.clear();
+    }
     c.header_bytes_ = 0;
     c.began_ = true;
     return 0;
