@@ -175,6 +175,8 @@ class entity_table {
     }
 
     void reserve(std::size_t n) { words_.reserve(n); }
+    /// @brief Gives back the unused capacity of the slots' words (ecs::release_unused).
+    void release_unused() noexcept { ecs::release_unused(words_); }
 
     [[nodiscard]] std::size_t alive_count() const noexcept { return alive_; }
     [[nodiscard]] std::size_t slot_count() const noexcept { return slots_; }

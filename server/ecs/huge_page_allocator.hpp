@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 
 #include "memory/blocks.hpp"
 
@@ -36,5 +37,12 @@ struct huge_page_allocator {
         return true;
     }
 };
+
+/// @brief Gives back the pages of v's capacity past its size, where a big block holds them resident
+/// (memory::release_unused: call it once v has stopped growing).
+template <typename T>
+void release_unused(std::vector<T, huge_page_allocator<T>>& v) noexcept {
+    memory::release_unused(v.data(), v.size() * sizeof(T), v.capacity() * sizeof(T));
+}
 
 }  // namespace ecsd::ecs

@@ -52,6 +52,11 @@ void page_arena::free(void* page) noexcept {
     blocks_.erase(it);
 }
 
+void page_arena::release_unused() noexcept {
+    const std::lock_guard lock(m_);
+    for (const auto& b : blocks_) memory::release_unused(b.base, b.untouched * page_bytes, memory::huge_page);
+}
+
 std::size_t page_arena::blocks() const {
     const std::lock_guard lock(m_);
     return blocks_.size();

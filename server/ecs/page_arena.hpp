@@ -37,6 +37,10 @@ class page_arena {
     /// @brief Gives back a page from allocate().
     void free(void* page) noexcept;
 
+    /// @brief Gives back the pages of each block never handed out yet: a block is resident in full
+    /// from its first page (memory::release_unused splits it).
+    void release_unused() noexcept;
+
     /// @brief Blocks mapped now, and pages handed out (for tests and memory figures).
     [[nodiscard]] std::size_t blocks() const;
     [[nodiscard]] std::size_t pages_in_use() const;

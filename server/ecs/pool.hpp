@@ -122,6 +122,10 @@ class pool : public sparse_set {
         for (const auto& l : removed) records += l.capacity();
         return sparse_set::memory_bytes() + stamps_.capacity() * sizeof(stamp) + records * sizeof(entity_id);
     }
+    void release_unused() noexcept override {
+        sparse_set::release_unused();
+        ecs::release_unused(stamps_);
+    }
     void reset_stamps() { std::fill(stamps_.begin(), stamps_.end(), old_stamp()); }
     void compact() override {
         compact_values([](std::uint32_t, std::uint32_t) {});
@@ -201,6 +205,10 @@ class packed_pool : public pool {
         return pool::memory_bytes() + data_.capacity() * sizeof(V);
     }
     [[nodiscard]] const void* value_array() const noexcept override { return data_.data(); }
+    void release_unused() noexcept override {
+        pool::release_unused();
+        if constexpr (std::is_same_v<Alloc, huge_page_allocator<V>>) ecs::release_unused(data_);
+    }
 
   protected:
     /// @brief Appends the slot and its value, stamped as written now.

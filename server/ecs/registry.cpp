@@ -511,6 +511,12 @@ std::size_t registry::memory_bytes() const {
     return total;
 }
 
+void registry::release_unused() noexcept {
+    entities_.release_unused();
+    for (const auto& p : pools_) p->release_unused();
+    internal::page_arena::instance().release_unused();
+}
+
 std::vector<const void*> registry::arrays_written_lately() const {
     std::vector<const void*> out;
     const std::uint32_t floor = change_floor();

@@ -320,6 +320,10 @@ class registry {
     /// @brief Bytes held by entity records, storages, write stamps, change records and member
     /// sets (capacity, not size): what the registry holds, not what it uses.
     [[nodiscard]] std::size_t memory_bytes() const;
+    /// @brief Gives back the pages of its arrays' capacity that it does not use now, and of the
+    /// sparse pages' arena (memory::release_unused). For a registry that has stopped growing or has
+    /// shrunk: world::run_tick calls it once the registry has kept its shape for a second.
+    void release_unused() noexcept;
 
     /// @brief The value and stamp arrays of the pools whose values were written since
     /// change_floor(), judged from a few stamps each: the arrays the next tick most likely writes

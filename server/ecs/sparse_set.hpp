@@ -182,6 +182,9 @@ class sparse_set {
     }
     /// @brief Closes the holes punch() left, keeping the order of the rest: one pass from the first
     /// hole, where erasing the same slots one by one would have made a random move each.
+    /// @brief Gives back the unused capacity of its arrays (ecs::release_unused).
+    virtual void release_unused() noexcept { ecs::release_unused(dense_); }
+
     virtual void compact() {
         compact_with([](std::uint32_t, std::uint32_t) {});
     }

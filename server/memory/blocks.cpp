@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -18,9 +19,12 @@ namespace {
 /// be forked while another thread is in the middle of an update; it then misses at most the block
 /// being added (still shared, so copied on write as before) and never sees a block that is
 /// unmapped, since a block leaves the list before it is unmapped.
+constexpr std::size_t no_split = ~std::size_t{0};
+
 struct mapped_entry {
     std::atomic<void*> addr{nullptr};  // nullptr: free; claimed(): being filled in
     std::atomic<std::size_t> bytes{0};
+    std::atomic<std::size_t> split_at{no_split};  // the huge page release_unused() split, if any
 };
 void* claimed() noexcept {
     static char mark;
@@ -36,10 +40,16 @@ void note_mapped(void* p, std::size_t bytes) noexcept {
         void* expected = nullptr;
         if (b.addr.compare_exchange_strong(expected, claimed(), std::memory_order_acq_rel)) {
             b.bytes.store(bytes, std::memory_order_relaxed);
+            b.split_at.store(no_split, std::memory_order_relaxed);
             b.addr.store(p, std::memory_order_release);
             return;
         }
     }
+}
+mapped_entry* entry_of(const void* p) noexcept {
+    for (auto& b : entries())
+        if (b.addr.load(std::memory_order_acquire) == p) return &b;
+    return nullptr;
 }
 void note_unmapped(void* p) noexcept {
     for (auto& b : entries()) {
@@ -118,6 +128,36 @@ void free_block(void* p, std::size_t bytes) noexcept {
     ::munmap(p, mapped_size(bytes));
 }
 
+void release_unused(void* at, std::size_t used, std::size_t bytes) noexcept {
+    if (bytes < mapped_from) return;  // from operator new: not ours to give back
+    auto* p = static_cast<char*>(at);
+    const std::size_t end = mapped_size(bytes);
+    const std::size_t from = (used + small_page - 1) & ~(small_page - 1);
+    mapped_entry* e = entry_of(at);
+    // The page split last time, now used to its end (the vector grew through it): huge pages are
+    // asked for again, and khugepaged makes it whole in its own time, resident as it already is.
+    // So a vector that grows with pauses keeps at most one split page, not a trail of them.
+    std::size_t split = e != nullptr ? e->split_at.load(std::memory_order_relaxed) : no_split;
+    if (split != no_split && split + huge_page <= from) {
+        ::madvise(p + split, huge_page, MADV_HUGEPAGE);
+        split = no_split;
+        e->split_at.store(no_split, std::memory_order_relaxed);
+    }
+    if (from >= end) return;
+    // The huge page holding the last used bytes is resident in full. Released in part, the kernel
+    // splits it into small pages; marked first, so that khugepaged does not make it whole (and
+    // resident) again. A block's small tail (allocate_block) is in small pages already. Whole huge
+    // pages past it go back as they are.
+    const std::size_t in_huge = end % huge_page != 0 ? 0 : end >= small_tail_from ? end - huge_page : end;
+    const std::size_t page = from & ~(huge_page - 1);
+    if (from % huge_page != 0 && from < in_huge && page != split) {
+        ::madvise(p + page, huge_page, MADV_NOHUGEPAGE);
+        if (split != no_split) ::madvise(p + split, huge_page, MADV_HUGEPAGE);  // it shrank: one split page
+        if (e != nullptr) e->split_at.store(page, std::memory_order_relaxed);
+    }
+    ::madvise(p + from, end - from, MADV_DONTNEED);
+}
+
 std::vector<block> mapped_blocks() {
     std::vector<block> out;
     for (auto& b : entries()) {
@@ -136,9 +176,15 @@ std::size_t restore_huge_pages() noexcept {
         if (at == nullptr || at == claimed()) continue;
         const std::size_t bytes = b.bytes.load(std::memory_order_relaxed);
         if (bytes % huge_page != 0) continue;  // a middle-sized block, in small pages by design
-        // A big block's last 2 MiB are in small pages by design too (see allocate_block).
+        // A big block's last 2 MiB are in small pages by design too (see allocate_block), and so is
+        // the huge page release_unused() split: the kernel refuses to collapse such a range.
         const std::size_t huge = bytes >= small_tail_from ? bytes - huge_page : bytes;
-        if (::madvise(at, huge, madv_collapse) == 0) ++collapsed;
+        const std::size_t split = std::min(b.split_at.load(std::memory_order_relaxed), huge);
+        auto* p = static_cast<char*>(at);
+        bool ok = split == 0 || ::madvise(p, split, madv_collapse) == 0;
+        if (split + huge_page < huge)
+            ok = ::madvise(p + split + huge_page, huge - split - huge_page, madv_collapse) == 0 && ok;
+        if (ok) ++collapsed;
     }
     return collapsed;
 }

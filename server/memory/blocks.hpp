@@ -34,6 +34,17 @@ inline constexpr std::size_t mapped_from = std::size_t{256} << 10;
 /// @brief Gives back a block from allocate_block(bytes).
 void free_block(void* p, std::size_t bytes) noexcept;
 
+/// @brief Gives the kernel back the pages of an allocate_block(bytes) block past its first `used`
+/// bytes, such as a vector's capacity it does not use now. What it held there reads as zeros after.
+///
+/// A vector grows by doubling, and the huge page holding its last element is resident in full: a
+/// world of 1M entities holds about 1 B an entity that way. This splits that huge page, for good (it
+/// stays in small pages, resident as far as written, as the vector grows through it), and gives
+/// back whole huge pages past it (a vector that shrank). Splitting costs the kernel a page-table
+/// page and the next writes there a fault per 4 KiB, so call it when the vector has stopped growing
+/// (ecs::registry::release_unused). A block from operator new (under mapped_from) is left alone.
+void release_unused(void* block, std::size_t used, std::size_t bytes) noexcept;
+
 /// @brief `bytes` of zeros straight from the kernel, in small pages and not listed: resident only
 /// where written, for a scratch table indexed by slot that few entities write. (calloc can hand back
 /// freed memory that it then zeroes by writing, which makes every page resident.) Throws

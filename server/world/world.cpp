@@ -157,6 +157,22 @@ void world::time_system(system_def& s) {
     s.stats.record(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
 }
 
+void world::release_when_at_rest() {
+    // Arrays grow by doubling, into huge pages resident in full, so a world that has spawned its
+    // entities holds up to a huge page of unused capacity per array (about 1 B an entity at 1M).
+    // Once its shape has held for a second of ticks, that goes back to the kernel: once per shape,
+    // and never while entities come and go every tick, where the pages would fault straight back.
+    const std::uint64_t shape = reg_.structure_version();
+    if (shape != shape_seen_) {
+        shape_seen_ = shape;
+        shape_since_ = tick_;
+    } else if (shape != shape_released_ && static_cast<double>(tick_ - shape_since_) >= settings_.tick_hz) {
+        reg_.release_unused();
+        shape_released_ = shape;
+        ++memory_releases_;
+    }
+}
+
 void world::run_tick() {
     const auto t0 = clock::now();
     for (auto& s : systems_) {
@@ -175,6 +191,7 @@ void world::run_tick() {
             last_overrun_log_ = now;
         }
     }
+    release_when_at_rest();
     if (after_tick) after_tick(*this);
     // With what runs after the systems (watch diffs computed and published): the tick's whole cost.
     last_tick_total_ms_ = std::chrono::duration<double, std::milli>(clock::now() - t0).count();

@@ -190,6 +190,8 @@ class world {
     void start_clock(clock::time_point now) noexcept { clock_.restart(now); }
 
     [[nodiscard]] std::uint64_t overruns() const noexcept { return overruns_; }
+    /// @brief How many times the registry gave back its unused capacity (release_when_at_rest).
+    [[nodiscard]] std::uint64_t memory_releases() const noexcept { return memory_releases_; }
     [[nodiscard]] std::uint64_t skipped_ticks() const noexcept { return clock_.skipped_ticks(); }
     /// @brief Summary: tick, tick_hz, paused, gravity, entity count, overruns, skipped, timing.
     [[nodiscard]] json info() const;
@@ -381,6 +383,13 @@ class world {
     double last_tick_total_ms_ = 0;  // the systems and after_tick (watch diffs, publishing)
     system_stats tick_stats_;        // last_tick_total_ms over the last 256 ticks
     clock::time_point last_overrun_log_{};
+    // The registry's shape (structure_version) as last seen, the tick it was first seen, and the
+    // shape whose unused capacity was given back (see release_when_at_rest).
+    std::uint64_t shape_seen_ = 0;
+    std::uint64_t shape_since_ = 0;
+    std::uint64_t shape_released_ = 0;
+    std::uint64_t memory_releases_ = 0;
+    void release_when_at_rest();
 };
 
 }  // namespace ecsd::world

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "ecs/page_arena.hpp"
 
 using namespace ecsd::ecs;
 
@@ -122,4 +125,93 @@ TEST(HugePageAllocator, RestoreHugePagesMendsWhatAWriteDuringAForkSplitAndKeepsE
     }
     RecordProperty("huge_kb", std::to_string(huge_at_first) + " " + std::to_string(huge_split) + " " +
                                   std::to_string(huge_after) + " collapsed " + std::to_string(collapsed));
+}
+
+namespace {
+/// Kilobytes resident of the mappings over [p, p + bytes).
+std::size_t rss_kb_over(const void* p, std::size_t bytes) {
+    std::size_t kb = 0;
+    for (const auto& m : mappings_over(p, bytes)) kb += m.rss_kb;
+    return kb;
+}
+}  // namespace
+
+TEST(HugePageAllocator, ReleaseUnusedGivesBackTheCapacityPastTheSizeAndKeepsEveryValue) {
+    constexpr std::size_t mib = std::size_t{1} << 20;
+    constexpr std::size_t per_mib = mib / sizeof(std::uint64_t);
+    std::vector<std::uint64_t, huge_page_allocator<std::uint64_t>> values;
+    values.reserve(8 * per_mib);  // one block of 8 MiB, all of it in huge pages
+    values.resize(7 * per_mib);   // written to 7 MiB, then shrunk to 5 MiB and a bit
+    values.resize(5 * per_mib + 1000);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = i;
+    const bool huge = huge_kb_over(values.data(), 8 * mib) > 0;
+    EXPECT_GE(rss_kb_over(values.data(), 8 * mib), 7 * 1024u);
+
+    release_unused(values);
+    // What is used stays, to the next 4 KiB; the rest, a split huge page and a whole one, is gone.
+    EXPECT_LE(rss_kb_over(values.data(), 8 * mib), 5 * 1024u + 12);
+    EXPECT_GE(rss_kb_over(values.data(), 8 * mib), 5 * 1024u + 7);
+    for (std::size_t i = 0; i < values.size(); ++i) ASSERT_EQ(values[i], i) << "at " << i;
+    if (huge) {
+        EXPECT_EQ(huge_kb_over(values.data(), 4 * mib), 4096u) << "the huge pages in use are left whole";
+        const auto split = mappings_over(values.data() + 5 * per_mib, 1);
+        ASSERT_EQ(split.size(), 1u);
+        EXPECT_NE(split[0].flags.find(" nh "), std::string::npos)
+            << "the split page is kept from being made whole again: " << split[0].flags;
+    }
+
+    // A forked save's mending (MADV_COLLAPSE, which the kernel refuses for the whole rest of a range
+    // once it meets a page marked so) leaves the split page alone and the pages before it whole.
+    (void)ecsd::memory::restore_huge_pages();
+    EXPECT_LE(rss_kb_over(values.data(), 8 * mib), 5 * 1024u + 12);
+    if (huge) {
+        EXPECT_EQ(huge_kb_over(values.data(), 4 * mib), 4096u);
+    }
+
+    // The vector grows through the pages given back, which read as zeros first.
+    const std::size_t before = values.size();
+    values.resize(values.capacity());
+    for (std::size_t i = before; i < values.size(); ++i) ASSERT_EQ(values[i], 0u) << "at " << i;
+    for (std::size_t i = before; i < values.size(); ++i) values[i] = i;
+    // Used through, the split page asks for huge pages again (khugepaged makes it whole).
+    release_unused(values);
+    if (huge) {
+        const auto grown = mappings_over(values.data() + 5 * per_mib, 1);
+        ASSERT_EQ(grown.size(), 1u);
+        EXPECT_EQ(grown[0].flags.find(" nh "), std::string::npos) << grown[0].flags;
+        EXPECT_NE(grown[0].flags.find(" hg "), std::string::npos) << grown[0].flags;
+    }
+}
+
+TEST(PageArena, ReleaseUnusedGivesBackThePagesOfABlockNeverHandedOut) {
+    auto& arena = internal::page_arena::instance();
+    constexpr std::size_t page = internal::page_arena::page_bytes;
+    // Pages until one opens a new block (the lowest with room is used first, so the blocks below it
+    // are full), then three more in it.
+    std::vector<void*> pages;
+    for (std::size_t i = 0; i <= internal::page_arena::pages_per_block; ++i) {
+        const std::size_t blocks = arena.blocks();
+        pages.push_back(arena.allocate());
+        if (arena.blocks() > blocks) break;
+    }
+    char* block = static_cast<char*>(pages.back());
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(block) % ecsd::memory::huge_page, 0u);
+    for (int i = 0; i < 3; ++i) pages.push_back(arena.allocate());
+    for (std::size_t i = 0; i < 4; ++i) std::fill_n(block + i * page, page, static_cast<char>('a' + i));
+    const bool huge = huge_kb_over(block, ecsd::memory::huge_page) > 0;
+    if (huge) {
+        EXPECT_EQ(rss_kb_over(block, ecsd::memory::huge_page), 2048u);
+    }
+
+    arena.release_unused();
+    EXPECT_LE(rss_kb_over(block, ecsd::memory::huge_page), 4 * page / 1024);
+    for (std::size_t i = 0; i < 4; ++i) ASSERT_EQ(block[i * page + page - 1], static_cast<char>('a' + i));
+    // The next page comes from the pages given back, and is as usable as any.
+    auto* next = static_cast<char*>(arena.allocate());
+    pages.push_back(next);
+    EXPECT_EQ(next, block + 4 * page);
+    std::fill_n(next, page, 'e');
+    EXPECT_EQ(next[page - 1], 'e');
+    EXPECT_EQ(block[page], 'b');
+    for (void* p : pages) arena.free(p);
 }

@@ -887,3 +887,24 @@ TEST(NearIndex, AGridKeptFromTickToTickAnswersAsAFreshOne) {
     w.step(3);
     compare("after it");
 }
+
+TEST(World, GivesBackUnusedCapacityOnceItsShapeHasHeldForASecond) {
+    world w(paused_world());  // 60 Hz
+    for (int i = 0; i < 1000; ++i)
+        (void)w.spawn({{"Position", json::object()}, {"Velocity", json::object()}});
+    w.step(59);
+    EXPECT_EQ(w.memory_releases(), 0u) << "not before a second of ticks";
+    w.step(2);
+    EXPECT_EQ(w.memory_releases(), 1u);
+    w.step(120);
+    EXPECT_EQ(w.memory_releases(), 1u) << "once per shape";
+    // Entities coming and going every tick: nothing is given back meanwhile.
+    for (int i = 0; i < 120; ++i) {
+        (void)w.spawn({{"Position", json::object()}});
+        w.step(1);
+    }
+    EXPECT_EQ(w.memory_releases(), 1u);
+    w.step(61);
+    EXPECT_EQ(w.memory_releases(), 2u) << "the new shape, once it has held";
+    EXPECT_EQ(w.registry().size(), 1120u);
+}
