@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <mutex>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -144,13 +145,18 @@ bool watch_sink::wants(std::uint64_t sub) const {
     return it != subs_.end() && it->second.m != mode::needs_resync && it->second.m != mode::resync_asked;
 }
 
+namespace {
+std::shared_ptr<const world::watch_diff> fold_once(
+    const std::vector<std::shared_ptr<const world::watch_diff>>& diffs);
+}  // namespace
+
 void watch_sink::fold_backlog(subscription& s) const {
     // A backlog folds into one diff no larger than the state it describes. Diffs too large for
     // that to fit the bound are not folded (it would cost the world's strand for nothing).
     const bool huge = std::any_of(s.backlog.begin(), s.backlog.end(),
                                   [&](const auto& d) { return d->bytes() > limits_.pending_bytes / 2; });
     if (!huge) {
-        auto one = fold(s.backlog);
+        auto one = fold_once(s.backlog);
         if (one->bytes() <= limits_.pending_bytes) {
             s.backlog_bytes = one->bytes();
             s.backlog.clear();
@@ -303,6 +309,69 @@ std::shared_ptr<const world::watch_diff> fold(
     list("changed", kind::changed);
     list("left", kind::left);
     return d;
+}
+
+// Subscribers of one view that fell behind together catch up on the same diffs: 1,000 watchers of
+// one query, slowed to 20 ticks/s, made 5,000 catch-ups over 20-29 distinct backlogs. A fold is
+// kept here for the next subscriber with the same diffs, so it is done once, and its body (shared
+// in the gathered write) is one buffer for all their sockets. The key is the diffs themselves,
+// compared by owner: weak references, so the memo keeps no backlog alive, and a control block is not
+// reused while one refers to it, so an equal key is the same sequence. A few of the newest folds,
+// and none larger than a quarter of the memo's bytes.
+class fold_memo {
+  public:
+    using diff_ptr = std::shared_ptr<const world::watch_diff>;
+
+    diff_ptr fold_of(const std::vector<diff_ptr>& diffs) {
+        {
+            std::lock_guard lock(mutex_);
+            for (auto& e : entries_) {
+                if (same(e, diffs)) {
+                    e.used = ++clock_;
+                    return e.folded;
+                }
+            }
+        }
+        auto folded = fold(diffs);
+        if (folded->bytes() > max_bytes / 4) return folded;
+        std::lock_guard lock(mutex_);
+        entry fresh{{diffs.begin(), diffs.end()}, folded, ++clock_};
+        bytes_ += folded->bytes();
+        entries_.push_back(std::move(fresh));
+        while (entries_.size() > max_entries || bytes_ > max_bytes) {
+            const auto oldest =
+                std::min_element(entries_.begin(), entries_.end(),
+                                 [](const entry& a, const entry& b) { return a.used < b.used; });
+            bytes_ -= oldest->folded->bytes();
+            entries_.erase(oldest);
+        }
+        return folded;
+    }
+
+  private:
+    static constexpr std::size_t max_entries = 8;
+    static constexpr std::size_t max_bytes = std::size_t{8} << 20;
+    struct entry {
+        std::vector<std::weak_ptr<const world::watch_diff>> diffs;
+        diff_ptr folded;
+        std::uint64_t used = 0;
+    };
+    static bool same(const entry& e, const std::vector<diff_ptr>& diffs) {
+        if (e.diffs.size() != diffs.size()) return false;
+        for (std::size_t i = 0; i < diffs.size(); ++i)
+            if (e.diffs[i].owner_before(diffs[i]) || diffs[i].owner_before(e.diffs[i])) return false;
+        return true;
+    }
+    std::mutex mutex_;
+    std::vector<entry> entries_;
+    std::size_t bytes_ = 0;
+    std::uint64_t clock_ = 0;
+};
+
+std::shared_ptr<const world::watch_diff> fold_once(
+    const std::vector<std::shared_ptr<const world::watch_diff>>& diffs) {
+    static fold_memo memo;  // process-wide, as the diffs are: subscribers of one view are on many connections
+    return memo.fold_of(diffs);
 }
 
 }  // namespace
@@ -528,7 +597,7 @@ bool watch_sink::render_catch_up(watch_bytes& bytes, const catch_up& c) {
         return alive;
     }
     // One notification from the state the client has to now.
-    const auto d = c.diffs.size() == 1 ? c.diffs.front() : fold(c.diffs);
+    const auto d = c.diffs.size() == 1 ? c.diffs.front() : fold_once(c.diffs);
     render(bytes, c.sub, d, "\"coalesced\":" + std::to_string(d->merged) + ",");
     return true;
 }

@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -120,6 +121,58 @@ TEST(WatchSink, AWatcherThatFellBehindGetsOneMergedNotification) {
     const auto next = json::parse(out)["params"];
     EXPECT_FALSE(next.contains("coalesced"));
     EXPECT_EQ(next["changed"][0]["components"]["Position"]["x"], 5.0);
+}
+
+TEST(WatchSink, WatchersThatFellBehindTogetherShareOneMergedNotification) {
+    world::world_settings settings;
+    settings.paused = true;
+    world::world w(settings);
+    std::vector<world::entity_id> ids;
+    for (int i = 0; i < 400; ++i) ids.push_back(w.spawn({{"Position", {{"x", i}, {"y", i}}}}));
+    world::watch_view view(w, json("Position"), std::nullopt, 1);
+    std::string state;
+    view.rebase(w, state);
+
+    watch_limits limits;
+    limits.queue_bytes = 1;  // a second diff finds the queue full
+    std::vector<std::shared_ptr<watch_sink>> sinks;
+    std::vector<std::uint64_t> subs;
+    for (int i = 0; i < 3; ++i) {
+        sinks.push_back(std::make_shared<watch_sink>(limits));
+        const auto sub = sinks.back()->add(std::weak_ptr<hosted_world>{});
+        ASSERT_TRUE(sub.has_value());
+        subs.push_back(*sub);
+        sinks.back()->start_next();
+    }
+    for (int round = 0; round < 3; ++round) {
+        for (const auto e : ids)
+            w.mutate_component(e, "Position", "x", 1000 * (round + 1) + static_cast<double>(e));
+        const auto d = view.diff(w);
+        for (std::size_t i = 0; i < sinks.size(); ++i) ASSERT_TRUE(sinks[i]->deliver(subs[i], d));
+    }
+    // The second diff found each queue full: all three wait as one backlog in each sink.
+    std::vector<const std::string*> bodies;
+    std::vector<json> notes;
+    std::vector<watch_bytes> taken(sinks.size());  // all held at once, so no address is reused
+    for (std::size_t i = 0; i < sinks.size(); ++i) {
+        auto& caught_up = taken[i];
+        sinks[i]->take(caught_up, 1 << 20);
+        for (const auto& p : caught_up.pieces())
+            if (p.shared) bodies.push_back(p.shared.get());
+        std::string text;
+        caught_up.append_to(text);
+        auto n = json::parse(text)["params"];
+        EXPECT_EQ(n["coalesced"], 3);
+        n.erase("subscription");
+        notes.push_back(std::move(n));
+    }
+    ASSERT_EQ(bodies.size(), 3U) << "a body this large is shared in the gathered write";
+    EXPECT_EQ(bodies[0], bodies[1]) << "the merge was done once, for all three";
+    EXPECT_EQ(bodies[1], bodies[2]);
+    EXPECT_EQ(notes[0], notes[1]);
+    EXPECT_EQ(notes[1], notes[2]);
+    ASSERT_EQ(notes[0]["changed"].size(), ids.size());
+    EXPECT_EQ(notes[0]["changed"][0]["components"]["Position"]["x"], 3000.0 + static_cast<double>(ids[0]));
 }
 
 // Past its bound (bytes, and at least min_backlog diffs) a backlog is dropped, and the world is
