@@ -180,11 +180,11 @@ class sparse_set {
         sparse_ref(slot) = null_index;
         if (pos < first_hole_) first_hole_ = pos;
     }
-    /// @brief Closes the holes punch() left, keeping the order of the rest: one pass from the first
-    /// hole, where erasing the same slots one by one would have made a random move each.
     /// @brief Gives back the unused capacity of its arrays (ecs::release_unused).
     virtual void release_unused() noexcept { ecs::release_unused(dense_); }
 
+    /// @brief Closes the holes punch() left, keeping the order of the rest: one pass from the first
+    /// hole, where erasing the same slots one by one would have made a random move each.
     virtual void compact() {
         compact_with([](std::uint32_t, std::uint32_t) {});
     }

@@ -14,13 +14,13 @@ namespace ecsd::memory {
 
 namespace {
 
+constexpr std::size_t no_split = ~std::size_t{0};  // mapped_entry::split_at: no page split
+
 /// One entry of the list of mapped blocks, so that a forked child (a background save) can take a
 /// copy of its own of each and stop sharing them with the parent. Lock-free, because the child may
 /// be forked while another thread is in the middle of an update; it then misses at most the block
 /// being added (still shared, so copied on write as before) and never sees a block that is
 /// unmapped, since a block leaves the list before it is unmapped.
-constexpr std::size_t no_split = ~std::size_t{0};
-
 struct mapped_entry {
     std::atomic<void*> addr{nullptr};  // nullptr: free; claimed(): being filled in
     std::atomic<std::size_t> bytes{0};

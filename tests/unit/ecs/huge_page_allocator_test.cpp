@@ -77,11 +77,17 @@ TEST(HugePageAllocator, TheLastHugePageOfABlockIsResidentOnlyAsFarAsItIsWritten)
 }
 
 namespace {
-/// Kilobytes of the mappings over [p, p + bytes) that the kernel maps in huge pages.
-std::size_t huge_kb_over(const void* p, std::size_t bytes) {
+/// Kilobytes of the mappings over [p, p + bytes): resident (rss_kb) or in huge pages (huge_kb).
+std::size_t kb_over(const void* p, std::size_t bytes, std::size_t mapping::*field) {
     std::size_t kb = 0;
-    for (const auto& m : mappings_over(p, bytes)) kb += m.huge_kb;
+    for (const auto& m : mappings_over(p, bytes)) kb += m.*field;
     return kb;
+}
+std::size_t huge_kb_over(const void* p, std::size_t bytes) {
+    return kb_over(p, bytes, &mapping::huge_kb);
+}
+std::size_t rss_kb_over(const void* p, std::size_t bytes) {
+    return kb_over(p, bytes, &mapping::rss_kb);
 }
 }  // namespace
 
@@ -126,15 +132,6 @@ TEST(HugePageAllocator, RestoreHugePagesMendsWhatAWriteDuringAForkSplitAndKeepsE
     RecordProperty("huge_kb", std::to_string(huge_at_first) + " " + std::to_string(huge_split) + " " +
                                   std::to_string(huge_after) + " collapsed " + std::to_string(collapsed));
 }
-
-namespace {
-/// Kilobytes resident of the mappings over [p, p + bytes).
-std::size_t rss_kb_over(const void* p, std::size_t bytes) {
-    std::size_t kb = 0;
-    for (const auto& m : mappings_over(p, bytes)) kb += m.rss_kb;
-    return kb;
-}
-}  // namespace
 
 TEST(HugePageAllocator, ReleaseUnusedGivesBackTheCapacityPastTheSizeAndKeepsEveryValue) {
     constexpr std::size_t mib = std::size_t{1} << 20;
