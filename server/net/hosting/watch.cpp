@@ -47,6 +47,58 @@ void watch_bytes::append_to(std::string& out) const {
     for (const auto& p : pieces_) out += p.shared ? *p.shared : p.text;
 }
 
+// --- held_diffs, diff_backlog -------------------------------------------------------------
+
+held_diffs& held_diffs::process() {
+    static held_diffs h;
+    return h;
+}
+
+void held_diffs::hold(const world::watch_diff& d) {
+    std::lock_guard lock(mutex_);
+    if (++holders_[&d] == 1) bytes_.fetch_add(d.bytes(), std::memory_order_relaxed);
+}
+
+void held_diffs::release(const world::watch_diff& d) {
+    std::lock_guard lock(mutex_);
+    const auto it = holders_.find(&d);
+    if (it == holders_.end() || --it->second > 0) return;
+    holders_.erase(it);
+    bytes_.fetch_sub(d.bytes(), std::memory_order_relaxed);
+}
+
+std::size_t held_diffs::diffs() const {
+    std::lock_guard lock(mutex_);
+    return holders_.size();
+}
+
+diff_backlog& diff_backlog::operator=(diff_backlog&& o) noexcept {
+    if (this != &o) {
+        clear();
+        diffs_ = std::move(o.diffs_);
+        o.diffs_.clear();
+        bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+}
+
+void diff_backlog::push_back(diff_ptr d) {
+    held_diffs::process().hold(*d);
+    bytes_ += d->bytes();
+    diffs_.push_back(std::move(d));
+}
+
+void diff_backlog::clear() {
+    (void)take();
+}
+
+std::vector<diff_backlog::diff_ptr> diff_backlog::take() {
+    auto& held = held_diffs::process();
+    for (const auto& d : diffs_) held.release(*d);
+    bytes_ = 0;
+    return std::exchange(diffs_, {});
+}
+
 // --- watch_sink ---------------------------------------------------------------------------
 
 void watch_sink::set_wake(std::function<void()> wake) {
@@ -109,9 +161,8 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
         for (auto q = queue_.begin(); q != queue_.end();) {
             if (q->sub == sub && q->diff) {
                 s.behind_since = std::min(s.behind_since, q->diff->tick);
-                s.backlog_bytes += q->diff->bytes();
+                queue_bytes_ -= q->size();  // before the diff moves out: its size is the diff's
                 s.backlog.push_back(std::move(q->diff));
-                queue_bytes_ -= q->size();
                 q = queue_.erase(q);
             } else {
                 ++q;
@@ -123,13 +174,11 @@ bool watch_sink::deliver(std::uint64_t sub, const std::shared_ptr<const world::w
         // until then its view is not diffed for it (watch_hub::publish asks wants()).
         s.m = mode::needs_resync;
         s.backlog.clear();
-        s.backlog_bytes = 0;
         wake_locked();
         return true;
     }
-    s.backlog_bytes += diff->bytes();
     s.backlog.push_back(diff);
-    if (s.backlog.size() > limits_.min_backlog && s.backlog_bytes > limits_.pending_bytes / 4)
+    if (s.backlog.size() > limits_.min_backlog && s.backlog.bytes() > limits_.pending_bytes / 4)
         fold_backlog(s);
     // The connection reports what it holds to the server-wide output bound, backlogs included.
     // One that takes nothing (its output is full) leaves its wake pending, so it is woken again
@@ -153,12 +202,11 @@ std::shared_ptr<const world::watch_diff> fold_once(
 void watch_sink::fold_backlog(subscription& s) const {
     // A backlog folds into one diff no larger than the state it describes. Diffs too large for
     // that to fit the bound are not folded (it would cost the world's strand for nothing).
-    const bool huge = std::any_of(s.backlog.begin(), s.backlog.end(),
+    const bool huge = std::any_of(s.backlog.diffs().begin(), s.backlog.diffs().end(),
                                   [&](const auto& d) { return d->bytes() > limits_.pending_bytes / 2; });
     if (!huge) {
-        auto one = fold_once(s.backlog);
+        auto one = fold_once(s.backlog.diffs());
         if (one->bytes() <= limits_.pending_bytes) {
-            s.backlog_bytes = one->bytes();
             s.backlog.clear();
             s.backlog.push_back(std::move(one));
             return;
@@ -166,7 +214,6 @@ void watch_sink::fold_backlog(subscription& s) const {
     }
     s.m = mode::needs_resync;  // too far behind to remember: it gets the whole state again
     s.backlog.clear();
-    s.backlog_bytes = 0;
 }
 
 namespace {
@@ -389,7 +436,6 @@ bool watch_sink::deliver_state(std::uint64_t sub, std::uint64_t tick, const std:
     });
     s.m = mode::current;
     s.backlog.clear();
-    s.backlog_bytes = 0;
     item next{sub, nullptr,
               "\"tick\":" + std::to_string(tick) + ",\"resync\":true,\"entities\":" + entities_json};
     queue_bytes_ += next.size();
@@ -412,7 +458,6 @@ void watch_sink::end(std::uint64_t sub, std::uint64_t tick, std::string_view rea
     // Its last word; taken once the subscription has started, then forgotten.
     it->second.m = mode::current;
     it->second.backlog.clear();
-    it->second.backlog_bytes = 0;
     item last{sub, nullptr,
               "\"tick\":" + std::to_string(tick) + ",\"ended\":true,\"reason\":\"" + std::string(reason) +
                   "\"" +
@@ -674,9 +719,7 @@ void watch_sink::take_locked(watch_bytes& bytes, std::size_t room,
         if (bytes.size() - start + planned >= room || s.created > started_) break;
         if (s.m == mode::behind) {
             planned += s.backlog.back()->body.size();
-            catch_ups.push_back({id, s.f, s.id_json, std::move(s.backlog)});
-            s.backlog.clear();
-            s.backlog_bytes = 0;
+            catch_ups.push_back({id, s.f, s.id_json, s.backlog.take()});
             s.m = mode::current;
         } else if (s.m == mode::needs_resync) {
             if (auto w = s.world.lock()) {
@@ -727,13 +770,11 @@ std::size_t watch_sink::size() const {
     return subs_.size();
 }
 
-std::size_t watch_sink::queued_bytes() const {
+watch_sink::held_bytes watch_sink::held() const {
     std::lock_guard lock(mutex_);
-    // Backlogs count in full, though their diffs may be shared: a reader that stopped keeps them
-    // alive, and the server-wide output bound must see it (they are most of what it holds).
-    std::size_t bytes = queue_bytes_ + lines_bytes_;
-    for (const auto& [id, s] : subs_) bytes += s.backlog_bytes;
-    return bytes;
+    held_bytes h{queue_bytes_ + lines_bytes_, 0};
+    for (const auto& [id, s] : subs_) h.backlogs += s.backlog.bytes();
+    return h;
 }
 
 bool watch_sink::owes_resync() const {

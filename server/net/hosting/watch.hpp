@@ -22,6 +22,7 @@
 // A subscriber joins a group only when the group's base is the current state (nothing changed
 // since its last diff); otherwise it starts a group of its own, which merges with its twin at
 // the next diff, when both bases are current again. So every subscriber's stream is exact.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -65,6 +66,61 @@ struct watch_limits {
 };
 
 struct server_config;
+
+/// @brief Bytes of the diffs that subscribers who fell behind hold in their backlogs, each diff
+/// counted once however many backlogs share it. Subscribers of one view that fell behind together
+/// hold the same diffs (pointers, never copies): counted per backlog, 1,000 watchers of one view
+/// read as a thousand times the memory they hold, and the server-wide output bound closed readers
+/// that were reading (368 of 1,000 in watch_bench). Process-wide, as the diffs are; the bound
+/// (rpc/output_budget.hpp) adds it to what the connections hold of their own. Thread-safe.
+class held_diffs {
+  public:
+    [[nodiscard]] static held_diffs& process();
+    /// @brief One more backlog holds `d`; its bytes count when it is the first.
+    void hold(const world::watch_diff& d);
+    /// @brief A backlog let go of `d`; its bytes leave the count with the last.
+    void release(const world::watch_diff& d);
+    [[nodiscard]] std::size_t bytes() const noexcept { return bytes_.load(std::memory_order_relaxed); }
+    /// @brief Distinct diffs held.
+    [[nodiscard]] std::size_t diffs() const;
+
+  private:
+    mutable std::mutex mutex_;
+    // A held diff is alive (its backlogs own it), so its address names it while it is here.
+    std::unordered_map<const world::watch_diff*, std::uint32_t> holders_;
+    std::atomic<std::size_t> bytes_{0};
+};
+
+/// @brief A subscriber's backlog: the diffs it was not sent, oldest first, held in held_diffs
+/// while they are here (clear, take and the destructor let go of them).
+class diff_backlog {
+  public:
+    using diff_ptr = std::shared_ptr<const world::watch_diff>;
+    diff_backlog() = default;
+    diff_backlog(const diff_backlog&) = delete;
+    diff_backlog& operator=(const diff_backlog&) = delete;
+    diff_backlog(diff_backlog&& o) noexcept
+        : diffs_(std::move(o.diffs_)), bytes_(std::exchange(o.bytes_, 0)) {
+        o.diffs_.clear();
+    }
+    diff_backlog& operator=(diff_backlog&& o) noexcept;
+    ~diff_backlog() { clear(); }
+
+    void push_back(diff_ptr d);
+    void clear();
+    /// @brief The diffs, no longer held here (a catch-up merges and writes them).
+    [[nodiscard]] std::vector<diff_ptr> take();
+    [[nodiscard]] const std::vector<diff_ptr>& diffs() const noexcept { return diffs_; }
+    [[nodiscard]] std::size_t size() const noexcept { return diffs_.size(); }
+    [[nodiscard]] bool empty() const noexcept { return diffs_.empty(); }
+    [[nodiscard]] const diff_ptr& back() const noexcept { return diffs_.back(); }
+    /// @brief The diffs' bytes in full, whoever else holds them.
+    [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
+
+  private:
+    std::vector<diff_ptr> diffs_;
+    std::size_t bytes_ = 0;
+};
 
 /// @brief Notification bytes taken from a sink, in order: text, and large diff bodies shared with
 /// every other connection that sends them (written from where they are, never copied).
@@ -164,8 +220,14 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     }
     /// @brief Subscriptions open.
     [[nodiscard]] std::size_t size() const;
-    /// @brief Notification bytes queued for the connection and not taken yet, backlogs included.
-    [[nodiscard]] std::size_t queued_bytes() const;
+    /// @brief What the sink holds for its connection: notifications queued and not taken yet (its
+    /// own), and its subscribers' backlogs in full (diffs maybe shared with other connections:
+    /// held_diffs counts those toward the server-wide bound, once).
+    struct held_bytes {
+        std::size_t queued = 0;
+        std::size_t backlogs = 0;
+    };
+    [[nodiscard]] held_bytes held() const;
     /// @brief A subscription fell so far behind that it will get the whole state again.
     [[nodiscard]] bool owes_resync() const;
 
@@ -179,8 +241,7 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
         mode m = mode::current;
         // behind: the diffs it was not sent, oldest first. Shared with the view's other
         // subscribers, never copied; merged on the connection's strand when it catches up.
-        std::vector<std::shared_ptr<const world::watch_diff>> backlog;
-        std::size_t backlog_bytes = 0;
+        diff_backlog backlog;
         std::uint64_t behind_since = 0;  // behind: the tick of its oldest diff not sent
         std::uint64_t tick = 0;          // ~0: ended
     };

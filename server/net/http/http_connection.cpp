@@ -712,10 +712,8 @@ void http_connection::write(std::string_view bytes) {
 }
 
 void http_connection::note_output(bool moved) {
-    // Notifications waiting in the watch sink count too: they are this client's output as well.
     if (output_account_ && !stopped_)
-        services_.output.update(*output_account_,
-                                unsent() + (session_.watches ? session_.watches->queued_bytes() : 0), moved);
+        services_.note_output(*output_account_, unsent(), session_.watches.get(), moved);
 }
 
 void http_connection::do_write() {

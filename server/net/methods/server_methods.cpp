@@ -10,6 +10,7 @@
 #include "ecsd/protocol/errors.hpp"
 #include "ecsd/protocol/version.hpp"
 #include "hosting/hosted_world.hpp"
+#include "hosting/watch.hpp"
 #include "hosting/world_directory.hpp"
 #include "methods.hpp"
 #include "rpc/method_table.hpp"
@@ -113,7 +114,11 @@ method_answer info(method_context& ctx) {
             {"requests_total", s.requests_total.load()},
             {"bytes", {{"in", s.bytes_in.load()}, {"out", s.bytes_out.load()}}},
             {"output",
-             {{"unsent", s.output.total()}, {"max", s.output.limit()}, {"dropped", s.output.dropped()}}},
+             {{"unsent", s.output.total()},
+              {"max", s.output.limit()},
+              {"dropped", s.output.dropped()},
+              {"backlogs",
+               {{"bytes", held_diffs::process().bytes()}, {"diffs", held_diffs::process().diffs()}}}}},
             {"watch_views", {{"open", s.watch_views->views.load()}, {"max", s.watch_views->max_views_total}}},
             {"methods", s.stats ? s.stats->to_json(s.methods) : json::object()},
             {"memory", memory_of(s)},

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "hosting/watch.hpp"
 #include "hosting/watch_budget.hpp"
 #include "hosting/world_log.hpp"
 #include "hosting/world_transfers.hpp"
@@ -54,7 +55,16 @@ struct server_services {
     /// Distinct watch views in all worlds (--max-watch-views, --max-watch-views-total); every
     /// connection's watch_sink holds it.
     std::shared_ptr<watch_budget> watch_views = std::make_shared<watch_budget>();
-    output_budget output{config.max_output_total};  ///< unsent bytes of all connections (--max-output-total)
+    /// Unsent bytes of all connections (--max-output-total), watch backlogs' shared diffs once.
+    output_budget output{config.max_output_total, [] { return held_diffs::process().bytes(); }};
+
+    /// @brief Tells --max-output-total what a connection holds unsent, every face alike: `own`
+    /// bytes of its output, and what its watch sink holds (queued notifications are its own; its
+    /// backlogs' diffs may be shared with other connections, and the total counts those once).
+    void note_output(output_budget::account& a, std::size_t own, const watch_sink* watches, bool moved) {
+        const auto w = watches != nullptr ? watches->held() : watch_sink::held_bytes{};
+        output.update(a, own + w.queued, w.backlogs, moved);
+    }
 
     /// @brief What every write completion does first, TCP and HTTP alike: counts the bytes sent
     /// and says whether the connection goes on. When it was stopped, or the write failed (then

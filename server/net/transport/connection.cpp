@@ -490,11 +490,8 @@ void connection::flush() {
 }
 
 void connection::note_output(bool moved) {
-    // Notifications waiting in the watch sink count too: they are this client's output as well.
     if (output_account_ && !stopped_)
-        services_.output.update(*output_account_,
-                                buffered_bytes() + (session_.watches ? session_.watches->queued_bytes() : 0),
-                                moved);
+        services_.note_output(*output_account_, buffered_bytes(), session_.watches.get(), moved);
 }
 
 void connection::do_write() {

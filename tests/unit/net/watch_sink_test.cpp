@@ -144,13 +144,24 @@ TEST(WatchSink, WatchersThatFellBehindTogetherShareOneMergedNotification) {
         subs.push_back(*sub);
         sinks.back()->start_next();
     }
+    const auto held_before = held_diffs::process().bytes();
+    const auto diffs_before = held_diffs::process().diffs();
+    std::size_t backlog_bytes = 0;
     for (int round = 0; round < 3; ++round) {
         for (const auto e : ids)
             w.mutate_component(e, "Position", "x", 1000 * (round + 1) + static_cast<double>(e));
         const auto d = view.diff(w);
+        backlog_bytes += d->bytes();
         for (std::size_t i = 0; i < sinks.size(); ++i) ASSERT_TRUE(sinks[i]->deliver(subs[i], d));
     }
-    // The second diff found each queue full: all three wait as one backlog in each sink.
+    // The second diff found each queue full: all three wait as one backlog in each sink. The
+    // server-wide output bound counts them once, each sink's weight in full.
+    EXPECT_EQ(held_diffs::process().bytes() - held_before, backlog_bytes);
+    EXPECT_EQ(held_diffs::process().diffs() - diffs_before, 3U);
+    for (const auto& sink : sinks) {
+        EXPECT_EQ(sink->held().backlogs, backlog_bytes);
+        EXPECT_EQ(sink->held().queued, 0U) << "the diff that was queued moved into the backlog";
+    }
     std::vector<const std::string*> bodies;
     std::vector<json> notes;
     std::vector<watch_bytes> taken(sinks.size());  // all held at once, so no address is reused
@@ -165,6 +176,11 @@ TEST(WatchSink, WatchersThatFellBehindTogetherShareOneMergedNotification) {
         EXPECT_EQ(n["coalesced"], 3);
         n.erase("subscription");
         notes.push_back(std::move(n));
+    }
+    EXPECT_EQ(held_diffs::process().bytes(), held_before) << "caught up: nothing is held";
+    for (const auto& sink : sinks) {
+        EXPECT_EQ(sink->held().backlogs, 0U);
+        EXPECT_EQ(sink->held().queued, 0U);
     }
     ASSERT_EQ(bodies.size(), 3U) << "a body this large is shared in the gathered write";
     EXPECT_EQ(bodies[0], bodies[1]) << "the merge was done once, for all three";
