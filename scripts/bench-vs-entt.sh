@@ -32,18 +32,18 @@ g++ -std=c++20 -O3 -DNDEBUG -I"$entt/single_include" tests/bench/anchors/entt_be
   -lbenchmark -lpthread
 core=$(( $(nproc) - 1 ))
 filter='^(create|update_view|add_remove|destroy_each|destroy)/'
-args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true --benchmark_format=csv)
-taskset -c "$core" "$build_dir/bin/ecs_bench" --benchmark_filter="$filter" "${args[@]}" 2>/dev/null >"$out/ecsd.csv"
-taskset -c "$core" "$out/entt_bench" --benchmark_filter='entt/' "${args[@]}" 2>/dev/null >"$out/entt.csv"
-python3 - "$out/ecsd.csv" "$out/entt.csv" <<'PY'
-import csv, sys
+args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true --benchmark_format=json)
+taskset -c "$core" "$build_dir/bin/ecs_bench" --benchmark_filter="$filter" "${args[@]}" 2>/dev/null >"$out/ecsd.json"
+taskset -c "$core" "$out/entt_bench" --benchmark_filter='entt/' "${args[@]}" 2>/dev/null >"$out/entt.json"
+python3 - "$out/ecsd.json" "$out/entt.json" <<'PY'
+import json, sys
 def medians(path):
+    # JSON, not CSV: Google Benchmark's CSV reporter aborts when cases print different counters.
     rows = {}
-    for r in csv.DictReader(l for l in open(path) if l.startswith(('name', '"'))):
-        name = r["name"].strip('"').removeprefix("entt/")
-        case, _, rest = name.partition("/")
-        if rest in ("real_time", "real_time_median"):  # one repetition, or the median of several
-            rows[case] = float(r["real_time"])
+    for b in json.load(open(path))["benchmarks"]:
+        case = b["run_name"].removeprefix("entt/").partition("/")[0]
+        if b["run_type"] == "iteration" or b.get("aggregate_name") == "median":  # one repetition, or the median
+            rows[case] = float(b["real_time"])
     return rows
 ecsd, entt = medians(sys.argv[1]), medians(sys.argv[2])
 print(f"{'case (1M entities)':<20}{'ecsd ms':>10}{'EnTT ms':>10}{'ecsd/EnTT':>11}")
