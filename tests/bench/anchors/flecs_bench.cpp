@@ -3,11 +3,12 @@
 // the tables that hold Position). Not part of the build (flecs is no Debian package):
 // scripts/bench-vs-flecs.sh compiles it against a flecs checkout you give it and runs it beside
 // ecs_bench, pinned to one core.
+#include <flecs.h>
+
 #include <memory>
 #include <vector>
 
 #include <benchmark/benchmark.h>
-#include <flecs.h>
 namespace {
 struct Position {
     float x = 0, y = 0;
