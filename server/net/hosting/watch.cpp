@@ -106,9 +106,29 @@ void watch_sink::set_wake(std::function<void()> wake) {
     wake_ = std::move(wake);
 }
 
+namespace {
+thread_local watch_sink::wake_batch* active_wakes = nullptr;  // the innermost wake_batch on this thread
+}  // namespace
+
+watch_sink::wake_batch::wake_batch() : outer_(std::exchange(active_wakes, this)) {}
+
+watch_sink::wake_batch::~wake_batch() {
+    active_wakes = outer_;
+    for (const auto& w : sinks_) {
+        const auto sink = w.lock();
+        if (!sink) continue;
+        std::lock_guard lock(sink->mutex_);
+        if (sink->wake_ && !sink->closed_) sink->wake_();  // only posts
+    }
+}
+
 void watch_sink::wake_locked(bool again) {
     if ((wake_pending_ && !again) || !wake_ || closed_) return;
     wake_pending_ = true;
+    if (active_wakes != nullptr) {
+        active_wakes->sinks_.push_back(weak_from_this());
+        return;
+    }
     wake_();  // only posts: the connection takes the lock on its own strand later
 }
 
@@ -962,6 +982,7 @@ void watch_hub::publish(const world::world& w, bool all) {
     const auto spend =
         std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(0.25 / w.tick_hz()));
     const auto t0 = clock::now();
+    const watch_sink::wake_batch wakes;  // the subscribers' connections are woken together, at the end
     bool out_of_time = false;
     // Keys diffed: their twins diff too, and then merge. A set, not a list: a thousand players'
     // distinct near() views would otherwise cost a million key comparisons a tick.

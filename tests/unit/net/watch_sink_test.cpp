@@ -191,6 +191,49 @@ TEST(WatchSink, WatchersThatFellBehindTogetherShareOneMergedNotification) {
     EXPECT_EQ(notes[0]["changed"][0]["components"]["Position"]["x"], 3000.0 + static_cast<double>(ids[0]));
 }
 
+// A world's publish wakes its subscribers' connections together once it has delivered to all of
+// them, not one post per delivery; a sink gone meanwhile is skipped.
+TEST(WatchSink, WakesWithinAWakeBatchArePostedWhenItEnds) {
+    world::world_settings settings;
+    settings.paused = true;
+    world::world w(settings);
+    const auto a = w.spawn({{"Position", {{"x", 1}, {"y", 1}}}});
+    world::watch_view view(w, json("Position"), std::nullopt, 1);
+    std::string state;
+    view.rebase(w, state);
+
+    int woken = 0;
+    auto sink = std::make_shared<watch_sink>(watch_limits{});
+    sink->set_wake([&] { ++woken; });
+    const auto sub = sink->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(sub.has_value());
+    sink->start_next();
+    auto gone = std::make_shared<watch_sink>(watch_limits{});
+    gone->set_wake([&] { ADD_FAILURE() << "a sink that is gone is not woken"; });
+    const auto gone_sub = gone->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(gone_sub.has_value());
+    std::string out;
+    sink->take(out, 1 << 20);  // its connection has taken what there was: the next delivery wakes it
+    woken = 0;
+    {
+        const watch_sink::wake_batch wakes;
+        w.mutate_component(a, "Position", "x", 2);
+        const auto d = view.diff(w);
+        ASSERT_TRUE(sink->deliver(*sub, d));
+        ASSERT_TRUE(gone->deliver(*gone_sub, d));
+        EXPECT_EQ(woken, 0) << "held until the batch ends";
+        gone.reset();
+    }
+    EXPECT_EQ(woken, 1);
+    sink->take(out, 1 << 20);
+    EXPECT_EQ(json::parse(out)["params"]["changed"][0]["components"]["Position"]["x"], 2.0);
+
+    // Without a batch, a delivery wakes at once.
+    w.mutate_component(a, "Position", "x", 3);
+    ASSERT_TRUE(sink->deliver(*sub, view.diff(w)));
+    EXPECT_EQ(woken, 2);
+}
+
 // Past its bound (bytes, and at least min_backlog diffs) a backlog is dropped, and the world is
 // asked for the whole state again (here no world is there to ask: nothing is sent).
 TEST(WatchSink, ABacklogPastItsBoundIsDroppedForAResync) {
