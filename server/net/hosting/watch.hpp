@@ -70,9 +70,9 @@ struct server_config;
 /// @brief Bytes of the diffs that subscribers who fell behind hold in their backlogs, each diff
 /// counted once however many backlogs share it. Subscribers of one view that fell behind together
 /// hold the same diffs (pointers, never copies): counted per backlog, 1,000 watchers of one view
-/// read as a thousand times the memory they hold, and the server-wide output bound closed readers
-/// that were reading (368 of 1,000 in watch_bench). Process-wide, as the diffs are; the bound
-/// (rpc/output_budget.hpp) adds it to what the connections hold of their own. Thread-safe.
+/// would read as a thousand times the memory they hold, and the server-wide output bound would
+/// close readers that read. Process-wide, as the diffs are; the bound (rpc/output_budget.hpp)
+/// adds it to what the connections hold of their own. Thread-safe.
 class held_diffs {
   public:
     [[nodiscard]] static held_diffs& process();
