@@ -191,17 +191,26 @@ TEST(WatchSink, WatchersThatFellBehindTogetherShareOneMergedNotification) {
     EXPECT_EQ(notes[0]["changed"][0]["components"]["Position"]["x"], 3000.0 + static_cast<double>(ids[0]));
 }
 
+// A paused world with one entity at (1, 1), and a view of its Position based on it.
+struct one_entity_view {
+    static world::world_settings paused() {
+        world::world_settings settings;
+        settings.paused = true;
+        return settings;
+    }
+    world::world w{paused()};
+    world::entity_id a = w.spawn({{"Position", {{"x", 1}, {"y", 1}}}});
+    world::watch_view view{w, json("Position"), std::nullopt, 1};
+    one_entity_view() {
+        std::string state;
+        view.rebase(w, state);
+    }
+};
+
 // A world's publish wakes its subscribers' connections together once it has delivered to all of
 // them, not one post per delivery; a sink gone meanwhile is skipped.
 TEST(WatchSink, WakesWithinAWakeBatchArePostedWhenItEnds) {
-    world::world_settings settings;
-    settings.paused = true;
-    world::world w(settings);
-    const auto a = w.spawn({{"Position", {{"x", 1}, {"y", 1}}}});
-    world::watch_view view(w, json("Position"), std::nullopt, 1);
-    std::string state;
-    view.rebase(w, state);
-
+    one_entity_view f;
     int woken = 0;
     auto sink = std::make_shared<watch_sink>(watch_limits{});
     sink->set_wake([&] { ++woken; });
@@ -217,8 +226,8 @@ TEST(WatchSink, WakesWithinAWakeBatchArePostedWhenItEnds) {
     woken = 0;
     {
         const watch_sink::wake_batch wakes;
-        w.mutate_component(a, "Position", "x", 2);
-        const auto d = view.diff(w);
+        f.w.mutate_component(f.a, "Position", "x", 2);
+        const auto d = f.view.diff(f.w);
         ASSERT_TRUE(sink->deliver(*sub, d));
         ASSERT_TRUE(gone->deliver(*gone_sub, d));
         EXPECT_EQ(woken, 0) << "held until the batch ends";
@@ -229,21 +238,15 @@ TEST(WatchSink, WakesWithinAWakeBatchArePostedWhenItEnds) {
     EXPECT_EQ(json::parse(out)["params"]["changed"][0]["components"]["Position"]["x"], 2.0);
 
     // Without a batch, a delivery wakes at once.
-    w.mutate_component(a, "Position", "x", 3);
-    ASSERT_TRUE(sink->deliver(*sub, view.diff(w)));
+    f.w.mutate_component(f.a, "Position", "x", 3);
+    ASSERT_TRUE(sink->deliver(*sub, f.view.diff(f.w)));
     EXPECT_EQ(woken, 2);
 }
 
 // Past its bound (bytes, and at least min_backlog diffs) a backlog is dropped, and the world is
 // asked for the whole state again (here no world is there to ask: nothing is sent).
 TEST(WatchSink, ABacklogPastItsBoundIsDroppedForAResync) {
-    world::world_settings settings;
-    settings.paused = true;
-    world::world w(settings);
-    const auto a = w.spawn({{"Position", {{"x", 1}, {"y", 1}}}});
-    world::watch_view view(w, json("Position"), std::nullopt, 1);
-    std::string state;
-    view.rebase(w, state);
+    one_entity_view f;
     watch_limits limits;
     limits.queue_bytes = 1;
     limits.pending_bytes = 1;
@@ -253,8 +256,8 @@ TEST(WatchSink, ABacklogPastItsBoundIsDroppedForAResync) {
     ASSERT_TRUE(sub.has_value());
     sink->start_next();
     for (int i = 0; i < 4; ++i) {
-        w.mutate_component(a, "Position", "x", 100 + i);
-        ASSERT_TRUE(sink->deliver(*sub, view.diff(w)));
+        f.w.mutate_component(f.a, "Position", "x", 100 + i);
+        ASSERT_TRUE(sink->deliver(*sub, f.view.diff(f.w)));
     }
     std::string out;
     sink->take(out, 1 << 20);
