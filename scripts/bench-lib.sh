@@ -42,7 +42,8 @@ anchor_args() {
 
 # compare_with_anchor NAME LABEL ANCHOR_BINARY CASE...: runs ecs_bench's CASEs (a Release build in
 # build_dir, made if missing) and ANCHOR_BINARY's NAME/CASEs, reps repetitions each on the last core,
-# and prints the medians side by side with ecsd/LABEL.
+# and prints the medians side by side with ecsd/LABEL. Their output goes beside ANCHOR_BINARY (the
+# caller's temporary folder, which it removes).
 compare_with_anchor() {
   local name=$1 label=$2 anchor=$3
   shift 3
@@ -51,7 +52,7 @@ compare_with_anchor() {
     cmake --build "$build_dir" --target ecs_bench
   fi
   local out core filter
-  out=$(mktemp -d)
+  out=$(dirname "$anchor")
   core=$(( $(nproc) - 1 ))
   filter="^($(IFS='|'; echo "$*"))/"
   local args=(--benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true --benchmark_format=json)
@@ -76,5 +77,4 @@ for case in cases:
         print(f"{case:<20}{'missing':>10}"); continue
     print(f"{case:<20}{a:>10.2f}{b:>10.2f}{a / b:>11.2f}x")
 PY
-  rm -rf "$out"
 }
