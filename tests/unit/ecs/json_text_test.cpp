@@ -2,6 +2,7 @@
 #include "ecs/json_text.hpp"
 
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -54,6 +55,25 @@ TEST(JsonTextNumber, LaysOutDoublesAsJsonDumpDoes) {
         EXPECT_EQ(number(v), nlohmann::json(v).dump()) << v;
     EXPECT_EQ(number(std::nan("")), "null");
     EXPECT_EQ(number(std::numeric_limits<double>::infinity()), "null");
+}
+
+TEST(JsonText, WriteDecimalWritesWhatToCharsWrites) {
+    const auto check = [](std::uint64_t v) {
+        char ours[24];
+        char want[24];
+        const auto n = write_decimal(ours, v) - ours;
+        const auto m = std::to_chars(want, want + sizeof want, v).ptr - want;
+        ASSERT_EQ(std::string(ours, static_cast<std::size_t>(n)),
+                  std::string(want, static_cast<std::size_t>(m)));
+    };
+    std::uint64_t power = 1;
+    for (int digits = 0; digits < 20; ++digits) {  // every length, at its edges
+        for (const std::uint64_t v : {power - 1, power, power + 1, 2 * power - 1, 9 * power}) check(v);
+        if (digits < 19) power *= 10;
+    }
+    check(std::numeric_limits<std::uint64_t>::max());
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 100000; ++i) check(rng() >> (rng() % 64));
 }
 
 TEST(JsonText, TextReachesTheStringAtFlushAndWhenTheWriterGoes) {
