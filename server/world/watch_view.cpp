@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <functional>
 
 #include "ecs/json_text.hpp"
@@ -11,8 +12,26 @@
 namespace ecsd::world {
 namespace {
 
+// A value's text, hashed to tell whether it changed since the last diff: a few words each (a
+// Position is about 40 bytes), so eight bytes at a time and inline, not std::hash's out-of-line
+// murmur. Only compared within this process.
 std::uint64_t hash_text(std::string_view s) noexcept {
-    return std::hash<std::string_view>{}(s);
+    constexpr std::uint64_t k = 0x9E3779B97F4A7C15ULL;
+    std::uint64_t h = s.size() * k;
+    std::size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, s.data() + i, 8);
+        h = (h ^ word) * k;
+        h ^= h >> 29;
+    }
+    if (i < s.size()) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, s.data() + i, s.size() - i);
+        h = (h ^ word) * k;
+        h ^= h >> 29;
+    }
+    return h * k ^ (h >> 32);
 }
 
 std::string json_quoted(std::string_view name) {
@@ -98,9 +117,8 @@ watch_view::watch_view(const world& w, const json& query,
 }
 
 void watch_view::encode(const ecs::registry& reg, entity_id e, ecs::component_id c, std::string& out) const {
-    out.clear();
     if (presence_only_) {  // which components, not their values: every value reads the same
-        out = "true";
+        out += "true";
         return;
     }
     ecs::json_text w(out);
@@ -148,69 +166,39 @@ void watch_view::rows_for(const world& w, entity_id e, std::vector<const row*>& 
         if (reg.has(e, r.second)) out.push_back(&r);
 }
 
-void watch_view::base_table::reset(std::size_t expected) {
-    std::size_t capacity = 16;
-    while (capacity < 2 * expected) capacity *= 2;  // at most half full: probes stay short
-    slots.assign(capacity, entry{});
-    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
-    fields.clear();
-    size_ = 0;
+namespace {
+
+// A view's matches in slot order, the order its state is kept in.
+void sort_by_slot(std::vector<entity_id>& ids) {
+    const auto by_slot = [](entity_id a, entity_id b) { return ecs::index_of(a) < ecs::index_of(b); };
+    if (!std::is_sorted(ids.begin(), ids.end(), by_slot)) std::sort(ids.begin(), ids.end(), by_slot);
 }
 
-std::size_t watch_view::base_table::home(entity_id e) const noexcept {
-    return static_cast<std::size_t>((e * 0x9E3779B97F4A7C15ULL) >> shift_);  // Fibonacci hashing
-}
-
-watch_view::base_table::entry* watch_view::base_table::find(entity_id e) noexcept {
-    if (slots.empty()) return nullptr;
-    const std::size_t mask = slots.size() - 1;
-    for (std::size_t i = home(e);; i = (i + 1) & mask) {
-        auto& en = slots[i];
-        if (!en.used) return nullptr;
-        if (en.e == e) return &en;
-    }
-}
-
-void watch_view::base_table::insert(entity_id e, std::uint32_t first) {
-    if (slots.empty() || 2 * (size_ + 1) > slots.size()) grow();
-    const std::size_t mask = slots.size() - 1;
-    std::size_t i = home(e);
-    while (slots[i].used) i = (i + 1) & mask;
-    slots[i] = {e, first, static_cast<std::uint32_t>(fields.size()) - first, 1, 0};
-    ++size_;
-}
-
-void watch_view::base_table::grow() {
-    auto old = std::move(slots);
-    const std::size_t capacity = old.empty() ? 16 : old.size() * 2;
-    slots.assign(capacity, entry{});
-    shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
-    const std::size_t mask = capacity - 1;
-    for (const auto& en : old) {
-        if (!en.used) continue;
-        std::size_t i = home(en.e);
-        while (slots[i].used) i = (i + 1) & mask;
-        slots[i] = en;
-    }
-}
+}  // namespace
 
 void watch_view::rebase(const world& w, std::string& out) {
     const auto& reg = w.registry();
     refresh_rows(reg);
-    base_.reset(base_.size());
+    base_.clear();
+    std::vector<entity_id> found;
+    w.for_each_match(terms_, resolved_, [&](entity_id e) {
+        if (reg.alive(e))
+            found.push_back(e);  // `died` and `removed` name dead entities: a watch shows the living
+    });
+    sort_by_slot(found);
     std::vector<const row*> rows;
     std::string scratch;
     out += '[';
     bool first = true;
-    w.for_each_match(terms_, resolved_, [&](entity_id e) {
-        if (!reg.alive(e)) return;  // `died` and `removed` name dead entities: a watch shows the living
-        const auto first_hash = static_cast<std::uint32_t>(base_.fields.size());
+    for (const auto e : found) {
+        base_.entries.push_back({e, ecs::index_of(e), static_cast<std::uint32_t>(base_.fields.size())});
         rows_for(w, e, rows);
         if (!first) out += ',';
         first = false;
         open_entry(out, e);
         bool first_field = true;
         for (const auto* r : rows) {
+            scratch.clear();
             encode(reg, e, r->second, scratch);
             base_.fields.push_back({r->second, hash_text(scratch)});
             if (!first_field) out += ',';
@@ -219,9 +207,8 @@ void watch_view::rebase(const world& w, std::string& out) {
             out += ':';
             out += scratch;
         }
-        base_.insert(e, first_hash);
         out += "}}";
-    });
+    }
     out += ']';
     floor_ = reg.epoch();
 }
@@ -240,6 +227,8 @@ struct diff_list {
     std::string text;
     std::vector<watch_ref> refs;
     std::vector<watch_part> parts;
+    std::uint32_t name_at = 0;  // the component being written: its name's place in the text
+    std::uint32_t name_end_at = 0;
 
     void clear() {
         empty_scratch(text);
@@ -251,18 +240,29 @@ struct diff_list {
         if (!text.empty()) text += ',';
         refs.push_back({e, watch_entry::kind::changed, false, false, static_cast<std::uint32_t>(text.size()),
                         0, static_cast<std::uint32_t>(parts.size()), 0});
-        text += R"({"entity":)";
-        text += std::to_string(e);
-        text += R"(,"components":{)";
+        // One append: `{"entity":E,"components":{`.
+        constexpr std::string_view head = R"({"entity":)";
+        constexpr std::string_view tail = R"(,"components":{)";
+        char piece[head.size() + 24 + tail.size()];
+        std::memcpy(piece, head.data(), head.size());
+        char* at = ecs::write_decimal(piece + head.size(), e);
+        std::memcpy(at, tail.data(), tail.size());
+        text.append(piece, static_cast<std::size_t>(at + tail.size() - piece));
     }
-    void component(std::string_view quoted_name, std::string_view value) {
+    // A component's name and colon; its value is then written onto the text, and component_end()
+    // keeps it, or the text is cut back to the returned mark (the value did not change).
+    std::size_t component_begin(std::string_view quoted_name) {
+        const auto mark = text.size();
         if (text.back() != '{') text += ',';
-        const auto name = static_cast<std::uint32_t>(text.size());
+        name_at = static_cast<std::uint32_t>(text.size());
         text += quoted_name;
-        const auto name_end = static_cast<std::uint32_t>(text.size());
+        name_end_at = static_cast<std::uint32_t>(text.size());
         text += ':';
-        text += value;
-        parts.push_back({name, name_end, static_cast<std::uint32_t>(text.size())});
+        return mark;
+    }
+    void component_end() { parts.push_back({name_at, name_end_at, static_cast<std::uint32_t>(text.size())}); }
+    [[nodiscard]] std::string_view value_since_name() const noexcept {
+        return std::string_view(text).substr(name_end_at + 1);
     }
     void removed(std::string_view quoted_name, bool first) {
         text += first ? R"(,"removed":[)" : ",";
@@ -310,42 +310,54 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     // ranges, not as strings of its own (a 100k-entity diff would otherwise allocate per entity).
     const auto& reg = w.registry();
     refresh_rows(reg);
-    next_.reset(base_.size() + base_.size() / 4);
+    next_.clear();
+    next_.entries.reserve(base_.size() + base_.size() / 4);
     // The thread's scratch (world/scratch.hpp).
     thread_local diff_list entered;
     thread_local diff_list changed;
     thread_local std::vector<const row*> rows;
-    thread_local std::string scratch;
     thread_local std::vector<entity_id> found;
     entered.clear();
     changed.clear();
     empty_scratch(found);
+    std::vector<watch_ref> gone;
+    const auto leave = [&](const base_list::entry& old) {
+        gone.push_back({old.e, watch_entry::kind::left, !reg.alive(old.e), false, 0, 0, 0, 0});
+    };
     auto& hashes = next_.fields;
+    std::size_t at = 0;  // the merge's place in the old state: what lies before it was matched or has left
     const auto one = [&](entity_id e) {
         if (!reg.alive(e)) return;
-        auto* old_state = base_.find(e);
+        const auto slot = ecs::index_of(e);
+        while (at < base_.size() && base_.entries[at].slot < slot) leave(base_.entries[at++]);
+        std::pair<const field_hash*, const field_hash*> old_hashes{nullptr, nullptr};
+        if (at < base_.size() && base_.entries[at].slot == slot) {
+            if (base_.entries[at].e == e)
+                old_hashes = base_.hashes(at);
+            else
+                leave(base_.entries[at]);  // the slot's last entity died: this is another
+            ++at;
+        }
         const auto first_hash = static_cast<std::uint32_t>(hashes.size());
+        next_.entries.push_back({e, slot, first_hash});
         rows_for(w, e, rows);
-        if (old_state == nullptr) {
+        if (old_hashes.first == nullptr) {
             const auto mark = entered.text.size();
             entered.open(e);
             for (const auto* r : rows) {
-                encode(reg, e, r->second, scratch);
-                hashes.push_back({r->second, hash_text(scratch)});
-                entered.component(r->first, scratch);
+                (void)entered.component_begin(r->first);
+                encode(reg, e, r->second, entered.text);
+                hashes.push_back({r->second, hash_text(entered.value_since_name())});
+                entered.component_end();
             }
             entered.text += "}}";
             entered.close(watch_entry::kind::entered, true, mark);
-            next_.insert(e, first_hash);
             return;
         }
-        old_state->seen = 1;
-        const auto old_begin = base_.fields.begin() + old_state->first;
-        const auto old_end = old_begin + old_state->count;
+        const auto [old_begin, old_end] = old_hashes;
         const auto mark = changed.text.size();
         changed.open(e);
         bool any = false;
-        const auto slot = ecs::index_of(e);
         for (const auto* r : rows) {
             const auto c = r->second;
             const auto old = std::find_if(old_begin, old_end, [&](const field_hash& f) { return f.c == c; });
@@ -355,11 +367,14 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
                 hashes.push_back(*old);
                 continue;
             }
-            encode(reg, e, c, scratch);
-            const auto h = hash_text(scratch);
+            const auto back_to = changed.component_begin(r->first);
+            encode(reg, e, c, changed.text);
+            const auto h = hash_text(changed.value_since_name());
             if (old == old_end || old->hash != h) {
-                changed.component(r->first, scratch);
+                changed.component_end();
                 any = true;
+            } else {
+                changed.text.resize(back_to);  // the same value: the subscribers have it
             }
             hashes.push_back({c, h});
         }
@@ -374,14 +389,25 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
         }
         if (removed) changed.text += ']';
         changed.text += '}';
-        next_.insert(e, first_hash);
         changed.close(watch_entry::kind::changed, any || removed, mark);
     };
-    // The matches first, then each in turn with the cache asked ahead for what it will read: a
-    // near() view's entities lie scattered over the pools, and waiting on their misses one after
-    // another was most of a diff's time (tick_bench near_views_100k). Two steps ahead: the slot's
-    // words first, then what they point at (a required component's stamp and value).
+    // The matches first, in slot order (the old state's), then each in turn with the cache asked
+    // ahead for what it will read: a near() view's entities lie scattered over the pools, and
+    // waiting on their misses one after another was most of a diff's time (tick_bench
+    // near_views_100k). Two steps ahead: the slot's words first, then what they point at (a
+    // required component's stamp and value).
+    // The old state is read front to back, but only every few ticks: asked of the cache whole
+    // now, it arrives while the matches are found (a near() view's is a few kilobytes).
+    const auto ask_ahead = [](const auto& v) {
+        const auto* bytes = reinterpret_cast<const char*>(v.data());
+        const std::size_t size = v.size() * sizeof(v[0]);
+        if (size <= 64 * 1024)
+            for (std::size_t off = 0; off < size; off += 64) __builtin_prefetch(bytes + off);
+    };
+    ask_ahead(base_.entries);
+    ask_ahead(base_.fields);
     w.for_each_match(terms_, resolved_, [&](entity_id e) { found.push_back(e); });
+    sort_by_slot(found);
     struct hot_pool {
         const ecs::pool* pool;
         const std::byte* values;
@@ -400,13 +426,11 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     constexpr std::size_t words_ahead = 8;
     constexpr std::size_t values_ahead = 4;
     for (std::size_t i = 0; i < n + words_ahead; ++i) {
-        if (i < n) {  // the slot's words: its signature, its entries in the required pools, its base
-            const auto e = found[i];
-            const auto slot = ecs::index_of(e);
+        if (i < n) {  // the slot's words: its signature, its entries in the required pools
+            const auto slot = ecs::index_of(found[i]);
             if (const void* a = table.word_address(slot)) __builtin_prefetch(a);
             for (std::size_t h = 0; h < hots; ++h)
                 if (const void* a = hot[h].pool->entry_address(slot)) __builtin_prefetch(a);
-            if (const void* a = base_.home_address(e)) __builtin_prefetch(a);
         }
         if (i >= words_ahead - values_ahead && i - (words_ahead - values_ahead) < n) {
             // what those point at, asked for four entities later: stamps and values
@@ -414,17 +438,14 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
             for (std::size_t h = 0; h < hots; ++h) {
                 const auto& [pool, values, stride] = hot[h];
                 if (!pool->contains(slot)) continue;
-                const auto at = pool->index(slot);
-                if (const void* a = pool->stamp_address(at)) __builtin_prefetch(a);
-                if (values != nullptr && stride > 0) __builtin_prefetch(values + at * stride);
+                const auto index = pool->index(slot);
+                if (const void* a = pool->stamp_address(index)) __builtin_prefetch(a);
+                if (values != nullptr && stride > 0) __builtin_prefetch(values + index * stride);
             }
         }
         if (i >= words_ahead) one(found[i - words_ahead]);
     }
-    std::vector<watch_ref> gone;
-    for (const auto& en : base_.slots)
-        if (en.used && !en.seen)
-            gone.push_back({en.e, watch_entry::kind::left, !reg.alive(en.e), false, 0, 0, 0, 0});
+    while (at < base_.size()) leave(base_.entries[at++]);
     std::swap(base_, next_);
     floor_ = reg.epoch();
     if (entered.refs.empty() && changed.refs.empty() && gone.empty()) return nullptr;

@@ -106,42 +106,35 @@ class watch_view {
         ecs::component_id c;
         std::uint64_t hash;
     };
-    /// The state last published: each entity's field hashes (in row order). An open-addressed
-    /// table over one array of hashes, not a node and a vector per entity: each diff fills a new
-    /// one while it probes the old, so an entity costs two probes into small contiguous arrays (a
-    /// thousand near() views of a hundred entities each diff every tick).
-    class base_table {
-      public:
+    /// The state last published: each entity's field hashes, the entities in slot order. A diff
+    /// walks its matches in slot order too, so the two are merged like sorted lists: the old state
+    /// is read front to back, and whatever the merge passes over has left (a thousand near() views
+    /// of a hundred entities each, each diffed every few ticks with its state long out of cache: a
+    /// hash table cost a miss per probe, a clearing and a scan of its empty slots per diff).
+    struct base_list {
         struct entry {
             entity_id e = 0;
-            std::uint32_t first = 0;  // its hashes are fields[first, first + count)
-            std::uint32_t count : 30 = 0;
-            std::uint32_t used : 1 = 0;
-            std::uint32_t seen : 1 = 0;  // found by the diff that is filling the next table
-        };  // 16 bytes: a view of a million entities holds two tables of 2 to 4 million
-        /// @brief Empties it, with room for about `expected` entities without growing.
-        void reset(std::size_t expected);
-        [[nodiscard]] entry* find(entity_id e) noexcept;
-        /// @brief Where find(e) looks first (null when empty), to prefetch it.
-        [[nodiscard]] const void* home_address(entity_id e) const noexcept {
-            return slots.empty() ? nullptr : &slots[home(e)];
-        }
-        /// @brief Adds `e` (not present) with hashes fields[first, fields.size()).
-        void insert(entity_id e, std::uint32_t first);
-        [[nodiscard]] std::size_t size() const noexcept { return size_; }
-        std::vector<entry> slots;
+            std::uint32_t slot = 0;   // ecs::index_of(e): the list's order
+            std::uint32_t first = 0;  // its hashes are fields[first, the next entry's first)
+        };
+        std::vector<entry> entries;
         std::vector<field_hash> fields;
-
-      private:
-        [[nodiscard]] std::size_t home(entity_id e) const noexcept;
-        void grow();
-        std::size_t size_ = 0;
-        unsigned shift_ = 64;
+        void clear() noexcept {
+            entries.clear();
+            fields.clear();
+        }
+        [[nodiscard]] std::size_t size() const noexcept { return entries.size(); }
+        /// @brief Entry i's hashes.
+        [[nodiscard]] std::pair<const field_hash*, const field_hash*> hashes(std::size_t i) const noexcept {
+            const auto end = i + 1 < entries.size() ? entries[i + 1].first : fields.size();
+            return {fields.data() + entries[i].first, fields.data() + end};
+        }
     };
     using row = std::pair<std::string, ecs::component_id>;
 
     void refresh_rows(const ecs::registry& reg);
     void rows_for(const world& w, entity_id e, std::vector<const row*>& out) const;
+    /// Appends e's value of c as JSON text ("true" in a view of names only).
     void encode(const ecs::registry& reg, entity_id e, ecs::component_id c, std::string& out) const;
     static void open_entry(std::string& out, entity_id e);
     void make_key(const std::string& what);
@@ -152,8 +145,8 @@ class watch_view {
     std::uint64_t every_ = 1;
     bool presence_only_ = false;
     std::string key_;
-    base_table base_;
-    base_table next_;            // the table a diff fills (its buffers kept between diffs)
+    base_list base_;
+    base_list next_;             // the list a diff fills (its buffers kept between diffs)
     std::uint32_t floor_ = 0;    // registry epoch at the last diff: older stamps are already published
     std::vector<row> all_rows_;  // name/id of every component type, for views without fields
 };

@@ -22,6 +22,9 @@
 //              1,000 watch views "Position, Velocity, near(E, 10)", each about its own mover E, as
 //              the watch hub publishes them. Printed beside it: the tick alone (bounded_movers_100k)
 //              and the tick with the grid alone (near_grid_100k).
+//   near_views_rotating_100k: the same views, 100 of them diffed per tick in turn, as the server's
+//              watch budget lets through (each view's state out of cache when its turn comes, as
+//              in the server): (this - near_grid_100k) / 100 is one view's diff.
 //   proxy_model_chase_10k: the same chase script (chase_script, unchanged) over a stand-in `w`
 //              whose handles hold userdata proxies with C __index/__newindex over plain C++
 //              arrays: what a binding without copies into tables and back would cost at least
@@ -546,7 +549,7 @@ figures near_grid(std::size_t n, int ticks, unsigned threads) {
     });
 }
 
-figures near_views(std::size_t n, std::size_t views, int ticks, unsigned threads) {
+figures near_views(std::size_t n, std::size_t views, int ticks, unsigned threads, std::size_t per_tick = 0) {
     std::vector<ecsd::ecs::entity_id> ids;
     const auto made = bounded_movers_world(n, ids, threads);
     world& w = *made;
@@ -560,11 +563,19 @@ figures near_views(std::size_t n, std::size_t views, int ticks, unsigned threads
     }
     ecsd::world::position_grid grid;
     std::size_t bytes = 0;
+    std::size_t next = 0;
     const auto f = time_ticks(ticks, [&] {
         w.run_tick();
         const world::near_index index(w, 5, &grid);
-        for (auto& v : list)
-            if (const auto d = v->diff(w)) bytes += d->body.size();
+        if (per_tick == 0) {
+            for (auto& v : list)
+                if (const auto d = v->diff(w)) bytes += d->body.size();
+            return;
+        }
+        for (std::size_t k = 0; k < per_tick; ++k) {
+            if (const auto d = list[next % list.size()]->diff(w)) bytes += d->body.size();
+            ++next;
+        }
     });
     volatile std::size_t sink = bytes;  // the diffs are used
     (void)sink;
@@ -674,6 +685,7 @@ int main(int argc, char** argv) {
         {"bounded_movers_100k", [&](unsigned t) { return bounded_movers(100'000, ticks, t); }},
         {"near_grid_100k", [&](unsigned t) { return near_grid(100'000, ticks, t); }},
         {"near_views_100k", [&](unsigned t) { return near_views(100'000, 1000, ticks, t); }},
+        {"near_views_rotating_100k", [&](unsigned t) { return near_views(100'000, 1000, ticks, t, 100); }},
         {"proxy_model_chase_10k", [&](unsigned) { return proxy_model_chase(ticks); }},
     };
     std::vector<result> results;
