@@ -118,6 +118,8 @@ class world {
     [[nodiscard]] const std::string& name() const noexcept { return settings_.name; }
     [[nodiscard]] const world_settings& settings() const noexcept { return settings_; }
     [[nodiscard]] double tick_hz() const noexcept { return settings_.tick_hz; }
+    /// @brief What the systems of the last tick took, in ms (after_tick sees its own tick's).
+    [[nodiscard]] double last_tick_ms() const noexcept { return last_tick_ms_; }
     [[nodiscard]] double dt() const noexcept { return 1.0 / settings_.tick_hz; }
     [[nodiscard]] std::uint64_t tick() const noexcept { return tick_; }
     [[nodiscard]] bool paused() const noexcept { return settings_.paused; }

@@ -976,11 +976,15 @@ void watch_hub::publish_now(const world::world& w) {
 
 void watch_hub::publish(const world::world& w, bool all) {
     using clock = std::chrono::steady_clock;
-    // After a tick, diffs take at most a quarter of the tick period (past it, the due views wait
-    // for the next tick, first in line); a paused world's publish_now diffs every view at once,
-    // as its watchers are promised changes right after the request that made them.
-    const auto spend =
-        std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(0.25 / w.tick_hz()));
+    // After a tick, the tick with its watch work takes at most 30% of the tick period: diffs get
+    // what the systems left of it, and at least a tenth of it (past that, the due views wait for
+    // the next tick, first in line). Counted from the tick's start, so that a tick whose thread
+    // lost its core for a few milliseconds (two cores, the network threads and the kernel's sends
+    // beside it) diffs less rather than running long. A paused world's publish_now diffs every
+    // view at once, as its watchers are promised changes right after the request that made them.
+    const double share = 0.3 / w.tick_hz();
+    const auto spend = std::chrono::duration_cast<clock::duration>(
+        std::chrono::duration<double>(std::max(share - w.last_tick_ms() / 1000, share / 10)));
     const auto t0 = clock::now();
     const watch_sink::wake_batch wakes;  // the subscribers' connections are woken together, at the end
     bool out_of_time = false;
