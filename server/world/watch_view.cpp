@@ -401,7 +401,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     const auto ask_ahead = [](const auto& v) {
         const auto* bytes = reinterpret_cast<const char*>(v.data());
         const std::size_t size = v.size() * sizeof(v[0]);
-        if (size <= 64 * 1024)
+        if (size <= std::size_t{64} * 1024)
             for (std::size_t off = 0; off < size; off += 64) __builtin_prefetch(bytes + off);
     };
     ask_ahead(base_.entries);
