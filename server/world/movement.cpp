@@ -103,11 +103,10 @@ void bounds_system::run(world& w) {
     const auto near_an_edge = [&](entity_id e) {
         const auto slot = ecs::index_of(e);
         const double r = colliders.contains(slot) ? std::max(0.0, colliders.get(slot).radius) : 0.0;
-        const auto& p = reg.get<Position>(e);
-        const bool out = (b.left && p.x - r < *b.left) || (b.right && p.x + r > *b.right) ||
-                         (b.bottom && p.y - r < *b.bottom) || (b.top && p.y + r > *b.top);
-        if (!out) return;
         auto& pw = reg.get<Position>(e);
+        const bool out = (b.left && pw.x - r < *b.left) || (b.right && pw.x + r > *b.right) ||
+                         (b.bottom && pw.y - r < *b.bottom) || (b.top && pw.y + r > *b.top);
+        if (!out) return;
         auto& vw = reg.get<Velocity>(e);
         reg.touch<Position>(e);
         reg.touch<Velocity>(e);

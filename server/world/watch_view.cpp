@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstring>
 #include <functional>
 
@@ -191,7 +190,7 @@ void watch_view::rebase(const world& w, std::string& out) {
     out += '[';
     bool first = true;
     for (const auto e : found) {
-        base_.entries.push_back({e, ecs::index_of(e), static_cast<std::uint32_t>(base_.fields.size())});
+        base_.entries.push_back({e, static_cast<std::uint32_t>(base_.fields.size())});
         rows_for(w, e, rows);
         if (!first) out += ',';
         first = false;
@@ -329,9 +328,9 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
     const auto one = [&](entity_id e) {
         if (!reg.alive(e)) return;
         const auto slot = ecs::index_of(e);
-        while (at < base_.size() && base_.entries[at].slot < slot) leave(base_.entries[at++]);
+        while (at < base_.size() && ecs::index_of(base_.entries[at].e) < slot) leave(base_.entries[at++]);
         std::pair<const field_hash*, const field_hash*> old_hashes{nullptr, nullptr};
-        if (at < base_.size() && base_.entries[at].slot == slot) {
+        if (at < base_.size() && ecs::index_of(base_.entries[at].e) == slot) {
             if (base_.entries[at].e == e)
                 old_hashes = base_.hashes(at);
             else
@@ -339,7 +338,7 @@ std::shared_ptr<const watch_diff> watch_view::diff(const world& w) {
             ++at;
         }
         const auto first_hash = static_cast<std::uint32_t>(hashes.size());
-        next_.entries.push_back({e, slot, first_hash});
+        next_.entries.push_back({e, first_hash});
         rows_for(w, e, rows);
         if (old_hashes.first == nullptr) {
             const auto mark = entered.text.size();

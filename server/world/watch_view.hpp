@@ -113,8 +113,7 @@ class watch_view {
     /// hash table cost a miss per probe, a clearing and a scan of its empty slots per diff).
     struct base_list {
         struct entry {
-            entity_id e = 0;
-            std::uint32_t slot = 0;   // ecs::index_of(e): the list's order
+            entity_id e = 0;          // in ascending ecs::index_of(e)
             std::uint32_t first = 0;  // its hashes are fields[first, the next entry's first)
         };
         std::vector<entry> entries;
