@@ -6,6 +6,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -16,10 +18,24 @@ using namespace ecsd::persist;
 namespace fs = std::filesystem;
 
 namespace {
+// The directories this process made, removed when it exits (each test runs in a process of its
+// own under ctest, so /tmp does not collect one directory per test per run).
+struct made_dirs {
+    std::vector<fs::path> dirs;
+    made_dirs() = default;
+    made_dirs(const made_dirs&) = delete;
+    made_dirs& operator=(const made_dirs&) = delete;
+    ~made_dirs() {
+        std::error_code ec;
+        for (const auto& d : dirs) fs::remove_all(d, ec);
+    }
+};
 fs::path fresh_dir(const std::string& name) {
+    static made_dirs made;
     auto dir = fs::temp_directory_path() / ("ecsd_persist_" + name + "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
+    made.dirs.push_back(dir);
     return dir;
 }
 std::string read_all(const fs::path& p) {
