@@ -25,6 +25,10 @@ void hosted_world::set_log(std::unique_ptr<world_log> log, double autosave_secon
 }
 
 void hosted_world::hook_ticks() {
+    // defer, not post: from a network thread it queues the wakes on that same thread, to run once
+    // the tick's handler returns, instead of waking the other network thread in the tick's middle.
+    watches_.set_handoff(
+        [ex = strand_.get_inner_executor()](std::function<void()> f) { asio::defer(ex, std::move(f)); });
     world_->after_tick = [this](world::world& w) {
         watches_.after_tick(w);
         note_figures(w);

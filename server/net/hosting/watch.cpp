@@ -110,15 +110,34 @@ namespace {
 thread_local watch_sink::wake_batch* active_wakes = nullptr;  // the innermost wake_batch on this thread
 }  // namespace
 
-watch_sink::wake_batch::wake_batch() : outer_(std::exchange(active_wakes, this)) {}
+watch_sink::wake_batch::wake_batch(const handoff* to) : outer_(std::exchange(active_wakes, this)), to_(to) {}
 
 watch_sink::wake_batch::~wake_batch() {
     active_wakes = outer_;
-    for (const auto& w : sinks_) {
+    if (sinks_.empty()) return;
+    if (to_ != nullptr && *to_) {
+        std::shared_ptr<std::vector<std::weak_ptr<watch_sink>>> sinks;
+        try {
+            sinks = std::make_shared<std::vector<std::weak_ptr<watch_sink>>>(std::move(sinks_));
+            (*to_)([sinks] { wake_all(*sinks); });
+            return;
+        } catch (const std::exception&) {  // no memory for the handler: they are woken here
+            if (sinks) sinks_ = std::move(*sinks);
+        }
+    }
+    wake_all(sinks_);
+}
+
+void watch_sink::wake_batch::wake_all(const std::vector<std::weak_ptr<watch_sink>>& sinks) {
+    for (const auto& w : sinks) {
         const auto sink = w.lock();
         if (!sink) continue;
-        std::lock_guard lock(sink->mutex_);
-        if (sink->wake_ && !sink->closed_) sink->wake_();  // only posts
+        std::function<void()> wake;
+        {
+            std::lock_guard lock(sink->mutex_);
+            if (sink->wake_ && !sink->closed_) wake = sink->wake_;
+        }
+        if (wake) wake();  // only posts
     }
 }
 
@@ -986,7 +1005,8 @@ void watch_hub::publish(const world::world& w, bool all) {
     const auto spend = std::chrono::duration_cast<clock::duration>(
         std::chrono::duration<double>(std::max(share - w.last_tick_ms() / 1000, share / 10)));
     const auto t0 = clock::now();
-    const watch_sink::wake_batch wakes;  // the subscribers' connections are woken together, at the end
+    // The subscribers' connections are woken together, after the publish, from a network thread.
+    const watch_sink::wake_batch wakes(&handoff_);
     bool out_of_time = false;
     // Keys diffed: their twins diff too, and then merge. A set, not a list: a thousand players'
     // distinct near() views would otherwise cost a million key comparisons a tick.

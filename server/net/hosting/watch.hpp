@@ -161,21 +161,32 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     /// @brief How the connection is woken when notifications arrive (posts to its strand).
     void set_wake(std::function<void()> wake);
 
+    /// @brief Runs a function later on a network thread (asio::post on the io_context).
+    using handoff = std::function<void(std::function<void()>)>;
+
     /// @brief While one lives on a thread, the wakes of sinks delivered to on that thread wait for
-    /// it to end and are then posted one after another. A world's publish delivers to many sinks
-    /// with diff work in between, so each wake found the other network thread asleep and cost a
-    /// futex or epoll_ctl call (10 µs a view, as long as a sixth of its diff, with a thousand
-    /// distinct near() views); posted together, the first wakes it and the rest queue behind.
+    /// it to end. A world's publish delivers to many sinks with diff work in between, so each wake
+    /// found the other network thread asleep and cost a futex or epoll_ctl call (10 µs a view, as
+    /// long as a sixth of its diff, with a thousand distinct near() views). Given a handoff, the
+    /// batch ends by handing all its wakes to one function that runs after the tick (hosted_world
+    /// defers it on the world's own thread). Made at the end of the tick instead, each wake woke
+    /// the other network thread, which the kernel placed on the tick's core to run the woken
+    /// connection: a hundred wakes cost the tick 2-4 ms and hundreds of involuntary switches, and
+    /// its p99 went from 6-7 ms to 10 (docs/benchmarks.md).
     class wake_batch {
       public:
-        wake_batch();
+        explicit wake_batch(const handoff* to = nullptr);
         ~wake_batch();
         wake_batch(const wake_batch&) = delete;
         wake_batch& operator=(const wake_batch&) = delete;
 
       private:
+        // Wakes each sink still open; its wake function is called outside its lock, so the
+        // connection it wakes never waits for that lock on another thread.
+        static void wake_all(const std::vector<std::weak_ptr<watch_sink>>& sinks);
         std::vector<std::weak_ptr<watch_sink>> sinks_;
         wake_batch* outer_;
+        const handoff* to_;
         friend class watch_sink;
     };
 
@@ -340,6 +351,9 @@ class watch_hub {
     void resync(const world::world& w, const std::shared_ptr<watch_sink>& sink, std::uint64_t sub);
     /// @brief After a tick: due views diff and deliver.
     void after_tick(const world::world& w);
+    /// @brief Where a publish hands its subscribers' wakes (hosted_world: a post to the network
+    /// threads); without one they are made on the world's thread at the end of the publish.
+    void set_handoff(watch_sink::handoff to) { handoff_ = std::move(to); }
     /// @brief A request changed the world (between ticks).
     void note_mutation() noexcept { ++version_; }
     /// @brief Diffs every view now (a paused world whose requests changed it).
@@ -382,6 +396,7 @@ class watch_hub {
     std::size_t cursor_ = 0;                             // where the next publish starts
     std::size_t stalled_ = 0;                            // groups whose `stalled` is set
     std::uint64_t deferred_ = 0;
+    watch_sink::handoff handoff_;
 };
 
 }  // namespace ecsd::net
