@@ -274,7 +274,9 @@ void http_connection::start() {
         tune_socket(self->socket_);
         self->session_.watches = watch_sink::for_connection(
             self->services_.config, self->services_.watch_views, [weak = self->weak_from_this()] {
-                if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump_stream(); });
+                // defer: called on a network thread (a world's publish, a request), it queues
+                // the pump behind that thread's handler instead of waking another thread for it.
+                if (auto c = weak.lock()) asio::defer(c->strand_, [c] { c->pump_stream(); });
             });
         self->output_account_ = self->services_.output.open([weak = self->weak_from_this()] {
             if (auto c = weak.lock()) {

@@ -117,7 +117,9 @@ void connection::start() {
         self->last_activity_ = self->opened_ = std::chrono::steady_clock::now();
         self->session_.watches = watch_sink::for_connection(
             self->services_.config, self->services_.watch_views, [weak = self->weak_from_this()] {
-                if (auto c = weak.lock()) asio::post(c->strand_, [c] { c->pump(); });
+                // defer: called on a network thread (a world's publish, a request), it queues
+                // the pump behind that thread's handler instead of waking another thread for it.
+                if (auto c = weak.lock()) asio::defer(c->strand_, [c] { c->pump(); });
             });
         self->output_account_ = self->services_.output.open([weak = self->weak_from_this()] {
             if (auto c = weak.lock()) {
