@@ -161,7 +161,7 @@ class watch_sink : public std::enable_shared_from_this<watch_sink> {
     /// @brief How the connection is woken when notifications arrive (posts to its strand).
     void set_wake(std::function<void()> wake);
 
-    /// @brief Runs a function later on a network thread (asio::post on the io_context).
+    /// @brief Runs a function later on a network thread (hosted_world: asio::defer on the io_context).
     using handoff = std::function<void(std::function<void()>)>;
 
     /// @brief While one lives on a thread, the wakes of sinks delivered to on that thread wait for
