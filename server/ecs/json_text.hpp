@@ -47,8 +47,10 @@ inline char* write_decimal(char* out, std::uint64_t v) noexcept {
         std::memcpy(at + 4, pairs + 2 * (lo / 100), 2);
         std::memcpy(at + 6, pairs + 2 * (lo % 100), 2);
     };
-    char tmp[48];  // 24 digits, zero-padded: [0, 8) the top, [8, 16) and [16, 24) the rest
-    std::memset(tmp + 24, 0, 24);  // read by the fixed-size copy below, never kept
+    // 24 digits, zero-padded ([0, 8) the top, [8, 16) and [16, 24) the rest), then 24 zeros that
+    // the fixed-size copy at the end reads and never keeps.
+    char tmp[48];
+    std::memset(tmp + 24, 0, 24);
     const std::uint64_t low = v % 100000000;
     const std::uint64_t rest = v / 100000000;
     eight(tmp + 16, static_cast<std::uint32_t>(low));
