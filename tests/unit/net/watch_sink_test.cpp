@@ -1,5 +1,6 @@
 // watch_sink without sockets: how queued updates are rendered for each stream format.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -241,6 +242,45 @@ TEST(WatchSink, WakesWithinAWakeBatchArePostedWhenItEnds) {
     f.w.mutate_component(f.a, "Position", "x", 3);
     ASSERT_TRUE(sink->deliver(*sub, f.view.diff(f.w)));
     EXPECT_EQ(woken, 2);
+}
+
+// Given a handoff (hosted_world: asio::defer on the world's thread), a batch hands all its wakes to
+// one function when it ends, and they are made only when that function runs: the tick is over by
+// then. A sink closed in between is not woken.
+TEST(WatchSink, ABatchWithAHandoffWakesWhenTheHandedFunctionRuns) {
+    one_entity_view f;
+    int woken = 0;
+    auto sink = std::make_shared<watch_sink>(watch_limits{});
+    sink->set_wake([&] { ++woken; });
+    const auto sub = sink->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(sub.has_value());
+    sink->start_next();
+    auto closed = std::make_shared<watch_sink>(watch_limits{});
+    closed->set_wake([] {});  // start_next wakes it at once (no batch yet)
+    const auto closed_sub = closed->add(std::weak_ptr<hosted_world>{});
+    ASSERT_TRUE(closed_sub.has_value());
+    closed->start_next();
+    std::string out;
+    sink->take(out, 1 << 20);
+    closed->take(out, 1 << 20);
+    closed->set_wake([&] { ADD_FAILURE() << "a sink closed before the wakes run is not woken"; });
+    woken = 0;
+    std::vector<std::function<void()>> handed;
+    const watch_sink::handoff to = [&](std::function<void()> fn) { handed.push_back(std::move(fn)); };
+    {
+        const watch_sink::wake_batch wakes(&to);
+        f.w.mutate_component(f.a, "Position", "x", 2);
+        const auto d = f.view.diff(f.w);
+        ASSERT_TRUE(sink->deliver(*sub, d));
+        ASSERT_TRUE(closed->deliver(*closed_sub, d));
+    }
+    EXPECT_EQ(woken, 0) << "nothing is woken until the handed function runs";
+    ASSERT_EQ(handed.size(), 1U) << "one function for the whole batch";
+    closed->close();
+    handed.front()();
+    EXPECT_EQ(woken, 1);
+    sink->take(out, 1 << 20);
+    EXPECT_EQ(json::parse(out)["params"]["changed"][0]["components"]["Position"]["x"], 2.0);
 }
 
 // Past its bound (bytes, and at least min_backlog diffs) a backlog is dropped, and the world is
