@@ -64,7 +64,8 @@ namespace internal {
 template <typename T>
 using field_writer = void (*)(json_text&, const T&);
 
-/// @brief One writer per field ("name":value), in the order json::dump() uses: sorted by name.
+/// @brief One row per field, in the order json::dump() uses (sorted by name): the text before the
+/// value (`{"name":` for the first, `,"name":` for the rest), made once, and the value's writer.
 template <typename T, std::size_t... I>
 auto sorted_field_writers(std::index_sequence<I...>) {
     constexpr auto& fields = component_traits<T>::fields;
@@ -74,14 +75,16 @@ auto sorted_field_writers(std::index_sequence<I...>) {
                                                              std::get<I>(component_traits<T>::fields);
                                                          using M =
                                                              typename std::decay_t<decltype(d)>::value_type;
-                                                         w.key(d.name);
                                                          if constexpr (std::is_same_v<M, double>)
                                                              w.number(v.*(d.member));
                                                          else
                                                              w.value(value_codec<M>::write(v.*(d.member)));
                                                      }}...};
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    return rows;
+    std::array<std::pair<json_piece, field_writer<T>>, sizeof...(I)> out;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        out[i] = {json_piece::key(rows[i].first, i == 0 ? "{" : ","), rows[i].second};
+    return out;
 }
 }  // namespace internal
 
@@ -91,11 +94,12 @@ template <typename T>
 void typed_write_text(json_text& w, const T& value) {
     static const auto writers = internal::sorted_field_writers<T>(
         std::make_index_sequence<std::tuple_size_v<std::decay_t<decltype(component_traits<T>::fields)>>>{});
-    w.raw("{");
-    bool first = true;
-    for (const auto& [name, write] : writers) {
-        if (!first) w.raw(",");
-        first = false;
+    if (writers.empty()) {
+        w.raw("{}");
+        return;
+    }
+    for (const auto& [before, write] : writers) {
+        w.piece(before);
         write(w, value);
     }
     w.raw("}");

@@ -20,47 +20,117 @@
 
 namespace ecsd::ecs {
 
+namespace internal {
+inline constexpr char digit_pairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+/// @brief x < 1e8 as eight digits, zero-padded. Always inlined: a call per block (write_decimal
+/// makes up to three) cost more than the digits.
+[[gnu::always_inline]] inline void eight_digits(char* at, std::uint32_t x) noexcept {
+    const std::uint32_t hi = x / 10000;
+    const std::uint32_t lo = x % 10000;
+    std::memcpy(at, digit_pairs + 2 * (hi / 100), 2);
+    std::memcpy(at + 2, digit_pairs + 2 * (hi % 100), 2);
+    std::memcpy(at + 4, digit_pairs + 2 * (lo / 100), 2);
+    std::memcpy(at + 6, digit_pairs + 2 * (lo % 100), 2);
+}
+}  // namespace internal
+
 /// @brief Writes v in decimal at `out` (room for 24 characters: the bytes past the digits are
 /// written over) and returns the end, as std::to_chars does. Eight digits at a time from a table of
 /// pairs, with no division by a variable and no count of digits first: a watch of movers writes a
 /// 17-digit significand per coordinate, where libstdc++'s to_chars was a fifth of the diff's time.
 /// The digits go out in one copy of a fixed size, which the compiler inlines: a copy of their own
 /// length was a call into memmove per number (7% of a query page's server CPU).
-inline char* write_decimal(char* out, std::uint64_t v) noexcept {
-    static constexpr char pairs[] =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-        "8081828384858687888990919293949596979899";
+[[gnu::always_inline]] inline char* write_decimal(char* out, std::uint64_t v) noexcept {
+    using internal::digit_pairs;
     if (v < 100) {
         if (v < 10) {
             *out = static_cast<char>('0' + v);
             return out + 1;
         }
-        std::memcpy(out, pairs + 2 * v, 2);
+        std::memcpy(out, digit_pairs + 2 * v, 2);
         return out + 2;
     }
-    const auto eight = [](char* at, std::uint32_t x) noexcept {  // x < 1e8, zero-padded
-        const std::uint32_t hi = x / 10000;
-        const std::uint32_t lo = x % 10000;
-        std::memcpy(at, pairs + 2 * (hi / 100), 2);
-        std::memcpy(at + 2, pairs + 2 * (hi % 100), 2);
-        std::memcpy(at + 4, pairs + 2 * (lo / 100), 2);
-        std::memcpy(at + 6, pairs + 2 * (lo % 100), 2);
+    // Blocks of eight digits, zero-padded, as many as v needs (hit points one, entity ids two, a
+    // double's significand up to three), then zeros that the fixed-size copy at the end reads and
+    // never keeps. v >= 100: a digit other than 0 comes within the top block's first eight.
+    const auto strip = [](const char* digits) noexcept {
+        int first = 0;
+        while (digits[first] == '0') ++first;
+        return first;
     };
-    // 24 digits, zero-padded ([0, 8) the top, [8, 16) and [16, 24) the rest), then 24 zeros that
-    // the fixed-size copy at the end reads and never keeps.
-    char tmp[48];
-    std::memset(tmp + 24, 0, 24);
+    if (v < 100000000) {
+        char tmp[16];
+        std::memset(tmp + 8, 0, 8);
+        internal::eight_digits(tmp, static_cast<std::uint32_t>(v));
+        const int first = strip(tmp);
+        std::memcpy(out, tmp + first, 8);
+        return out + (8 - first);
+    }
     const std::uint64_t low = v % 100000000;
     const std::uint64_t rest = v / 100000000;
-    eight(tmp + 16, static_cast<std::uint32_t>(low));
-    eight(tmp + 8, static_cast<std::uint32_t>(rest % 100000000));
-    eight(tmp, static_cast<std::uint32_t>(rest / 100000000));  // v < 1.9e19: at most four digits here
-    int first = 0;
-    while (tmp[first] == '0') ++first;  // v >= 100: a digit other than 0 comes
+    if (rest < 100000000) {
+        char tmp[32];
+        std::memset(tmp + 16, 0, 16);
+        internal::eight_digits(tmp + 8, static_cast<std::uint32_t>(low));
+        internal::eight_digits(tmp, static_cast<std::uint32_t>(rest));
+        const int first = strip(tmp);
+        std::memcpy(out, tmp + first, 16);
+        return out + (16 - first);
+    }
+    char tmp[48];
+    std::memset(tmp + 24, 0, 24);
+    internal::eight_digits(tmp + 16, static_cast<std::uint32_t>(low));
+    internal::eight_digits(tmp + 8, static_cast<std::uint32_t>(rest % 100000000));
+    internal::eight_digits(
+        tmp, static_cast<std::uint32_t>(rest / 100000000));  // v < 1.9e19: at most four digits here
+    const int first = strip(tmp);
     std::memcpy(out, tmp + first, 24);
     return out + (24 - first);
 }
+
+/// @brief A short piece of JSON text that is the same every time it is written (a component's
+/// `"Position":`, a field's `,"x":`), kept in a fixed-size padded buffer so that json_text::piece()
+/// copies it with one copy of a fixed size, inlined. A key written by json_text::key() was a scan
+/// for characters to escape and a copy of its own length (a call into memmove), nine times per
+/// entity of a query page: a sixth of the page's server CPU. Text longer than max_size is kept
+/// whole in `long_text` and written as it is.
+class json_piece {
+  public:
+    static constexpr std::size_t room = 40;
+    static constexpr std::size_t max_size = room - 1;
+
+    json_piece() = default;
+    /// @brief The piece holding `text` (JSON already: the caller has escaped it).
+    explicit json_piece(std::string_view text) : size_(text.size()) {
+        if (text.size() <= max_size) {
+            std::memcpy(bytes_, text.data(), text.size());
+        } else {
+            long_text_.assign(text);
+        }
+    }
+    /// @brief `"key":` with `prefix` before it (`{` or `,` for a field), escaped as JSON needs.
+    static json_piece key(std::string_view k, std::string_view prefix = {}) {
+        std::string text(prefix);
+        text += nlohmann::json(std::string(k)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        text += ':';
+        return json_piece(text);
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] bool is_short() const noexcept { return size_ <= max_size; }
+    /// @brief room bytes: the text, then zeros (short pieces only).
+    [[nodiscard]] const char* padded() const noexcept { return bytes_; }
+    [[nodiscard]] std::string_view text() const noexcept {
+        return is_short() ? std::string_view(bytes_, size_) : std::string_view(long_text_);
+    }
+
+  private:
+    char bytes_[room] = {};
+    std::size_t size_ = 0;
+    std::string long_text_;
+};
 
 /// The text collects in a small buffer of the writer's own and reaches the string when the buffer
 /// fills, at value(), at flush() and when the writer goes: a query page is thousands of pieces of a
@@ -170,6 +240,16 @@ class json_text {
             *p++ = static_cast<char>('0' + x % 10);
         }
         used_ += static_cast<std::size_t>(p - start);
+    }
+    /// @brief Appends a piece made once (json_piece::key): the same text as key(), without the scan.
+    void piece(const json_piece& p) {
+        if (p.is_short() && capacity - used_ >= json_piece::room) {
+            std::memcpy(buf_ + used_, p.padded(), json_piece::room);  // fixed size: inlined
+            used_ += p.size();
+            return;
+        }
+        const auto t = p.text();
+        put(t.data(), t.size());
     }
     /// @brief Appends "k": with k escaped.
     void key(std::string_view k) {

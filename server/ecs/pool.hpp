@@ -29,10 +29,12 @@ enum class storage_kind { typed, tag, dynamic };
 class pool : public sparse_set {
   public:
     pool(component_id id, std::string name, storage_kind kind)
-        : id_(id), name_(std::move(name)), kind_(kind) {}
+        : id_(id), name_(std::move(name)), key_(json_piece::key(name_)), kind_(kind) {}
 
     [[nodiscard]] component_id id() const noexcept { return id_; }
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
+    /// @brief `"Name":`, the key before this component's value in an object of components.
+    [[nodiscard]] const json_piece& key_piece() const noexcept { return key_; }
     [[nodiscard]] storage_kind kind() const noexcept { return kind_; }
 
     /// @brief Throws invalid_value when `value` is not a valid value of this type.
@@ -189,6 +191,7 @@ class pool : public sparse_set {
   private:
     component_id id_;
     std::string name_;
+    json_piece key_;
     storage_kind kind_;
     bool tracking_ = false;
     const std::uint32_t* epoch_ = nullptr;

@@ -80,10 +80,13 @@ method_answer query(method_context& ctx) {
         return method_answer::error(protocol::reason::invalid_params,
                                     "params: missing required member 'query' (or BRP's data and filter)");
     // Written as text: a page of entities with their values would otherwise be a tree of thousands of nodes.
+    const auto limit = ctx.params.value("limit", std::size_t{100});
     std::string out;
+    // Room for a page of entities with a few components each (about 130 bytes apiece): the string
+    // grows by doubling otherwise, copying what it holds each time.
+    out.reserve(256 + 160 * std::min(limit, std::size_t{1000}));
     ecs::json_text w(out);
-    ctx.world().write_query(ctx.params.at("query"), schemas::optional_names(ctx.params, "fields"),
-                            ctx.params.value("limit", std::size_t{100}),
+    ctx.world().write_query(ctx.params.at("query"), schemas::optional_names(ctx.params, "fields"), limit,
                             ctx.params.value("offset", std::size_t{0}), w);
     w.flush();
     return method_answer::text(std::move(out));

@@ -98,6 +98,33 @@ TEST(JsonText, TextReachesTheStringAtFlushAndWhenTheWriterGoes) {
     EXPECT_EQ(out, want);
 }
 
+TEST(JsonText, APieceWritesWhatKeyWrites) {
+    // Plain, escaped, empty, at the size limit and past it (kept whole, written as it is).
+    const std::string at_limit(json_piece::max_size - 3, 'n');  // with its quotes and colon: max_size
+    for (const std::string name : {std::string("Position"), std::string("say \"hi\"\n"), std::string(),
+                                   at_limit, at_limit + "m", std::string(300, 'L')}) {
+        std::string by_key;
+        std::string by_piece;
+        {
+            json_text a(by_key);
+            json_text b(by_piece);
+            const auto piece = json_piece::key(name);
+            // From an empty buffer up to one about to fill: every offset at its end takes the
+            // piece whole or by the copy of its own length.
+            for (int i = 0; i < 700; ++i) {
+                a.raw("x");
+                a.key(name);
+                b.raw("x");
+                b.piece(piece);
+            }
+        }
+        EXPECT_EQ(by_piece, by_key) << name;
+    }
+    EXPECT_EQ(json_piece::key("x", ",").text(), R"(,"x":)");
+    EXPECT_TRUE(json_piece::key(at_limit).is_short());
+    EXPECT_FALSE(json_piece::key(at_limit + "m").is_short());
+}
+
 TEST(JsonTextNumber, WholeNumbersAreLaidOutAsJsonDumpDoes) {
     std::mt19937_64 rng(11);
     for (int i = 0; i < 100000; ++i) {
