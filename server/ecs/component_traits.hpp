@@ -62,29 +62,59 @@ json typed_to_json(const T& value) {
 
 namespace internal {
 template <typename T>
-using field_writer = void (*)(json_text&, const T&);
+inline constexpr std::size_t field_count_v =
+    std::tuple_size_v<std::decay_t<decltype(component_traits<T>::fields)>>;
 
-/// @brief One row per field, in the order json::dump() uses (sorted by name): the text before the
-/// value (`{"name":` for the first, `,"name":` for the rest), made once, and the value's writer.
-template <typename T, std::size_t... I>
-auto sorted_field_writers(std::index_sequence<I...>) {
-    constexpr auto& fields = component_traits<T>::fields;
-    std::array<std::pair<std::string_view, field_writer<T>>, sizeof...(I)> rows{
-        std::pair<std::string_view, field_writer<T>>{std::get<I>(fields).name, [](json_text& w, const T& v) {
-                                                         const auto& d =
-                                                             std::get<I>(component_traits<T>::fields);
-                                                         using M =
-                                                             typename std::decay_t<decltype(d)>::value_type;
-                                                         if constexpr (std::is_same_v<M, double>)
-                                                             w.number(v.*(d.member));
-                                                         else
-                                                             w.value(value_codec<M>::write(v.*(d.member)));
-                                                     }}...};
-    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::array<std::pair<json_piece, field_writer<T>>, sizeof...(I)> out;
-    for (std::size_t i = 0; i < rows.size(); ++i)
-        out[i] = {json_piece::key(rows[i].first, i == 0 ? "{" : ","), rows[i].second};
+/// @brief The fields' indices in the order json::dump() writes them (sorted by name), at compile time.
+template <typename T>
+constexpr auto sorted_field_order() {
+    constexpr std::size_t n = field_count_v<T>;
+    std::array<std::string_view, n> names{};
+    std::apply(
+        [&](const auto&... d) {
+            std::size_t i = 0;
+            ((names[i++] = d.name), ...);
+        },
+        component_traits<T>::fields);
+    std::array<std::size_t, n> order{};
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+    return order;
+}
+
+/// @brief The text before each value in sorted order: `{"name":` for the first, `,"name":` after.
+template <typename T>
+auto sorted_field_pieces() {
+    constexpr auto order = sorted_field_order<T>();
+    std::array<std::string_view, field_count_v<T>> names{};
+    std::apply(
+        [&](const auto&... d) {
+            std::size_t i = 0;
+            ((names[i++] = d.name), ...);
+        },
+        component_traits<T>::fields);
+    std::array<json_piece, field_count_v<T>> out;
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = json_piece::key(names[order[i]], i == 0 ? "{" : ",");
     return out;
+}
+
+template <typename M>
+void write_field_value(json_text& w, const M& v) {
+    if constexpr (std::is_same_v<M, double>)
+        w.number(v);
+    else
+        w.value(value_codec<M>::write(v));
+}
+
+/// @brief Every field in sorted order, unrolled: no call through a pointer per field.
+template <typename T, std::size_t... J>
+void write_sorted_fields(json_text& w, const T& value, std::index_sequence<J...>) {
+    static constexpr auto order = sorted_field_order<T>();
+    static const auto pieces = sorted_field_pieces<T>();
+    ((w.piece(pieces[J]),
+      write_field_value(w, value.*(std::get<order[J]>(component_traits<T>::fields).member))),
+     ...);
 }
 }  // namespace internal
 
@@ -92,17 +122,12 @@ auto sorted_field_writers(std::index_sequence<I...>) {
 /// typed_to_json(value).dump(), without building the tree).
 template <typename T>
 void typed_write_text(json_text& w, const T& value) {
-    static const auto writers = internal::sorted_field_writers<T>(
-        std::make_index_sequence<std::tuple_size_v<std::decay_t<decltype(component_traits<T>::fields)>>>{});
-    if (writers.empty()) {
+    if constexpr (internal::field_count_v<T> == 0) {
         w.raw("{}");
-        return;
+    } else {
+        internal::write_sorted_fields(w, value, std::make_index_sequence<internal::field_count_v<T>>{});
+        w.raw("}");
     }
-    for (const auto& [before, write] : writers) {
-        w.piece(before);
-        write(w, value);
-    }
-    w.raw("}");
 }
 
 namespace internal {
