@@ -101,8 +101,8 @@ TEST(JsonText, TextReachesTheStringAtFlushAndWhenTheWriterGoes) {
 TEST(JsonText, APieceWritesWhatKeyWrites) {
     // Plain, escaped, empty, at the size limit and past it (kept whole, written as it is).
     const std::string at_limit(json_piece::max_size - 3, 'n');  // with its quotes and colon: max_size
-    for (const std::string name : {std::string("Position"), std::string("say \"hi\"\n"), std::string(),
-                                   at_limit, at_limit + "m", std::string(300, 'L')}) {
+    for (const std::string& name : {std::string("Position"), std::string("say \"hi\"\n"), std::string(),
+                                    at_limit, at_limit + "m", std::string(300, 'L')}) {
         std::string by_key;
         std::string by_piece;
         {
