@@ -65,17 +65,24 @@ template <typename T>
 inline constexpr std::size_t field_count_v =
     std::tuple_size_v<std::decay_t<decltype(component_traits<T>::fields)>>;
 
-/// @brief The fields' indices in the order json::dump() writes them (sorted by name), at compile time.
+/// @brief The fields' names in declaration order.
 template <typename T>
-constexpr auto sorted_field_order() {
-    constexpr std::size_t n = field_count_v<T>;
-    std::array<std::string_view, n> names{};
+constexpr auto field_names() {
+    std::array<std::string_view, field_count_v<T>> names{};
     std::apply(
         [&](const auto&... d) {
             std::size_t i = 0;
             ((names[i++] = d.name), ...);
         },
         component_traits<T>::fields);
+    return names;
+}
+
+/// @brief The fields' indices in the order json::dump() writes them (sorted by name), at compile time.
+template <typename T>
+constexpr auto sorted_field_order() {
+    constexpr std::size_t n = field_count_v<T>;
+    constexpr auto names = field_names<T>();
     std::array<std::size_t, n> order{};
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
@@ -86,13 +93,7 @@ constexpr auto sorted_field_order() {
 template <typename T>
 auto sorted_field_pieces() {
     constexpr auto order = sorted_field_order<T>();
-    std::array<std::string_view, field_count_v<T>> names{};
-    std::apply(
-        [&](const auto&... d) {
-            std::size_t i = 0;
-            ((names[i++] = d.name), ...);
-        },
-        component_traits<T>::fields);
+    constexpr auto names = field_names<T>();
     std::array<json_piece, field_count_v<T>> out;
     for (std::size_t i = 0; i < out.size(); ++i)
         out[i] = json_piece::key(names[order[i]], i == 0 ? "{" : ",");

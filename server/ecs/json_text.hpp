@@ -66,12 +66,12 @@ inline constexpr char digit_pairs[] =
 [[gnu::always_inline]] inline char* write_decimal(char* out, std::uint64_t v) noexcept {
     if (v < 100000000) {
         const auto x = static_cast<std::uint32_t>(v);
-        const int n = x == 0 ? 1 : internal::digit_count(x);
         if (x == 0) {
             *out = '0';
-        } else {
-            internal::top_digits(out + n, x);
+            return out + 1;
         }
+        const int n = internal::digit_count(x);
+        internal::top_digits(out + n, x);
         return out + n;
     }
     const auto low = static_cast<std::uint32_t>(v % 100000000);
@@ -96,7 +96,7 @@ inline constexpr char digit_pairs[] =
 /// copies it with one copy of a fixed size, inlined. A key written by json_text::key() was a scan
 /// for characters to escape and a copy of its own length (a call into memmove), nine times per
 /// entity of a query page: a sixth of the page's server CPU. Text longer than max_size is kept
-/// whole in `long_text` and written as it is.
+/// whole in `long_text_` and written as it is.
 class json_piece {
   public:
     static constexpr std::size_t room = 40;
