@@ -18,6 +18,16 @@ TEST(Depth, AtLimitPassesOverLimitFails) {
     EXPECT_FALSE(p::exceeds_depth(nested(64)));
     EXPECT_TRUE(p::exceeds_depth(nested(65)));
     EXPECT_TRUE(p::exceeds_depth(std::string(100000, '{')));
+    // Texts no longer than the limit are passed without a look; one byte more is looked at.
+    EXPECT_FALSE(p::exceeds_depth(std::string(3, '['), 3));
+    EXPECT_TRUE(p::exceeds_depth(std::string(4, '['), 3));
+    EXPECT_TRUE(p::exceeds_depth(std::string(4, '{'), 3));
+    EXPECT_FALSE(p::exceeds_depth("[[[]", 3));
+    // Past the counting pass's first block: the brackets far in still count.
+    EXPECT_TRUE(p::exceeds_depth(std::string(5000, ' ') + nested(65)));
+    EXPECT_FALSE(p::exceeds_depth(std::string(5000, ' ') + nested(64)));
+    EXPECT_FALSE(p::exceeds_depth(std::string(9000, '{') + "", 9000));
+    EXPECT_TRUE(p::exceeds_depth(std::string(9001, '{'), 9000));
 }
 
 TEST(Depth, BracketsInStringsDoNotCount) {

@@ -1,6 +1,8 @@
 #include "ecsd/protocol/jsonrpc.hpp"
 
+#include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -141,6 +143,56 @@ TEST(Responses, EveryKindOfIdIsEchoedAsTheSerializerWritesIt) {
         EXPECT_EQ(p::make_result_text(id, "1"), envelope + R"(,"result":1})") << id;
         EXPECT_EQ(p::make_error_text(id, "2"), envelope + R"(,"error":2})") << id;
         EXPECT_EQ(p::make_response(id, json(3), false), envelope + R"(,"result":3})") << id;
+    }
+}
+
+TEST(Responses, AppendJsonWritesWhatDumpWrites) {
+    // Small trees of integers, plain strings, booleans and null are written without the
+    // serializer; anything else (doubles, strings to escape, deep trees) goes through it. Random
+    // trees of every kind of value, at every depth around the edge: the text must not differ.
+    std::mt19937_64 rng(5);
+    const std::vector<json> leaves{json(nullptr),
+                                   json(true),
+                                   json(false),
+                                   json(0U),
+                                   json(std::numeric_limits<std::uint64_t>::max()),
+                                   json(-7),
+                                   json(std::numeric_limits<std::int64_t>::min()),
+                                   json(""),
+                                   json("plain ~ text"),
+                                   json("a\"quote"),
+                                   json("back\\slash"),
+                                   json("\x01"),
+                                   json("\x7f"),
+                                   json("\u00e9"),
+                                   json(0.5),
+                                   json(-1e300),
+                                   json::object(),
+                                   json::array()};
+    const std::vector<std::string> keys{"a", "b c", "", "q\"", "\u00e9", "zz"};
+    std::function<json(int)> tree = [&](int depth) -> json {
+        if (depth == 0 || rng() % 3 == 0) return leaves[rng() % leaves.size()];
+        json out = rng() % 2 == 0 ? json::object() : json::array();
+        const auto n = rng() % 4;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            if (out.is_object()) {
+                out[keys[rng() % keys.size()]] = tree(depth - 1);
+            } else {
+                out.push_back(tree(depth - 1));
+            }
+        }
+        return out;
+    };
+    for (int i = 0; i < 20000; ++i) {
+        const json v = tree(static_cast<int>(rng() % 12));
+        std::string ours;
+        p::append_json(ours, v);
+        ASSERT_EQ(ours, v.dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+    for (const auto& leaf : leaves) {
+        std::string ours = "x";  // appended, not replaced
+        p::append_json(ours, leaf);
+        EXPECT_EQ(ours, "x" + leaf.dump());
     }
 }
 
