@@ -253,7 +253,8 @@ bool simple(const json& v, int depth) noexcept {
             return true;
         case json::value_t::array:
             if (depth == 0) return false;
-            return std::all_of(v.begin(), v.end(), [depth](const json& item) { return simple(item, depth - 1); });
+            return std::all_of(v.begin(), v.end(),
+                               [depth](const json& item) { return simple(item, depth - 1); });
         default:
             return false;
     }

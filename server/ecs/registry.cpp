@@ -28,6 +28,16 @@ void registry::install(std::unique_ptr<pool> p) {
     p->bind_epoch(&epoch_);
     p->track_writes(tracking_);
     by_name_.emplace(p->name(), p->id());
+    // Ranks shift up past the new name (registration is rare; the ranks are read per entity).
+    std::uint32_t rank = 0;
+    for (std::size_t c = 0; c < pools_.size(); ++c) {
+        if (pools_[c]->name() < p->name()) {
+            ++rank;
+        } else {
+            ++name_rank_[c];
+        }
+    }
+    name_rank_.push_back(rank);
     pools_.push_back(std::move(p));
     sets_by_component_.emplace_back();
     entities_.ensure_types(pools_.size());

@@ -1,14 +1,32 @@
 // Reading a request line (issue 14): nlohmann's parser, the reference, against protocol::parse_json
 // (simdjson reading, the same nlohmann tree built), and the whole of protocol::parse_line, for the
-// lines ecsd_load's presets send and for a journal record. Run by hand from a Release build:
+// lines ecsd_load's presets send and for a journal record. Then dispatch/*: a request's whole trip
+// through the pipeline on one thread, without sockets (parse_line, dispatcher::prepare, the world
+// job run, the response line), for ecsd_load's ping, get and query presets against a world like
+// the one ecsd_load makes: what a request costs in user space, which server CPU per request from
+// ecsd_load measures with the kernel's share and far more noise. Run by hand from a Release build:
 //   build/release/bin/request_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   build/release/bin/request_bench --benchmark_filter=dispatch --benchmark_repetitions=5
+#include <memory>
+#include <stdexcept>
 #include <string>
 
+#include <asio.hpp>
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "ecsd/protocol/json_parse.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
+#include "hosting/hosted_world.hpp"
+#include "hosting/world_directory.hpp"
+#include "methods/methods.hpp"
+#include "rpc/dispatcher.hpp"
+#include "rpc/method_table.hpp"
+#include "rpc/services.hpp"
+#include "rpc/session.hpp"
+#include "world/components.hpp"
+#include "world/world.hpp"
 
 namespace {
 
@@ -69,6 +87,80 @@ void parse_line(benchmark::State& state) {
     label(state);
 }
 BENCHMARK(parse_line)->DenseRange(0, 2);
+
+// --- dispatch: the pipeline on one thread ------------------------------------------------------
+
+/// A server's services with every method and one paused world, "default", holding 100 entities of
+/// Position, Velocity and Health (ecsd_load's spawn), and an authenticated caller.
+struct pipeline {
+    asio::io_context io;
+    ecsd::net::server_config config;
+    ecsd::net::method_table table;
+    ecsd::net::world_directory worlds{io, 8};
+    ecsd::net::server_services services{config, table, worlds};
+    ecsd::net::dispatcher dispatch{services};
+    ecsd::net::session caller;
+    std::uint64_t first = 0;
+
+    pipeline() {
+        spdlog::set_level(spdlog::level::err);
+        ecsd::net::register_all_methods(table);
+        ecsd::world::world_settings s;
+        s.name = "default";
+        s.paused = true;
+        auto w = std::make_shared<ecsd::world::world>(s);
+        auto& reg = w->registry();
+        for (int i = 0; i < 100; ++i) {
+            const auto e = reg.create();
+            if (i == 0) first = e;
+            reg.emplace<ecsd::world::Position>(e, {1.0 + i / 60.0, 2.0});
+            reg.emplace<ecsd::world::Velocity>(e, {0.5, 0.0});
+            reg.emplace<ecsd::world::Health>(e, {100, 100});
+        }
+        (void)worlds.add("default", std::move(w));
+        caller.id = 1;
+        caller.peer = "bench";
+        caller.authenticated = true;
+    }
+
+    /// One line in, its answer out, as a connection runs it (the world job inline).
+    std::size_t answer(const std::string& line) {
+        std::size_t bytes = 0;
+        auto parsed = ecsd::protocol::parse_line(line, ecsd::protocol::parse_limits{});
+        for (auto& m : parsed.messages) {
+            auto* req = std::get_if<ecsd::protocol::request>(&m);
+            if (req == nullptr) throw std::runtime_error("the bench's line did not parse");
+            auto p = dispatch.prepare(std::move(*req), caller);
+            if (p.job) {
+                const auto result = dispatch.run(*p.job);
+                if (result.is_error) throw std::runtime_error("the bench's request failed");
+                auto text = dispatch.finish(*p.job, result);
+                bytes += text ? text->size() : 0;
+            } else if (p.response) {
+                bytes += p.response->size();
+            }
+        }
+        return bytes;
+    }
+};
+
+void dispatch(benchmark::State& state) {
+    pipeline pl;
+    const std::string entity = std::to_string(pl.first);
+    const std::string lines[] = {
+        R"({"jsonrpc":"2.0","id":12345,"method":"server.ping"})",
+        R"({"jsonrpc":"2.0","id":12345,"method":"world.get_components","params":{"world":"default","entity":)" +
+            entity + "}}",
+        R"({"jsonrpc":"2.0","id":12345,"method":"world.query","params":{"world":"default","query":"Position, Velocity, Health","limit":100}})",
+    };
+    const std::string& line = lines[state.range(0)];
+    std::size_t bytes = 0;
+    for (auto _ : state) bytes += pl.answer(line);
+    benchmark::DoNotOptimize(bytes);
+    static const char* const names[] = {"ping", "get", "query"};
+    state.SetLabel(names[state.range(0)]);
+}
+BENCHMARK(dispatch)->DenseRange(0, 2);
 
 }  // namespace
 

@@ -1,7 +1,9 @@
 #include "ecs/registry.hpp"
 
+#include <algorithm>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -204,6 +206,38 @@ TEST(RegistryTypes, AThousandComponentTypesInOneWorld) {
     int n = 0;
     reg.for_each_match(q, [&](entity_id) { ++n; });
     EXPECT_EQ(n, 1);
+}
+
+TEST(RegistryTypes, NameRanksFollowTheNamesAsTheyAreRegistered) {
+    // Typed and run-time components, registered out of name order: after each registration the
+    // ranks number every name in sorted order (what JSON objects of components are written in).
+    registry reg;
+    std::vector<std::string> names;
+    const auto check = [&] {
+        std::vector<std::string> sorted = names;
+        std::sort(sorted.begin(), sorted.end());
+        ASSERT_EQ(reg.component_count(), names.size());
+        for (component_id c = 0; c < reg.component_count(); ++c) {
+            const auto want =
+                std::lower_bound(sorted.begin(), sorted.end(), reg.storage(c).name()) - sorted.begin();
+            EXPECT_EQ(reg.name_rank(c), static_cast<std::uint32_t>(want)) << reg.storage(c).name();
+        }
+    };
+    reg.register_component<Velocity>();
+    names.emplace_back(reg.storage(reg.id_of<Velocity>()).name());
+    check();
+    std::mt19937 rng(9);
+    for (int i = 0; i < 40; ++i) {
+        const std::string name = "n" + std::to_string(rng() % 100000) + "_" + std::to_string(i);
+        reg.register_dynamic(name, i % 3 == 0 ? json::object() : json{{"v", i}});
+        names.push_back(name);
+        check();
+    }
+    reg.register_component<Position>();
+    names.emplace_back(reg.storage(reg.id_of<Position>()).name());
+    reg.register_dynamic("A", json::object());  // before every other name
+    names.emplace_back("A");
+    check();
 }
 
 TEST(RegistryTypes, DuplicateNameIsComponentExists) {
