@@ -184,7 +184,8 @@ class json_text {
         }
         // Whole numbers below 1e15 (hit points, counts, grid positions: most of a game's values)
         // are laid out as dump() does, digits then ".0", without the shortest-digits search.
-        if (v < 1e15 && v == std::floor(v)) {
+        // (Checked by truncating: std::floor is a dozen instructions without SSE4.1's round.)
+        if (v < 1e15 && static_cast<double>(static_cast<std::uint64_t>(v)) == v) {
             p = write_decimal(p, static_cast<std::uint64_t>(v));
             std::memcpy(p, ".0", 2);
             used_ += static_cast<std::size_t>(p + 2 - start);
