@@ -41,6 +41,31 @@ inline constexpr char digit_pairs[] =
     const int guess = ((32 - __builtin_clz(x | 1)) * 1233) >> 12;  // floor(log10(2^bits)): one short at most
     return guess + 1 - static_cast<int>(x < powers[guess]);
 }
+inline constexpr std::uint64_t powers_of_ten[20] = {1ULL,
+                                                   10ULL,
+                                                   100ULL,
+                                                   1000ULL,
+                                                   10000ULL,
+                                                   100000ULL,
+                                                   1000000ULL,
+                                                   10000000ULL,
+                                                   100000000ULL,
+                                                   1000000000ULL,
+                                                   10000000000ULL,
+                                                   100000000000ULL,
+                                                   1000000000000ULL,
+                                                   10000000000000ULL,
+                                                   100000000000000ULL,
+                                                   1000000000000000ULL,
+                                                   10000000000000000ULL,
+                                                   100000000000000000ULL,
+                                                   1000000000000000000ULL,
+                                                   10000000000000000000ULL};
+/// @brief How many digits x has (1 <= x): from its bit width, as digit_count does.
+[[gnu::always_inline]] inline int digit_count64(std::uint64_t x) noexcept {
+    const int guess = ((64 - __builtin_clzll(x | 1)) * 1233) >> 12;  // one short at most
+    return guess + 1 - static_cast<int>(x < powers_of_ten[guess]);
+}
 /// @brief Writes x's digits (1 <= x < 1e8, no leading zeros), ending at `end`, two at a time.
 [[gnu::always_inline]] inline void top_digits(char* end, std::uint32_t x) noexcept {
     while (x >= 100) {
@@ -195,39 +220,46 @@ class json_text {
         // Debian 12's is 9.1): about twice as fast as std::to_chars, whose digits we used to read
         // back out of its scientific text. A watch of movers writes two numbers per entity.
         const auto dec = fmt::detail::dragonbox::to_decimal(v);  // significand without trailing zeros
-        char digits[48] = {};  // at most 17 digits, and what write_decimal and copy() reach past them
-        const int k = static_cast<int>(write_decimal(digits, dec.significand) - digits);
-        // As nlohmann's format_buffer: n is where the decimal point falls in the digits.
-        const int n = dec.exponent + k;
-        constexpr int max_exp = 15;  // std::numeric_limits<double>::digits10
-        constexpr int min_exp = -4;
-        const auto copy = [&p](const char* from, int count) {  // count <= 17, from + 24 in digits
-            std::memcpy(p, from, 24);
-            p += count;
-        };
-        const auto zeros = [&p](int count) {  // count <= 15
-            std::memset(p, '0', 16);
-            p += count;
-        };
-        if (k <= n && n <= max_exp) {  // digits[000].0
-            copy(digits, k);
-            zeros(n - k);
-            std::memcpy(p, ".0", 2);
-            p += 2;
-        } else if (0 < n && n <= max_exp) {  // dig.its
-            copy(digits, n);
+        const std::uint64_t sig = dec.significand;
+        // The common layouts write each digit once, where it belongs. Digits written to a scratch
+        // buffer and copied into place made each copy wait for a dozen two-byte stores just made
+        // (a store-forwarding stall).
+        if (v >= 1 && v < 1e15) {  // dig.its (v is not whole): the whole part, the point, -exponent digits
+            // Truncated, v is exactly the digits before the point (the shortest digits lie within
+            // half an ulp of v, and no integer does), and how many digits follow it is Dragonbox's
+            // exponent: no division and no digit count, and the layout is known before the digits.
+            const auto whole = static_cast<std::uint64_t>(v);
+            const int w = -dec.exponent;  // 1 to 16: at most 17 digits, at least one before the point
+            p = write_decimal(p, whole);
             *p++ = '.';
-            copy(digits + n, k - n);
-        } else if (min_exp < n && n <= 0) {  // 0.[000]digits
+            // The fraction's w digits with their leading zeros, as 16 digits scaled so that they
+            // come first (the zeros past them lie past the end, written over or never used).
+            const std::uint64_t fraction =
+                (sig - whole * internal::powers_of_ten[w]) * internal::powers_of_ten[16 - w];
+            internal::eight_digits(p, static_cast<std::uint32_t>(fraction / 100000000));
+            internal::eight_digits(p + 8, static_cast<std::uint32_t>(fraction % 100000000));
+            used_ += static_cast<std::size_t>(p + w - start);
+            return;
+        }
+        const int k = internal::digit_count64(sig);
+        // As nlohmann's format_buffer: n is where the decimal point falls in the digits. dump()'s
+        // digits[000].0 (k <= n <= 15) is a whole number below 1e15, written above, and 1 <= v <
+        // 1e15 is dig.its: what is left is below 1, or 1e15 and above.
+        const int n = dec.exponent + k;
+        constexpr int min_exp = -4;
+        if (min_exp < n && n <= 0) {  // 0.[000]digits
             std::memcpy(p, "0.", 2);
-            p += 2;
-            zeros(-n);
-            copy(digits, k);
-        } else {  // d[.igits]e+XX
+            std::memset(p + 2, '0', 4);
+            p += 2 - n;
+            p = write_decimal(p, sig);
+        } else {  // d[.igits]e+XX: rare, so the scratch copy stays
+            char digits[48] = {};  // at most 17 digits, and what the copy reaches past them
+            (void)write_decimal(digits, sig);
             *p++ = digits[0];
             if (k > 1) {
                 *p++ = '.';
-                copy(digits + 1, k - 1);
+                std::memcpy(p, digits + 1, 24);
+                p += k - 1;
             }
             int x = n - 1;
             *p++ = 'e';
