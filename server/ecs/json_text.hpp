@@ -42,25 +42,25 @@ inline constexpr char digit_pairs[] =
     return guess + 1 - static_cast<int>(x < powers[guess]);
 }
 inline constexpr std::uint64_t powers_of_ten[20] = {1ULL,
-                                                   10ULL,
-                                                   100ULL,
-                                                   1000ULL,
-                                                   10000ULL,
-                                                   100000ULL,
-                                                   1000000ULL,
-                                                   10000000ULL,
-                                                   100000000ULL,
-                                                   1000000000ULL,
-                                                   10000000000ULL,
-                                                   100000000000ULL,
-                                                   1000000000000ULL,
-                                                   10000000000000ULL,
-                                                   100000000000000ULL,
-                                                   1000000000000000ULL,
-                                                   10000000000000000ULL,
-                                                   100000000000000000ULL,
-                                                   1000000000000000000ULL,
-                                                   10000000000000000000ULL};
+                                                    10ULL,
+                                                    100ULL,
+                                                    1000ULL,
+                                                    10000ULL,
+                                                    100000ULL,
+                                                    1000000ULL,
+                                                    10000000ULL,
+                                                    100000000ULL,
+                                                    1000000000ULL,
+                                                    10000000000ULL,
+                                                    100000000000ULL,
+                                                    1000000000000ULL,
+                                                    10000000000000ULL,
+                                                    100000000000000ULL,
+                                                    1000000000000000ULL,
+                                                    10000000000000000ULL,
+                                                    100000000000000000ULL,
+                                                    1000000000000000000ULL,
+                                                    10000000000000000000ULL};
 /// @brief How many digits x has (1 <= x): from its bit width, as digit_count does.
 [[gnu::always_inline]] inline int digit_count64(std::uint64_t x) noexcept {
     const int guess = ((64 - __builtin_clzll(x | 1)) * 1233) >> 12;  // one short at most
@@ -252,8 +252,10 @@ class json_text {
             std::memset(p + 2, '0', 4);
             p += 2 - n;
             p = write_decimal(p, sig);
-        } else {  // d[.igits]e+XX: rare, so the scratch copy stays
-            char digits[48] = {};  // at most 17 digits, and what the copy reaches past them
+        } else {
+            // d[.igits]e+XX: rare, so the scratch copy stays (at most 17 digits, and what the
+            // copy reaches past them).
+            char digits[48] = {};
             (void)write_decimal(digits, sig);
             *p++ = digits[0];
             if (k > 1) {

@@ -24,47 +24,15 @@ std::string number(double v) {
 }
 
 TEST(JsonTextNumber, LaysOutDoublesAsJsonDumpDoes) {
-    for (const double v : {0.0,
-                           -0.0,
-                           1.0,
-                           -3.0,
-                           0.5,
-                           0.1,
-                           123.456,
-                           1e-5,
-                           0.001,
-                           1e15,
-                           1e16,
-                           123456789012345.0,
-                           1.5e20,
-                           -2.5e-7,
-                           1e100,
-                           1e-300,
-                           std::numeric_limits<double>::max(),
-                           std::numeric_limits<double>::denorm_min(),
-                           9.81,
-                           -9.81 / 60,
-                           2.0,
-                           100.0,
-                           -7.0,
-                           999999999999999.0,
-                           1e15 - 1,
-                           1e15 + 2,
-                           4503599627370496.0,
-                           0.99999999999999989,
-                           // dig.its with zeros just after the point, at every split of the digits
-                           1.05,
-                           12.0001,
-                           3.000000000000001,
-                           1.4916666666666667,
-                           123456789012345.6,
-                           12345678.901234567,
-                           100000000.00000001,
-                           0.0001234,
-                           0.00010000000000000002,
-                           -0.5,
-                           1.0000000000000002,
-                           9007199254740993.0})
+    for (const double v :
+         {0.0, -0.0, 1.0, -3.0, 0.5, 0.1, 123.456, 1e-5, 0.001, 1e15, 1e16, 123456789012345.0, 1.5e20,
+          -2.5e-7, 1e100, 1e-300, std::numeric_limits<double>::max(),
+          std::numeric_limits<double>::denorm_min(), 9.81, -9.81 / 60, 2.0, 100.0, -7.0, 999999999999999.0,
+          1e15 - 1, 1e15 + 2, 4503599627370496.0, 0.99999999999999989,
+          // dig.its with zeros just after the point, at every split of the digits
+          1.05, 12.0001, 3.000000000000001, 1.4916666666666667, 123456789012345.6, 12345678.901234567,
+          100000000.00000001, 0.0001234, 0.00010000000000000002, -0.5, 1.0000000000000002,
+          9007199254740993.0})
         EXPECT_EQ(number(v), nlohmann::json(v).dump()) << v;
     EXPECT_EQ(number(std::nan("")), "null");
     EXPECT_EQ(number(std::numeric_limits<double>::infinity()), "null");
