@@ -61,6 +61,35 @@ TEST(Physics, MoverWithoutRigidBodyIgnoresGravity) {
     EXPECT_NEAR(w.registry().get<Velocity>(e).y, 1.0, 1e-12);
 }
 
+TEST(Components, AnEntitysComponentsAreWrittenInNameOrderHoweverManyItHas) {
+    // Run-time components registered out of name order, more of them than the writer keeps on
+    // its stack (16): the text lists every component once, keys sorted as json::dump() sorts them.
+    world w(paused_world());
+    std::vector<std::string> names;
+    std::mt19937 rng(3);
+    for (int i = 0; i < 24; ++i)
+        names.push_back("c" + std::to_string(rng() % 1000) + "_" + std::to_string(i));
+    for (const auto& n : names) w.register_component(n, {{"v", 1}});
+    for (const std::size_t count : {std::size_t{3}, std::size_t{16}, std::size_t{17}, names.size()}) {
+        json components{{"Position", json::object()}, {"Health", json::object()}};
+        for (std::size_t i = 0; i < count; ++i) components[names[i]] = {{"v", static_cast<int>(i)}};
+        const auto e = w.spawn(components);
+        std::string text;
+        {
+            ecsd::ecs::json_text out(text);
+            w.write_components(e, std::nullopt, out);
+        }
+        const auto ordered = nlohmann::ordered_json::parse(text);
+        std::vector<std::string> keys;
+        for (const auto& [key, value] : ordered.items()) keys.push_back(key);
+        std::vector<std::string> want;
+        for (const auto& [key, value] : components.items()) want.push_back(key);  // a map: sorted
+        EXPECT_EQ(keys, want) << text;
+        const auto parsed = json::parse(text);
+        for (std::size_t i = 0; i < count; ++i) EXPECT_EQ(parsed[names[i]]["v"], static_cast<double>(i));
+    }
+}
+
 TEST(Physics, GravityScaleAndWorldGravity) {
     world_settings s = paused_world();
     s.gravity_y = -2;
