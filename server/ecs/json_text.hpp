@@ -35,12 +35,6 @@ inline constexpr char digit_pairs[] =
     std::memcpy(at + 4, digit_pairs + 2 * (lo / 100), 2);
     std::memcpy(at + 6, digit_pairs + 2 * (lo % 100), 2);
 }
-/// @brief How many digits x has (1 <= x < 1e8): from its bit width, as fmt's count_digits does.
-[[gnu::always_inline]] inline int digit_count(std::uint32_t x) noexcept {
-    static constexpr std::uint32_t powers[] = {0, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-    const int guess = ((32 - __builtin_clz(x | 1)) * 1233) >> 12;  // floor(log10(2^bits)): one short at most
-    return guess + 1 - static_cast<int>(x < powers[guess]);
-}
 inline constexpr std::uint64_t powers_of_ten[20] = {1ULL,
                                                     10ULL,
                                                     100ULL,
@@ -61,9 +55,10 @@ inline constexpr std::uint64_t powers_of_ten[20] = {1ULL,
                                                     100000000000000000ULL,
                                                     1000000000000000000ULL,
                                                     10000000000000000000ULL};
-/// @brief How many digits x has (1 <= x): from its bit width, as digit_count does.
-[[gnu::always_inline]] inline int digit_count64(std::uint64_t x) noexcept {
-    const int guess = ((64 - __builtin_clzll(x | 1)) * 1233) >> 12;  // one short at most
+/// @brief How many digits x has (1 <= x): from its bit width, as fmt's count_digits does.
+[[gnu::always_inline]] inline int digit_count(std::uint64_t x) noexcept {
+    const int guess =
+        ((64 - __builtin_clzll(x | 1)) * 1233) >> 12;  // floor(log10(2^bits)): one short at most
     return guess + 1 - static_cast<int>(x < powers_of_ten[guess]);
 }
 /// @brief Writes x's digits (1 <= x < 1e8, no leading zeros), ending at `end`, two at a time.
@@ -241,7 +236,7 @@ class json_text {
             used_ += static_cast<std::size_t>(p + w - start);
             return;
         }
-        const int k = internal::digit_count64(sig);
+        const int k = internal::digit_count(sig);
         // As nlohmann's format_buffer: n is where the decimal point falls in the digits. dump()'s
         // digits[000].0 (k <= n <= 15) is a whole number below 1e15, written above, and 1 <= v <
         // 1e15 is dig.its: what is left is below 1, or 1e15 and above.

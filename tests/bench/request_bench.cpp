@@ -11,20 +11,15 @@
 #include <stdexcept>
 #include <string>
 
-#include <asio.hpp>
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "../unit/net/rpc_harness.hpp"
 #include "ecsd/protocol/json_parse.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
 #include "hosting/hosted_world.hpp"
-#include "hosting/world_directory.hpp"
 #include "methods/methods.hpp"
-#include "rpc/dispatcher.hpp"
-#include "rpc/method_table.hpp"
-#include "rpc/services.hpp"
-#include "rpc/session.hpp"
 #include "world/components.hpp"
 #include "world/world.hpp"
 
@@ -90,21 +85,15 @@ BENCHMARK(parse_line)->DenseRange(0, 2);
 
 // --- dispatch: the pipeline on one thread ------------------------------------------------------
 
-/// A server's services with every method and one paused world, "default", holding 100 entities of
-/// Position, Velocity and Health (ecsd_load's spawn), and an authenticated caller.
-struct pipeline {
-    asio::io_context io;
-    ecsd::net::server_config config;
-    ecsd::net::method_table table;
-    ecsd::net::world_directory worlds{io, 8};
-    ecsd::net::server_services services{config, table, worlds};
-    ecsd::net::dispatcher dispatch{services};
-    ecsd::net::session caller;
+/// The dispatcher's unit-test harness (services, a method table, a directory, an authenticated
+/// caller) with every method and one paused world, "default", holding 100 entities of Position,
+/// Velocity and Health (ecsd_load's spawn).
+struct pipeline : ecsd::net::test::rpc_harness {
     std::uint64_t first = 0;
 
     pipeline() {
         spdlog::set_level(spdlog::level::err);
-        ecsd::net::register_all_methods(table);
+        ecsd::net::register_all_methods(table_);
         ecsd::world::world_settings s;
         s.name = "default";
         s.paused = true;
@@ -117,10 +106,7 @@ struct pipeline {
             reg.emplace<ecsd::world::Velocity>(e, {0.5, 0.0});
             reg.emplace<ecsd::world::Health>(e, {100, 100});
         }
-        (void)worlds.add("default", std::move(w));
-        caller.id = 1;
-        caller.peer = "bench";
-        caller.authenticated = true;
+        (void)worlds_.add("default", std::move(w));
     }
 
     /// One line in, its answer out, as a connection runs it (the world job inline).
@@ -130,11 +116,11 @@ struct pipeline {
         for (auto& m : parsed.messages) {
             auto* req = std::get_if<ecsd::protocol::request>(&m);
             if (req == nullptr) throw std::runtime_error("the bench's line did not parse");
-            auto p = dispatch.prepare(std::move(*req), caller);
+            auto p = dispatch_.prepare(std::move(*req), session_);
             if (p.job) {
-                const auto result = dispatch.run(*p.job);
+                const auto result = dispatch_.run(*p.job);
                 if (result.is_error) throw std::runtime_error("the bench's request failed");
-                auto text = dispatch.finish(*p.job, result);
+                auto text = dispatch_.finish(*p.job, result);
                 bytes += text ? text->size() : 0;
             } else if (p.response) {
                 bytes += p.response->size();

@@ -1,6 +1,7 @@
 #pragma once
-// What a dispatcher needs, without sockets, threads or a world::world: a method table the test
-// fills, a directory the test adds world-less hosts to, and an authenticated caller.
+// What a dispatcher needs, without sockets or threads: a method table the test fills, a directory
+// the test adds hosts to (world-less in the unit tests; request_bench adds a real world), and an
+// authenticated caller.
 #include <asio.hpp>
 
 #include "hosting/world_directory.hpp"
