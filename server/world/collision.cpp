@@ -147,8 +147,47 @@ void collision_detection_system::run(world& w) {
         // cut into pieces searched side by side on the world's threads, each into its own list;
         // joined in piece order, the lists are exactly what one thread would have found.
         static constexpr std::int64_t forward[4][2] = {{1, 0}, {-1, 1}, {0, 1}, {1, 1}};
+        // The dense grid holds one cell per bucket, row by row, so the cells searched lie in two
+        // runs of buckets: the own cell's later bodies and the next cell on the row, then the
+        // three cells above. Two ranges of bodies, no cell checks, in the order the five cells'
+        // loops below visit them: the same pairs in the same order.
+        const auto search_dense = [&](std::vector<std::pair<std::uint32_t, std::uint32_t>>& out,
+                                      std::uint32_t begin, std::uint32_t end) {
+            const auto* bodies = st.bodies.data();
+            const auto* start = st.bucket_start.data();
+            // Every candidate is written and the count moves on by whether it touches: whether two
+            // bodies touch is a coin toss a branch predictor keeps losing.
+            std::size_t count = out.size();
+            const auto scan = [&](std::uint32_t i, const collision_body& a, std::uint32_t from,
+                                  std::uint32_t to) {
+                auto* o = out.data();
+                for (auto j = from; j < to; ++j) {
+                    const auto& b = bodies[j];
+                    o[count] = {i, j};
+                    count += ((a.layer & b.mask) != 0) & ((b.layer & a.mask) != 0) & overlap(a, b);
+                }
+            };
+            for (std::uint32_t i = begin; i < end; ++i) {
+                const auto& a = bodies[i];
+                const auto own = static_cast<std::uint32_t>((a.cy - min_y) * width + (a.cx - min_x));
+                const std::uint32_t left = a.cx > min_x ? 1 : 0, right = a.cx < max_x ? 1 : 0;
+                const auto above = own + static_cast<std::uint32_t>(width);
+                const std::uint32_t row_end = start[own + 1 + right];
+                const std::uint32_t up_from = a.cy < max_y ? start[above - left] : 0,
+                                    up_to = a.cy < max_y ? start[above + right + 1] : 0;
+                const std::size_t room = count + (row_end - i - 1) + (up_to - up_from);
+                if (out.size() < room) out.resize(std::max(room, 2 * out.size()));
+                scan(i, a, i + 1, row_end);
+                scan(i, a, up_from, up_to);
+            }
+            out.resize(count);
+        };
         const auto search = [&](std::vector<std::pair<std::uint32_t, std::uint32_t>>& out,
                                 std::uint32_t begin, std::uint32_t end) {
+            if (dense) {
+                search_dense(out, begin, end);
+                return;
+            }
             for (std::uint32_t i = begin; i < end; ++i) {
                 const auto& a = st.bodies[i];
                 const auto own = bucket_of_cell(a.cx, a.cy);
@@ -237,6 +276,10 @@ void collision_detection_system::run(world& w) {
     w.workers().parallel_for(places, world::min_piece / 4,
                              [&](unsigned, std::uint32_t from, std::uint32_t to) {
                                  for (std::uint32_t pos = from; pos < to; ++pos) {
+                                     // Each list lives in a block of its own: asked for well ahead,
+                                     // the compare below does not wait on memory.
+                                     if (pos + 16 < to)
+                                         __builtin_prefetch(contacts.at(pos + 16).entities.data());
                                      const auto i = st.body_at[pos];
                                      if (i == ecs::null_index || st.offsets[i + 1] == st.offsets[i])
                                          continue;  // removed below

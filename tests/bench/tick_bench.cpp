@@ -31,12 +31,14 @@
 //              (no undo log, no checks, no change stamps). A model for issue 42's next step.
 // Every world case runs once per thread count of --threads (default: 1 and every core), so the
 // figures at one thread and at all cores come from one run; the plain_ references are one thread.
-// Run from a Release build: build/release/bin/tick_bench [--json] [--ticks N] [--threads 1,2]
-//   [--case NAME[,NAME...]]; pin it with taskset to measure one core.
+// Run from a Release build: build/release/bin/tick_bench [--json] [--systems] [--ticks N]
+//   [--threads 1,2] [--case NAME[,NAME...]]; pin it with taskset to measure one core. --systems
+//   prints each world case's systems' median and p99 (their own stats) to stderr.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -85,8 +87,20 @@ figures time_ticks(int ticks, F one_tick) {
     return {at(0.5), at(0.99), sum / static_cast<double>(ms.size())};
 }
 
+bool print_systems = false;     // --systems
+const char* current_case = "";  // its name, for --systems
+
 figures measure(world& w, int ticks) {
-    return time_ticks(ticks, [&] { w.run_tick(); });
+    const auto f = time_ticks(ticks, [&] { w.run_tick(); });
+    if (print_systems) {  // to stderr: the table and --json on stdout stay as they are
+        std::fprintf(stderr, "%s, %u thread(s), each system over the last %d ticks:\n", current_case,
+                     w.threads(), std::min(ticks, 256));
+        for (const auto& d : w.systems())
+            if (d.stats.runs() > 0)
+                std::fprintf(stderr, "  %-24s median %8.3f ms  p99 %8.3f ms\n", d.name.c_str(),
+                             d.stats.quantile(0.5), d.stats.quantile(0.99));
+    }
+    return f;
 }
 
 world_settings bench_settings(unsigned threads = 1) {
@@ -647,6 +661,8 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--json") == 0) {
             as_json = true;
+        } else if (std::strcmp(argv[i], "--systems") == 0) {
+            print_systems = true;
         } else if (std::strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
             only = argv[++i];
         } else if (std::strcmp(argv[i], "--ticks") == 0 && i + 1 < argc) {
@@ -658,9 +674,9 @@ int main(int argc, char** argv) {
                 return 2;
             }
         } else {
-            std::fprintf(
-                stderr,
-                "usage: tick_bench [--json] [--ticks N] [--threads N[,N...]] [--case NAME[,NAME...]]\n");
+            std::fprintf(stderr,
+                         "usage: tick_bench [--json] [--systems] [--ticks N] [--threads N[,N...]] [--case "
+                         "NAME[,NAME...]]\n");
             return 2;
         }
     }
@@ -697,6 +713,7 @@ int main(int argc, char** argv) {
             results.push_back({name, 1, run(1)});
             continue;
         }
+        current_case = name;
         for (unsigned t : thread_counts) results.push_back({name, t, run(t)});
     }
     if (results.empty()) {

@@ -400,6 +400,49 @@ TEST(Collision, BroadphaseFindsEveryTouchingPairOfAGrid) {
     EXPECT_EQ(links, 2u * (2 * 20 * 19));  // 760 undirected pairs, seen from both ends
 }
 
+// Every body's Contacts against a check of every pair, for bodies of mixed radii and layers packed
+// close (a dense grid, searched by runs of cells, edges included) and spread thin (hashed cells).
+TEST(Collision, BroadphaseFindsWhatCheckingEveryPairFinds) {
+    for (const double side : {24.0, 40000.0}) {
+        SCOPED_TRACE("side " + std::to_string(side));
+        world w(paused_world());
+        std::mt19937 rng(7);
+        std::uniform_real_distribution<double> at(0, side), radius(0.05, 1.0);
+        std::uniform_int_distribution<std::uint32_t> bits(0, 7);
+        struct body {
+            ecsd::ecs::entity_id id;
+            double x, y, r;
+            std::uint32_t layer, mask;
+        };
+        std::vector<body> bodies;
+        for (int k = 0; k < 700; ++k) {
+            // Spread thin, bodies come in small clumps, or nothing would touch.
+            const double x = side > 100 && k % 4 != 0 ? bodies.back().x + radius(rng) : at(rng);
+            const double y = side > 100 && k % 4 != 0 ? bodies.back().y + radius(rng) : at(rng);
+            body b{0, x, y, radius(rng), 1u << (bits(rng) % 3), bits(rng) | 1u};
+            b.id = w.spawn({{"Position", {{"x", b.x}, {"y", b.y}}},
+                            {"Collider", {{"radius", b.r}, {"layer", b.layer}, {"mask", b.mask}}}});
+            bodies.push_back(b);
+        }
+        w.run_system("collision_detection");
+        EXPECT_EQ(w.state<collision_detection_system>().banded, side < 100);
+        std::size_t touching = 0;
+        for (const auto& a : bodies) {
+            std::set<ecsd::ecs::entity_id> expected, found;
+            for (const auto& b : bodies) {
+                const double dx = b.x - a.x, dy = b.y - a.y, rr = (a.r + b.r) * (1 + 1e-9) + 1e-9;
+                if (b.id != a.id && (a.layer & b.mask) && (b.layer & a.mask) && dx * dx + dy * dy < rr * rr)
+                    expected.insert(b.id);
+            }
+            if (const auto* c = w.registry().try_get<Contacts>(a.id))
+                for (const auto& e : c->entities) found.insert(e.id);
+            EXPECT_EQ(found, expected) << "entity " << a.id;
+            touching += expected.size();
+        }
+        EXPECT_GT(touching, 300u);  // the check has pairs to find
+    }
+}
+
 TEST(Ghost, PassesThroughExactlyTheNamedKindsAndExpiresOnTime) {
     world w(paused_world(10));
     auto& reg = w.registry();
