@@ -7,15 +7,15 @@
 
 namespace ecsd::net {
 
-std::optional<job_result> job_runner::next(dispatcher& d, world_job& job) {
-    const auto elapsed_ns = [](std::chrono::steady_clock::time_point t0) {
-        return static_cast<std::uint64_t>((std::chrono::steady_clock::now() - t0) /
-                                          std::chrono::nanoseconds(1));
+std::optional<job_result> job_runner::next(dispatcher& d, world_job& job, clock::time_point& now) {
+    const auto elapsed_ns = [&now] {
+        const auto t0 = now;
+        now = clock::now();
+        return static_cast<std::uint64_t>((now - t0) / std::chrono::nanoseconds(1));
     };
     if (!has(job.method->flags, method_flags::in_slices)) {
-        const auto t0 = std::chrono::steady_clock::now();
         auto r = d.run(job);
-        d.note_done(*job.method, job.params, elapsed_ns(t0), r.is_error, job.connection);
+        d.note_done(*job.method, job.params, elapsed_ns(), r.is_error, job.connection);
         if (!r.is_error && has(job.method->flags, method_flags::mutating)) job.world->note_mutation();
         return r;
     }
@@ -27,9 +27,8 @@ std::optional<job_result> job_runner::next(dispatcher& d, world_job& job) {
     }
     const std::uint64_t n = std::min(ticks_left_, slice_ticks_);
     job.params["ticks"] = n;  // each slice is journaled as the step it ran
-    const auto t0 = std::chrono::steady_clock::now();
     auto r = d.run(job);
-    const auto took_ns = elapsed_ns(t0);
+    const auto took_ns = elapsed_ns();
     spent_ns_ += took_ns;
     const double took = static_cast<double>(took_ns) / 1e9;
     ticks_left_ = r.is_error ? 0 : ticks_left_ - n;

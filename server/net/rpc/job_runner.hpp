@@ -1,6 +1,7 @@
 #pragma once
 // Runs one world job on its world's strand, a slice at a time for in_slices methods.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -15,8 +16,10 @@ class job_runner {
   public:
     /// @brief How long one slice aims to take.
     static constexpr double slice_seconds = 0.004;
-    /// @brief The result, or nullopt when slices remain.
-    std::optional<job_result> next(dispatcher& d, world_job& job);
+    using clock = std::chrono::steady_clock;
+    /// @brief The result, or nullopt when slices remain. `now` is when the job (or slice) starts,
+    /// and on return when it ended: one clock read a job, for its own time and the batch's slice.
+    std::optional<job_result> next(dispatcher& d, world_job& job, clock::time_point& now);
 
   private:
     std::uint64_t ticks_left_ = 0;

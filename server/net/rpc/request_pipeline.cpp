@@ -192,7 +192,8 @@ void request_pipeline::run_batch(std::shared_ptr<request_pipeline> self, std::un
     // On the world's strand. Runs jobs in order until the batch is done, its output budget is
     // spent (the rest goes back to the queue), the connection is gone (the rest is dropped), or
     // its time slice is used up (the rest is posted again, behind due ticks).
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = job_runner::clock::now();
+    auto now = started;  // moved on by each job (job_runner::next): a job's time runs from the last one's end
     const std::size_t limit = self->services_.config.max_output_bytes;
     auto& strand = batch->jobs.front().job.world->strand();
     const auto publish = [&] {
@@ -226,7 +227,7 @@ void request_pipeline::run_batch(std::shared_ptr<request_pipeline> self, std::un
         const bool may_run = !pj.has_slot || batch->spent < batch->budget || (k == 0 && batch->head_may_run);
         if (!may_run) break;  // the rest waits until the client has read what it is owed
 
-        auto done = batch->runner.next(self->dispatch_, pj.job);
+        auto done = batch->runner.next(self->dispatch_, pj.job, now);
         if (!done) {
             repost();  // a long step: the rest of it after due ticks and other requests
             return;
@@ -239,8 +240,7 @@ void request_pipeline::run_batch(std::shared_ptr<request_pipeline> self, std::un
         if (batch_bytes) *batch_bytes += size;
         batch->results.push_back(std::move(r));
         if (batch->results.size() < batch->jobs.size() &&
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
-                job_runner::slice_seconds) {
+            std::chrono::duration<double>(now - started).count() >= job_runner::slice_seconds) {
             repost();
             return;
         }
