@@ -335,9 +335,13 @@ void collision_response_system::run(world& w) {
             std::binary_search(st.dropped.begin(), st.dropped.end(),
                                std::pair<entity_id, entity_id>(std::min(a.id, b.id), std::max(a.id, b.id))))
             return;  // a ghost passes through this one
+        // Read once into locals and written once at the end: as `pa.x -= ...` then a clamp, each
+        // value went through memory twice, a 16-byte store read back in 8-byte halves (which
+        // the store buffer may not forward) on the chain from one pair to the next.
         Position& pa = *a.pos;
         Position& pb = *b.pos;
-        double nx = pb.x - pa.x, ny = pb.y - pa.y;
+        double ax = pa.x, ay = pa.y, bx = pb.x, by = pb.y;
+        double nx = bx - ax, ny = by - ay;
         const double d = std::sqrt(nx * nx + ny * ny);
         if (d > 0) {
             const double inv_d = 1 / d;  // one division, not two (as 1 / (ia + ib) below, not five)
@@ -356,12 +360,12 @@ void collision_response_system::run(world& w) {
             // (sideways, where nothing holds them) a little every tick.
             const double out = (depth - overlap_slop) * correction;
             const double push_a = out * ia * inv_sum, push_b = out * ib * inv_sum;
-            pa.x -= nx * push_a;
-            pa.y -= ny * push_a;
-            pb.x += nx * push_b;
-            pb.y += ny * push_b;
-            keep_in_range(pa);
-            keep_in_range(pb);
+            ax = bounded(ax - nx * push_a);
+            ay = bounded(ay - ny * push_a);
+            bx = bounded(bx + nx * push_b);
+            by = bounded(by + ny * push_b);
+            pa = {ax, ay};
+            pb = {bx, by};
         }
         const double vax = a.vel ? a.vel->x : 0, vay = a.vel ? a.vel->y : 0;
         const double vbx = b.vel ? b.vel->x : 0, vby = b.vel ? b.vel->y : 0;
@@ -377,16 +381,12 @@ void collision_response_system::run(world& w) {
         const double slide = (vbx - vax) * tx + (vby - vay) * ty;
         const double grip_limit = collision_response_system::friction * impulse;
         const double grip = std::clamp(-slide * inv_sum, -grip_limit, grip_limit);
-        if (ia > 0) {
-            a.vel->x -= impulse * ia * nx + grip * ia * tx;
-            a.vel->y -= impulse * ia * ny + grip * ia * ty;
-            keep_in_range(*a.vel);
-        }
-        if (ib > 0) {
-            b.vel->x += impulse * ib * nx + grip * ib * tx;
-            b.vel->y += impulse * ib * ny + grip * ib * ty;
-            keep_in_range(*b.vel);
-        }
+        if (ia > 0)
+            *a.vel = {bounded(vax - (impulse * ia * nx + grip * ia * tx)),
+                      bounded(vay - (impulse * ia * ny + grip * ia * ty))};
+        if (ib > 0)
+            *b.vel = {bounded(vbx + (impulse * ib * nx + grip * ib * tx)),
+                      bounded(vby + (impulse * ib * ny + grip * ib * ty))};
     };
     const auto& pairs = st.pairs;
     if (!st.banded) {  // hashed cells: one thread, in pair order
