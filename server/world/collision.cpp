@@ -96,7 +96,11 @@ void collision_detection_system::run(world& w) {
         // never overflow the conversion or the grid arithmetic; they just share edge cells.
         constexpr double cell_limit = 1099511627776.0;
         const auto cell_of = [&](double v) {
-            return static_cast<std::int64_t>(std::clamp(std::floor(v / cell), -cell_limit, cell_limit));
+            // floor(), clamped, without a call: baseline x86-64 has no rounding instruction, so
+            // std::floor is a library call. Clamped first, the quotient converts exactly.
+            const double q = std::clamp(v / cell, -cell_limit, cell_limit);
+            const auto t = static_cast<std::int64_t>(q);  // toward zero
+            return t - static_cast<std::int64_t>(static_cast<double>(t) > q);
         };
         for (auto& g : st.unsorted) {
             auto& b = g.body;
