@@ -708,12 +708,12 @@ int main(int argc, char** argv) {
     for (const auto& [name, run] : cases) {
         if (!only.empty() && ("," + only + ",").find("," + std::string(name) + ",") == std::string::npos)
             continue;
+        current_case = name;
         if (std::strncmp(name, "plain_", 6) == 0 || std::strstr(name, "chase") != nullptr) {
             // the references, and the chase (scripts run on the world's thread), run on one thread
             results.push_back({name, 1, run(1)});
             continue;
         }
-        current_case = name;
         for (unsigned t : thread_counts) results.push_back({name, t, run(t)});
     }
     if (results.empty()) {
