@@ -125,14 +125,14 @@ void rest_system::run(world& w) {
         }
         for (const auto& [i, j] : st.pairs) {
             const auto ka = of_link[i], kb = of_link[j];
-            const bool a_is = ka < immovable, b_is = kb < immovable;  // candidates
-            if (!a_is && !b_is) continue;
+            const bool a_candidate = ka < immovable, b_candidate = kb < immovable;
+            if (!a_candidate && !b_candidate) continue;
             // Touching a moving body (a mover with mass that is no candidate): not at rest.
-            if (!a_is && ka == moving) {
+            if (!a_candidate && ka == moving) {
                 bodies[kb].slow = false;
                 continue;
             }
-            if (!b_is && kb == moving) {
+            if (!b_candidate && kb == moving) {
                 bodies[ka].slow = false;
                 continue;
             }
@@ -142,10 +142,10 @@ void rest_system::run(world& w) {
                                        std::pair(std::min(a, b), std::max(a, b))))
                     continue;  // a ghost passes through: it holds nothing up
             }
-            if (a_is && b_is) {
+            if (a_candidate && b_candidate) {
                 const auto ra = find(parent, ka), rb = find(parent, kb);
                 if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
-            } else if (a_is) {
+            } else if (a_candidate) {
                 bodies[ka].supported = true;  // by an immovable collider
             } else {
                 bodies[kb].supported = true;
