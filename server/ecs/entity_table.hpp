@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <ranges>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -62,6 +64,38 @@ class entity_table {
         }
         if (std::uint32_t* o = overflow(slot)) std::fill_n(o, extra_, 0U);
         --alive_;
+    }
+
+    /// @brief A bulk destroy's step: frees the longest run at the front of `ids` whose ids are
+    /// consecutive, alive, and whose slots hold the same word (generation and inline signature)
+    /// with no overflow bits, as destroy() would free them one by one. Returns how many it freed
+    /// (0 when ids[0] is dead or has overflow bits) and their signature word in `signature`. One
+    /// compare a slot says all of that, where destroy() per id reads and writes the queue's end
+    /// and looks up the overflow page each time.
+    std::size_t destroy_run(std::span<const entity_id> ids, std::uint32_t& signature) {
+        const entity_id first = ids[0];
+        const std::uint32_t slot0 = index_of(first);
+        if (!alive(first) || !plain(slot0)) return 0;
+        const std::uint32_t word = head(slot0);
+        const std::size_t most = std::min<std::size_t>(ids.size(), slots_ - slot0);
+        std::size_t n = 1;
+        while (n < most && ids[n] == first + n && head(slot0 + static_cast<std::uint32_t>(n)) == word &&
+               plain(slot0 + static_cast<std::uint32_t>(n)))
+            ++n;
+        signature = word & inline_mask;
+        const std::uint32_t gen = word >> generation_shift;
+        const std::uint32_t dead = (gen >= max_generation ? gen : gen + 1) << generation_shift;
+        std::fill_n(words_.begin() + slot0, n, dead);
+        if (gen >= max_generation) {
+            retired_ += n;    // dead for good
+        } else if (n == 1) {  // ids in no order: most runs are one long
+            free_.push_back(slot0);
+        } else {
+            const auto slots = std::views::iota(slot0, slot0 + static_cast<std::uint32_t>(n));
+            free_.insert(free_.end(), slots.begin(), slots.end());
+        }
+        alive_ -= n;
+        return n;
     }
 
     [[nodiscard]] bool alive(entity_id e) const noexcept {
@@ -221,6 +255,12 @@ class entity_table {
   private:
     [[nodiscard]] std::uint32_t& head(std::uint32_t slot) noexcept { return words_[slot]; }
     [[nodiscard]] std::uint32_t head(std::uint32_t slot) const noexcept { return words_[slot]; }
+    // True when the slot has no overflow bit set (most worlds have no overflow words at all).
+    [[nodiscard]] bool plain(std::uint32_t slot) const noexcept {
+        if (extra_ == 0) return true;
+        const std::uint32_t* o = overflow(slot);
+        return o == nullptr || std::all_of(o, o + extra_, [](std::uint32_t w) { return w == 0; });
+    }
     // The slot's overflow words, or null while its page has none (every bit there is 0).
     [[nodiscard]] std::uint32_t* overflow(std::uint32_t slot) const noexcept {
         const std::size_t page = slot / page_slots;

@@ -42,6 +42,12 @@ class owning_group {
             if (!entities.has(slot, c)) return false;
         return true;
     }
+    /// @brief complete() for a slot with no overflow bits, from its inline signature word.
+    [[nodiscard]] bool complete_inline(std::uint32_t signature) const noexcept {
+        for (auto c : owned_)
+            if (c >= inline_bits || ((signature >> c) & 1) == 0) return false;
+        return true;
+    }
     /// @brief True when the slot is inside the aligned prefix (the slot must be in the lead pool).
     [[nodiscard]] bool holds(pools p, std::uint32_t slot) const noexcept {
         return p[owned_[0]]->index(slot) < size_;

@@ -119,13 +119,24 @@ void registry::destroy(std::span<const entity_id> ids) {
 // each, which moves a random last element and, in an owning group, swaps every owned pool besides.
 // Closing up keeps the order of the rest, so an owning group's members stay aligned and its
 // prefixes only shrink by the members that died. The change records are the ones destroy_now()
-// would write, in the same order.
+// would write, in the same order. Ids that come as runs (consecutive, one signature: what a query
+// over a world made by spawns hands back) die a run at a time, so a run costs its records, counts
+// and group shares once, and per id only its slot word and its place in the free queue.
 namespace {
 /// @brief Collects ids for an id_list and appends each run of consecutive ids at once: a bulk
 /// destroy's records would otherwise read and write the list's last word once per id and pool.
 class run_writer {
   public:
     explicit run_writer(id_list& list) : list_(&list) {}
+    void push_run(entity_id first, std::uint64_t count) {
+        if (count_ > 0 && first_ + count_ == first) {
+            count_ += count;
+            return;
+        }
+        flush();
+        first_ = first;
+        count_ = count;
+    }
     void push(entity_id e) {
         if (count_ > 0 && first_ + count_ == e) {
             ++count_;
@@ -155,11 +166,39 @@ void registry::destroy_bulk(std::span<const entity_id> ids) {
     run_writer died(died_[1]);
     std::vector<std::uint32_t> members_gone(groups_.size(), 0), inner_gone(groups_.size(), 0);
     std::vector<std::size_t> dying(pools_.size(), 0);  // per pool: how many of its entities die
-    std::vector<std::uint32_t> slots;
-    slots.reserve(ids.size());
-    for (auto e : ids) {
+    for (std::size_t at = 0; at < ids.size();) {
+        // A run of consecutive ids with one signature dies in one step: its records, counts and
+        // group shares are the run's, not one per id. Anything else dies one by one below.
+        std::uint32_t signature = 0;
+        const auto first = ids[at];
+        const auto slot0 = index_of(first);
+        if (const std::size_t n = entities_.destroy_run(ids.subspan(at), signature); n > 0) {
+            const auto end = slot0 + static_cast<std::uint32_t>(n);
+            for (std::size_t g = 0; g < groups_.size(); ++g) {
+                const auto& grp = groups_[g];
+                if (!grp.complete_inline(signature)) continue;
+                members_gone[g] += static_cast<std::uint32_t>(n);
+                if (grp.nested() == null_index) continue;
+                for (auto slot = slot0; slot < end; ++slot)
+                    inner_gone[g] += grp.holds_inner(pools_, slot) ? 1 : 0;
+            }
+            for (std::uint32_t w = signature; w != 0; w &= w - 1) {
+                const auto c = static_cast<component_id>(__builtin_ctz(w));
+                dying[c] += n;
+                removed[c].push_run(first, n);
+            }
+            for (auto& w : member_sets_) {  // group-held sets have an empty `members`
+                if (w->members.empty()) continue;
+                for (auto slot = slot0; slot < end; ++slot)
+                    if (w->members.contains(slot)) w->members.erase(slot);
+            }
+            died.push_run(first, n);
+            at += n;
+            continue;
+        }
+        const auto e = ids[at++];
         if (!alive(e)) continue;  // an id given twice dies once
-        const auto slot = index_of(e);
+        const auto slot = slot0;
         for (std::size_t g = 0; g < groups_.size(); ++g) {
             const auto& grp = groups_[g];
             if (!grp.complete(entities_, slot)) continue;
@@ -174,7 +213,6 @@ void registry::destroy_bulk(std::span<const entity_id> ids) {
             if (w->members.contains(slot)) w->members.erase(slot);
         entities_.destroy(slot);
         died.push(e);
-        slots.push_back(slot);
     }
     for (auto& r : removed) r.flush();
     died.flush();
@@ -185,8 +223,8 @@ void registry::destroy_bulk(std::span<const entity_id> ids) {
             p.clear();
             continue;
         }
-        for (auto slot : slots)
-            if (p.contains(slot)) p.punch(slot);
+        for (auto e : ids)  // all dead now; an id given twice was punched the first time
+            if (p.contains(index_of(e))) p.punch(index_of(e));
         p.compact();
     }
     for (std::size_t g = 0; g < groups_.size(); ++g) groups_[g].shrink(members_gone[g], inner_gone[g]);

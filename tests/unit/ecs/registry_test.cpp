@@ -408,25 +408,34 @@ TEST_F(RegistryTest, ANestedGroupKeepsItsPrefixAlignedThroughChurn) {
 // that lose everything emptied whole) leaves what destroying the same ids one call each leaves: the
 // same entities with the same values, the same group and nested prefixes, aligned, the same tracked
 // members and the same change records in the same order. Only the packed order may differ.
-TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
-    const auto build = [](registry& r, std::vector<entity_id>& ids) {
+// `in_runs`: the world is made in blocks of 64 entities that share their components, some blocks
+// with a type past the first 10 (overflow bits), and the batch names ids in order, so that it
+// dies in runs (entity_table::destroy_run); otherwise every entity draws its own and the batch is
+// shuffled.
+static void bulk_destroy_leaves_what_each_leaves(bool in_runs) {
+    const auto build = [in_runs](registry& r, std::vector<entity_id>& ids) {
         r.register_component<Position>();
         r.register_component<Velocity>();
         r.register_component<test::Health>();
         r.register_component<test::Player>();
         r.register_component<test::Named>();
+        for (int i = 0; i < 8; ++i) r.register_dynamic("Extra" + std::to_string(i), {{"v", i}});
+        const component_id late = r.register_dynamic("Late", {{"v", 0}});  // the 14th type: overflow
         r.own_group<Position, Velocity>();
         r.nest_in_group<Position, Velocity, test::Health>();
         const int tracked = r.track(r.resolve(parse_query("Position, !Player")));
         std::mt19937 rng(11);
+        std::uint32_t draw = 0;
         for (int i = 0; i < 6000; ++i) {
             const auto e = r.create();
             ids.push_back(e);
+            if (!in_runs || i % 64 == 0) draw = static_cast<std::uint32_t>(rng());
             r.emplace<Position>(e, {static_cast<float>(i), 0});
-            if (rng() % 4 != 0) r.emplace<Velocity>(e, {static_cast<float>(i), 0});
-            if (rng() % 2 == 0) r.emplace<test::Health>(e, {i, i});
+            if (draw % 4 != 0) r.emplace<Velocity>(e, {static_cast<float>(i), 0});
+            if ((draw >> 2) % 2 == 0) r.emplace<test::Health>(e, {i, i});
             if (i % 3 == 0) r.emplace<test::Player>(e);  // every Player dies below: emptied whole
             if (i % 7 == 0) r.emplace<test::Named>(e, {"n" + std::to_string(i), {1.0 * i}, {}, true});
+            if (in_runs && (draw >> 3) % 5 == 0) r.emplace_json(e, late, {{"v", i}});
         }
         r.end_tick();
         return tracked;
@@ -440,8 +449,9 @@ TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
     std::vector<entity_id> doomed;
     std::mt19937 rng(3);
     for (std::size_t i = 0; i < ids.size(); ++i)
-        if (i % 3 == 0 || rng() % 3 == 0) doomed.push_back(ids[i]);
-    std::shuffle(doomed.begin(), doomed.end(), rng);
+        if (in_runs ? (i / 100) % 3 != 1 || i % 3 == 0 : i % 3 == 0 || rng() % 3 == 0)
+            doomed.push_back(ids[i]);
+    if (!in_runs) std::shuffle(doomed.begin(), doomed.end(), rng);
     doomed.push_back(doomed[10]);  // named twice: dies once
     ASSERT_GE(doomed.size(), registry::bulk_destroy_min);
     bulk.destroy(doomed);
@@ -450,6 +460,10 @@ TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
 
     EXPECT_EQ(bulk.size(), each.size());
     EXPECT_EQ(bulk.died(), each.died());
+    for (auto e : ids) {  // every dead id is stale, with the generation one call each leaves
+        EXPECT_EQ(bulk.entities().stale(e), each.entities().stale(e));
+        EXPECT_EQ(bulk.why_not_alive(e), each.why_not_alive(e));
+    }
     for (component_id c = 0; c < bulk.component_count(); ++c) {
         const auto& a = bulk.storage(c);
         const auto& b = each.storage(c);
@@ -509,4 +523,23 @@ TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
     }
     EXPECT_EQ(bulk.storage<test::Player>().size(), 100u);
     EXPECT_EQ(bulk.group_size_of(pid), each.group_size_of(pid) + 100);
+    // The freed slots come back in the order one call each queued them, generations bumped alike.
+    for (int i = 0; i < 100; ++i) {
+        const auto e = each.create();
+        each.emplace<Position>(e, {-1, 0});
+        each.emplace<Velocity>(e, {-1, 0});
+        each.emplace<test::Player>(e);
+    }
+    std::vector<entity_id> next_bulk, next_each;
+    for (int i = 0; i < 500; ++i) {
+        next_bulk.push_back(bulk.create());
+        next_each.push_back(each.create());
+    }
+    EXPECT_EQ(next_bulk, next_each);
+}
+TEST(RegistryBulkDestroy, LeavesWhatOneCallEachLeaves) {
+    bulk_destroy_leaves_what_each_leaves(false);
+}
+TEST(RegistryBulkDestroy, RunsOfIdsLeaveWhatOneCallEachLeaves) {
+    bulk_destroy_leaves_what_each_leaves(true);
 }
