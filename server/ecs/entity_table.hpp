@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <ranges>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -87,12 +86,9 @@ class entity_table {
         const std::uint32_t dead = (gen >= max_generation ? gen : gen + 1) << generation_shift;
         std::fill_n(words_.begin() + slot0, n, dead);
         if (gen >= max_generation) {
-            retired_ += n;    // dead for good
-        } else if (n == 1) {  // ids in no order: most runs are one long
-            free_.push_back(slot0);
+            retired_ += n;  // dead for good
         } else {
-            const auto slots = std::views::iota(slot0, slot0 + static_cast<std::uint32_t>(n));
-            free_.insert(free_.end(), slots.begin(), slots.end());
+            for (std::uint32_t slot = slot0; slot < slot0 + n; ++slot) free_.push_back(slot);
         }
         alive_ -= n;
         return n;
