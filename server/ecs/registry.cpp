@@ -137,15 +137,7 @@ class run_writer {
         first_ = first;
         count_ = count;
     }
-    void push(entity_id e) {
-        if (count_ > 0 && first_ + count_ == e) {
-            ++count_;
-            return;
-        }
-        flush();
-        first_ = e;
-        count_ = 1;
-    }
+    void push(entity_id e) { push_run(e, 1); }
     void flush() {
         list_->append_run(first_, count_);
         count_ = 0;
