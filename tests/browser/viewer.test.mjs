@@ -144,9 +144,20 @@ test("the page talks over one WebSocket, and goes on over HTTP when it closes", 
       window.ecsdViewer.entities.get(id)?.Position.x === x, ids[4], x));
   };
   await moved(-10.5);
-  await page.evaluate(() => window.ecsdViewer.closeSocket());
+  // Calls on the socket when it closes get their answers, and calls made right after go as POSTs:
+  // none is sent on a closing socket (the browser drops those and logs an error) and none fails.
+  const around = await page.evaluate(async () => {
+    const v = window.ecsdViewer, calls = [];
+    for (let i = 0; i < 5; ++i) calls.push(v.rpc("world.info", { world: v.world }));
+    v.closeSocket();
+    for (let i = 0; i < 5; ++i) calls.push(v.rpc("world.info", { world: v.world }));
+    return (await Promise.allSettled(calls)).map((r) => r.status === "fulfilled" ? typeof r.value.tick : String(r.reason));
+  });
+  assert.deepEqual(around, Array(10).fill("number"), "every call around the close answered");
   await until("the page to fall back to HTTP", async () => (await page.evaluate(() => window.ecsdViewer.transport)) === "http");
   await moved(-10);  // the map's watch is an event stream: it goes on; requests now go as POSTs
+  await sleep(1100);  // the page's own polls in the meantime
+  assert.equal(await page.$eval("#error", (e) => e.textContent), "", "no error shown");
 });
 
 test("the pause and resume buttons pause and resume the world", async () => {
