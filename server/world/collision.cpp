@@ -34,18 +34,50 @@ bool overlap(const collision_body& a, const collision_body& b) {
     return dx * dx + dy * dy < rr * rr;
 }
 
-// Collects every collider's search fields, id and Position; Velocity and RigidBody are looked up
-// later, once the bodies are sorted (see link_bodies).
+// Collects every collider's search fields, id and Position, in the order the walk
+// `each<const Position, const Collider>` visits them (the smaller pool's packed order, Position's
+// on a tie), in pieces side by side: each piece writes from its own first place and the pieces are
+// closed up in order, so the bodies come out as one thread gathers them. Velocity and RigidBody
+// are looked up later, once the bodies are sorted (see link_bodies).
 void gather(world& w, collision_state& st, double& max_r) {
-    st.unsorted.clear();
-    w.walk<collision_detection_system, const Position, const Collider>(
-        [&](entity_id e, const Position& p, const Collider& c) {
+    auto& reg = w.registry();
+    auto& positions = reg.storage<Position>();
+    const auto& colliders = reg.storage<Collider>();
+    const bool by_collider = colliders.size() < positions.size();
+    const auto n = static_cast<std::uint32_t>(by_collider ? colliders.size() : positions.size());
+    const auto& entities = reg.entities();
+    auto& workers = w.workers();
+    const unsigned parts = workers.pieces(n, world::min_piece / 4);
+    st.piece_kept.assign(parts, {0, 0});
+    st.piece_max.assign(parts, 0.0);
+    st.unsorted.resize(n);
+    workers.parallel_for(n, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+        auto k = from;
+        double most = 0;
+        for (auto i = from; i < to; ++i) {
+            const auto slot = by_collider ? colliders.slot_at(i) : positions.slot_at(i);
+            const auto pp = by_collider ? positions.find(slot) : i;
+            const auto cp = by_collider ? i : colliders.find(slot);
+            if (pp == ecs::null_index || cp == ecs::null_index) continue;
+            const Collider& c = colliders.at(cp);
+            // The walk reads Position; response writes it through this pointer.
+            Position& p = positions.at(pp);
             const double r = std::max(0.0, c.radius);
-            // The walk reads Position; response writes it through this pointer (the value itself
-            // is not const: it lives in the Position pool).
-            st.unsorted.push_back({{p.x, p.y, r, c.layer, c.mask, 0, 0}, e, const_cast<Position*>(&p)});
-            max_r = std::max(max_r, r);
-        });
+            st.unsorted[k++] = {{p.x, p.y, r, c.layer, c.mask, 0, 0}, entities.id_of(slot), &p};
+            most = std::max(most, r);
+        }
+        st.piece_kept[piece] = {from, k};
+        st.piece_max[piece] = most;
+    });
+    // Close up the pieces (every collider usually has a Position: nothing moves).
+    std::uint32_t end = 0;
+    for (const auto& [from, to] : st.piece_kept) {
+        if (end != from)
+            std::copy(st.unsorted.begin() + from, st.unsorted.begin() + to, st.unsorted.begin() + end);
+        end += to - from;
+    }
+    st.unsorted.resize(end);
+    for (unsigned piece = 0; piece < parts; ++piece) max_r = std::max(max_r, st.piece_max[piece]);
 }
 
 // Fills each sorted body's Velocity, inverse mass and restitution: lookups only, so the bodies
@@ -102,14 +134,29 @@ void collision_detection_system::run(world& w) {
             const auto t = static_cast<std::int64_t>(q);  // toward zero
             return t - static_cast<std::int64_t>(static_cast<double>(t) > q);
         };
-        for (auto& g : st.unsorted) {
-            auto& b = g.body;
-            b.cx = cell_of(b.x);
-            b.cy = cell_of(b.y);
-            min_x = std::min(min_x, b.cx);
-            max_x = std::max(max_x, b.cx);
-            min_y = std::min(min_y, b.cy);
-            max_y = std::max(max_y, b.cy);
+        auto& workers = w.workers();
+        // Each piece's cell extent: least x, least y, most x, most y.
+        st.piece_extent.assign(workers.pieces(n, world::min_piece / 4),
+                               {INT64_MAX, INT64_MAX, INT64_MIN, INT64_MIN});
+        workers.parallel_for(n, world::min_piece / 4,
+                             [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+                                 auto x = st.piece_extent[piece];
+                                 for (auto i = from; i < to; ++i) {
+                                     auto& b = st.unsorted[i].body;
+                                     b.cx = cell_of(b.x);
+                                     b.cy = cell_of(b.y);
+                                     x[0] = std::min(x[0], b.cx);
+                                     x[1] = std::min(x[1], b.cy);
+                                     x[2] = std::max(x[2], b.cx);
+                                     x[3] = std::max(x[3], b.cy);
+                                 }
+                                 st.piece_extent[piece] = x;
+                             });
+        for (const auto& x : st.piece_extent) {
+            min_x = std::min(min_x, x[0]);
+            min_y = std::min(min_y, x[1]);
+            max_x = std::max(max_x, x[2]);
+            max_y = std::max(max_y, x[3]);
         }
         // A compact world gets a dense grid in row-major order, so spatial neighbours are
         // memory neighbours; a sparse one hashes cells into 2n buckets.
@@ -130,21 +177,40 @@ void collision_detection_system::run(world& w) {
             if (cx < min_x || cx > max_x || cy < min_y || cy > max_y) return buckets;  // outside: empty
             return static_cast<std::uint32_t>((cy - min_y) * width + (cx - min_x));
         };
-        st.bucket_start.assign(static_cast<std::size_t>(buckets) + 2, 0);  // [buckets] is an empty sentinel
+        // A counting sort by bucket, stable, in pieces: each piece counts its own bodies a bucket,
+        // then writes them from where the pieces before it left off in each bucket. Piece k's
+        // bodies come before piece k + 1's in a bucket, as one pass in order puts them.
         st.bucket_of.resize(n);
-        for (std::uint32_t i = 0; i < n; ++i) {
-            st.bucket_of[i] = bucket_of_cell(st.unsorted[i].body.cx, st.unsorted[i].body.cy);
-            ++st.bucket_start[st.bucket_of[i] + 1];
+        const unsigned parts = workers.pieces(n, world::min_piece / 4);
+        st.piece_fill.resize(parts);
+        workers.parallel_for(
+            n, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+                auto& count = st.piece_fill[piece];
+                count.assign(static_cast<std::size_t>(buckets) + 1, 0);  // [buckets]: outside the grid
+                for (auto i = from; i < to; ++i) {
+                    const auto k = bucket_of_cell(st.unsorted[i].body.cx, st.unsorted[i].body.cy);
+                    st.bucket_of[i] = k;
+                    ++count[k];
+                }
+            });
+        st.bucket_start.resize(static_cast<std::size_t>(buckets) + 2);  // [buckets] is an empty sentinel
+        std::uint32_t at = 0;
+        for (std::uint32_t k = 0; k <= buckets; ++k) {
+            st.bucket_start[k] = at;
+            for (auto& fill : st.piece_fill) at += std::exchange(fill[k], at);  // the count becomes a cursor
         }
-        for (std::uint32_t k = 0; k <= buckets; ++k) st.bucket_start[k + 1] += st.bucket_start[k];
-        st.fill.assign(st.bucket_start.begin(), st.bucket_start.end() - 1);
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const auto k = st.fill[st.bucket_of[i]]++;
-            const auto& g = st.unsorted[i];
-            st.bodies[k] = g.body;
-            st.links[k].id = g.id;
-            st.links[k].pos = g.pos;
-        }
+        st.bucket_start[buckets + 1] = at;
+        workers.parallel_for(n, world::min_piece / 4,
+                             [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+                                 auto* fill = st.piece_fill[piece].data();
+                                 for (auto i = from; i < to; ++i) {
+                                     const auto k = fill[st.bucket_of[i]]++;
+                                     const auto& g = st.unsorted[i];
+                                     st.bodies[k] = g.body;
+                                     st.links[k].id = g.id;
+                                     st.links[k].pos = g.pos;
+                                 }
+                             });
         link_bodies(w, st);
         // Narrowphase over the own cell (later bodies only) and four forward cells: each pair once.
         // In the hashed layout a bucket can hold other cells too, hence the cell check. Bodies are
@@ -212,7 +278,6 @@ void collision_detection_system::run(world& w) {
             }
         };
         if (max_r > 0) {
-            auto& workers = w.workers();
             const unsigned pieces = workers.pieces(n, world::min_piece / 4);
             if (pieces <= 1) {
                 search(st.pairs, 0, n);
@@ -229,26 +294,55 @@ void collision_detection_system::run(world& w) {
                                          search(out, b, e);
                                          out.swap(st.piece_pairs[piece]);
                                      });
-                for (unsigned k = 0; k < pieces; ++k)
-                    st.pairs.insert(st.pairs.end(), st.piece_pairs[k].begin(), st.piece_pairs[k].end());
+                // Joined in piece order, each piece's list copied into place by a thread of its own.
+                std::size_t total = 0;
+                for (unsigned k = 0; k < pieces; ++k) total += st.piece_pairs[k].size();
+                st.pairs.resize(total);
+                workers.parallel_for(pieces, 1, [&](unsigned, std::uint32_t b, std::uint32_t e) {
+                    std::size_t place = 0;
+                    for (unsigned k = 0; k < b; ++k) place += st.piece_pairs[k].size();
+                    for (auto k = b; k < e; ++k) {
+                        std::copy(st.piece_pairs[k].begin(), st.piece_pairs[k].end(),
+                                  st.pairs.begin() + place);
+                        place += st.piece_pairs[k].size();
+                    }
+                });
             }
         }
     }
     // Adjacency lists (CSR), written into Contacts. The order within a list follows the grid
     // (deterministic for a given world state), not entity ids: sorting cost more than the search.
-    st.offsets.assign(n + 1, 0);
-    for (auto [i, j] : st.pairs) {
-        ++st.offsets[i + 1];
-        ++st.offsets[j + 1];
+    // In pieces of the pairs, as the counting sort above: each piece counts its pairs' ends a body,
+    // then writes them from where the pieces before it left off in each list, so each list holds
+    // its pairs in pair order whatever the thread count.
+    auto& workers = w.workers();
+    const auto np = static_cast<std::uint32_t>(st.pairs.size());
+    st.piece_fill.resize(workers.pieces(np, world::min_piece / 4));
+    workers.parallel_for(np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+        auto& count = st.piece_fill[piece];
+        count.assign(n, 0);
+        for (auto k = from; k < to; ++k) {
+            ++count[st.pairs[k].first];
+            ++count[st.pairs[k].second];
+        }
+    });
+    st.offsets.resize(n + 1);
+    std::uint32_t at = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        st.offsets[i] = at;
+        for (auto& fill : st.piece_fill) at += std::exchange(fill[i], at);  // the count becomes a cursor
     }
-    for (std::uint32_t i = 0; i < n; ++i) st.offsets[i + 1] += st.offsets[i];
-    st.adjacency.resize(st.offsets[n]);
+    st.offsets[n] = at;
+    st.adjacency.resize(at);
     // Ids go in here, while bodies i and j (neighbours in space and in memory) are in cache.
-    st.fill.assign(st.offsets.begin(), st.offsets.end() - 1);
-    for (auto [i, j] : st.pairs) {
-        st.adjacency[st.fill[i]++].id = st.links[j].id;
-        st.adjacency[st.fill[j]++].id = st.links[i].id;
-    }
+    workers.parallel_for(np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+        auto* fill = st.piece_fill[piece].data();
+        for (auto k = from; k < to; ++k) {
+            const auto [i, j] = st.pairs[k];
+            st.adjacency[fill[i]++].id = st.links[j].id;
+            st.adjacency[fill[j]++].id = st.links[i].id;
+        }
+    });
     auto& contacts = reg.storage<Contacts>();
     // Bodies touching something for the first time get their Contacts first (adding one may move
     // the pool's values, not their places), and every body's place in the pool is noted. Then the
@@ -256,19 +350,32 @@ void collision_detection_system::run(world& w) {
     // own stretch of the pool and of its write stamps. Cut by body, neighbours in space lie
     // anywhere in the pool, and two threads kept writing the same cache lines.
     const auto note_places = [&] {
-        bool added = false;
         st.body_at.assign(contacts.size() + n, ecs::null_index);
-        for (std::uint32_t i = 0; i < n; ++i) {
-            const auto slot = ecs::index_of(st.links[i].id);
-            auto pos = contacts.find(slot);
-            if (pos == ecs::null_index) {
-                if (st.offsets[i + 1] == st.offsets[i]) continue;  // touches nothing and never did
+        // Places looked up in pieces; the bodies that touch something for the first time are
+        // kept in order, per piece, and get their Contacts after, one by one.
+        st.piece_new.resize(workers.pieces(n, world::min_piece / 4));
+        workers.parallel_for(
+            n, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+                auto& fresh = st.piece_new[piece];
+                fresh.clear();
+                for (auto i = from; i < to; ++i) {
+                    const auto pos = contacts.find(ecs::index_of(st.links[i].id));
+                    if (pos != ecs::null_index) {
+                        st.body_at[pos] = i;
+                    } else if (st.offsets[i + 1] != st.offsets[i]) {  // else touches nothing and never did
+                        fresh.push_back(i);
+                    }
+                }
+            });
+        bool added = false;
+        for (const auto& fresh : st.piece_new) {
+            for (const auto i : fresh) {
                 reg.emplace<Contacts>(st.links[i].id);
                 added = true;
-                pos = contacts.find(slot);
+                const auto pos = contacts.find(ecs::index_of(st.links[i].id));
                 if (pos == ecs::null_index) continue;  // deferred (a walk is open): written next tick
+                st.body_at[pos] = i;
             }
-            st.body_at[pos] = i;
         }
         return added;
     };

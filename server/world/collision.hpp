@@ -3,6 +3,7 @@
 // within one tick: the bodies gathered by detection and the contact pairs.
 // Response reads the pairs instead of looking every contact up again.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <utility>
@@ -59,6 +60,12 @@ struct collision_state {
     std::vector<ecs::entity_id> untouched;  // bodies whose Contacts go this tick
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_pairs;  // one per thread
     std::vector<std::vector<std::uint32_t>> piece_cross;  // response: pairs across bands, per piece
+    // Per piece of the gather, the cells and the counting sorts (one each per thread):
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> piece_kept;  // the gather's places written
+    std::vector<double> piece_max;                                    // the largest radius
+    std::vector<std::array<std::int64_t, 4>> piece_extent;            // cells: min x, min y, max x, max y
+    std::vector<std::vector<std::uint32_t>> piece_fill;               // counts, then write cursors
+    std::vector<std::vector<std::uint32_t>> piece_new;                // bodies that get Contacts now
 };
 
 /// @brief rest_system's scratch, kept between ticks so a tick allocates nothing.
@@ -114,6 +121,11 @@ struct rest_state {
     std::vector<std::uint32_t> of_link;  // by collision_state::links place: its body, or null_index
     std::vector<island> islands;         // by root
     std::vector<ecs::entity_id> woken;
+    // One per thread: the walk's candidates and whether it saw a speed to round to 0; what the
+    // pairs say of the candidates (a body and another, or not_slow / held_up; see rest.cpp).
+    std::vector<std::vector<body>> piece_bodies;
+    std::vector<unsigned char> piece_tiny;
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_events;
 };
 
 }  // namespace ecsd::world

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "world/collision.hpp"
@@ -21,6 +22,10 @@ std::uint32_t find(std::vector<std::uint32_t>& parent, std::uint32_t k) {
     }
     return k;
 }
+
+// The piece of rest's walk the calling thread runs (the walk hands each thread a range, not its
+// piece): each piece gathers its candidates into a list of its own.
+thread_local unsigned walk_piece = 0;
 
 enum class edge_touch : std::uint8_t { none, wall, floor };
 /// @brief Which edge the body lies on: a floor is one that gravity (gx, gy) presses it against.
@@ -61,14 +66,18 @@ void rest_system::run(world& w) {
     // After the early return: a table of 4 bytes a slot is resident memory a lively world skips.
     body_of.resize(reg.entities().slot_count(), ecs::null_index);
     constexpr double noted = rest_state::moving_speed * rest_state::moving_speed;
-    bool any_tiny = false;
+    auto& workers = w.workers();
+    const unsigned parts = workers.threads();
+    rs.piece_bodies.resize(parts);
+    for (auto& list : rs.piece_bodies) list.clear();
+    rs.piece_tiny.assign(parts, 0);
     // The movers with a RigidBody are the first part of the Position+Velocity group (RigidBody is
     // nested in it): walked as three packed arrays, read only (nothing is stamped as written),
     // and a mover's slot is looked up only once it may be at rest.
     const auto visit = [&](const Position& p, const Velocity& v, const RigidBody& rb) {
         if (rb.mass <= 1e-9) return;  // immovable, as collision response counts it
         const double speed2 = v.x * v.x + v.y * v.y;
-        any_tiny = any_tiny || (speed2 < zero_speed * zero_speed && speed2 > 0);
+        if (speed2 < zero_speed * zero_speed && speed2 > 0) rs.piece_tiny[walk_piece] = 1;
         const auto at = static_cast<std::uint32_t>(&p - first);
         if (!any_resting && speed2 >= noted) return;  // moving: no candidate
         const auto slot = positions.slot_at(at);
@@ -96,14 +105,38 @@ void rest_system::run(world& w) {
             const double r = cp != ecs::null_index ? std::max(0.0, colliders.at(cp).radius) : 0.0;
             edge = on_edge(bounds, p, r, gx * rb.gravity_scale, gy * rb.gravity_scale);
         }
-        body_of[slot] = static_cast<std::uint32_t>(bodies.size());
-        bodies.push_back(rest_state::body{e, slow, pull == 0 || edge == edge_touch::floor,
-                                          edge == edge_touch::wall,
-                                          rp != ecs::null_index ? resting.at(rp).seconds : 0.0, p.x, p.y});
+        rs.piece_bodies[walk_piece].push_back(
+            rest_state::body{e, slow, pull == 0 || edge == edge_touch::floor, edge == edge_touch::wall,
+                             rp != ecs::null_index ? resting.at(rp).seconds : 0.0, p.x, p.y});
     };
+    // The movers with a RigidBody in pieces side by side; the part without one (the second range
+    // handed over) does nothing here, so it runs inline.
+    bool with_part = true;
     reg.each_split_nested<const Position, const Velocity, const RigidBody>(
-        visit, [](const Position&, const Velocity&) {}, [](std::uint32_t n, auto&& range) { range(0U, n); });
-
+        visit, [](const Position&, const Velocity&) {},
+        [&](std::uint32_t count, auto&& range) {
+            if (!std::exchange(with_part, false)) {
+                range(0U, count);
+                return;
+            }
+            workers.parallel_for(count, world::min_piece,
+                                 [&](unsigned piece, std::uint32_t b, std::uint32_t e) {
+                                     walk_piece = piece;
+                                     range(b, e);
+                                     walk_piece = 0;
+                                 });
+        });
+    bool any_tiny = false;
+    for (unsigned piece = 0; piece < parts; ++piece) {  // joined in piece order: the walk's order
+        any_tiny = any_tiny || rs.piece_tiny[piece] != 0;
+        auto& list = rs.piece_bodies[piece];
+        if (bodies.empty()) {
+            bodies.swap(list);  // the first piece's list is taken whole (a piece keeps the other)
+        } else {
+            bodies.insert(bodies.end(), list.begin(), list.end());
+        }
+    }
+    for (std::uint32_t k = 0; k < bodies.size(); ++k) body_of[ecs::index_of(bodies[k].id)] = k;
     // Nothing may rest, nothing resting, nothing to round to 0: most ticks of a lively world.
     if (bodies.empty() && !any_tiny && resting.empty()) return;
     // Islands: bodies with mass that touch. A contact with an immovable collider holds a body up.
@@ -119,37 +152,73 @@ void rest_system::run(world& w) {
         constexpr std::uint32_t moving = ecs::null_index, immovable = ecs::null_index - 1;
         auto& of_link = rs.of_link;
         of_link.resize(st.links.size());
-        for (std::size_t k = 0; k < st.links.size(); ++k) {
-            const auto body = body_of[ecs::index_of(st.links[k].id)];
-            of_link[k] = body != ecs::null_index ? body : st.links[k].inv_mass > 0 ? moving : immovable;
-        }
-        for (const auto& [i, j] : st.pairs) {
-            const auto ka = of_link[i], kb = of_link[j];
-            const bool a_candidate = ka < immovable, b_candidate = kb < immovable;
-            if (!a_candidate && !b_candidate) continue;
-            // Touching a moving body (a mover with mass that is no candidate): not at rest.
-            if (!a_candidate && ka == moving) {
-                bodies[kb].slow = false;
-                continue;
+        workers.parallel_for(static_cast<std::uint32_t>(st.links.size()), world::min_piece / 4,
+                             [&](unsigned, std::uint32_t from, std::uint32_t to) {
+                                 for (auto k = from; k < to; ++k) {
+                                     const auto body = body_of[ecs::index_of(st.links[k].id)];
+                                     of_link[k] = body != ecs::null_index    ? body
+                                                  : st.links[k].inv_mass > 0 ? moving
+                                                                             : immovable;
+                                 }
+                             });
+        // What each pair says of its candidates, found in pieces side by side and applied after
+        // in pair order (the flags and the islands come out the same in any order): two
+        // candidates join an island; a candidate touching a moving body is not at rest; one
+        // touching an immovable collider is held up.
+        constexpr std::uint32_t not_slow = moving, held_up = immovable;
+        const auto judge = [&](std::uint32_t from, std::uint32_t to, auto&& note) {
+            for (auto k = from; k < to; ++k) {
+                const auto [i, j] = st.pairs[k];
+                const auto ka = of_link[i], kb = of_link[j];
+                const bool a_candidate = ka < immovable, b_candidate = kb < immovable;
+                if (!a_candidate && !b_candidate) continue;
+                // Touching a moving body (a mover with mass that is no candidate): not at rest.
+                if (!a_candidate && ka == moving) {
+                    note(kb, not_slow);
+                    continue;
+                }
+                if (!b_candidate && kb == moving) {
+                    note(ka, not_slow);
+                    continue;
+                }
+                if (!st.dropped.empty()) {
+                    const auto a = st.links[i].id, b = st.links[j].id;
+                    if (std::binary_search(st.dropped.begin(), st.dropped.end(),
+                                           std::pair(std::min(a, b), std::max(a, b))))
+                        continue;  // a ghost passes through: it holds nothing up
+                }
+                if (a_candidate && b_candidate) {
+                    note(ka, kb);
+                } else {
+                    note(a_candidate ? ka : kb, held_up);  // by an immovable collider
+                }
             }
-            if (!b_candidate && kb == moving) {
-                bodies[ka].slow = false;
-                continue;
-            }
-            if (!st.dropped.empty()) {
-                const auto a = st.links[i].id, b = st.links[j].id;
-                if (std::binary_search(st.dropped.begin(), st.dropped.end(),
-                                       std::pair(std::min(a, b), std::max(a, b))))
-                    continue;  // a ghost passes through: it holds nothing up
-            }
-            if (a_candidate && b_candidate) {
-                const auto ra = find(parent, ka), rb = find(parent, kb);
-                if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
-            } else if (a_candidate) {
-                bodies[ka].supported = true;  // by an immovable collider
+        };
+        const auto apply = [&](std::uint32_t k, std::uint32_t what) {
+            if (what == not_slow) {
+                bodies[k].slow = false;
+            } else if (what == held_up) {
+                bodies[k].supported = true;
             } else {
-                bodies[kb].supported = true;
+                const auto ra = find(parent, k), rb = find(parent, what);
+                if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
             }
+        };
+        const auto np = static_cast<std::uint32_t>(st.pairs.size());
+        const unsigned pieces = workers.pieces(np, world::min_piece / 4);
+        if (pieces <= 1) {
+            judge(0, np, apply);
+        } else {
+            rs.piece_events.resize(pieces);
+            workers.parallel_for(
+                np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
+                    auto& events = rs.piece_events[piece];
+                    events.clear();
+                    judge(from, to,
+                          [&](std::uint32_t k, std::uint32_t what) { events.emplace_back(k, what); });
+                });
+            for (const auto& events : rs.piece_events)
+                for (const auto& [k, what] : events) apply(k, what);
         }
     }
     auto& islands = rs.islands;
