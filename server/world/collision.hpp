@@ -125,7 +125,8 @@ struct rest_state {
     // pairs say of the candidates (a body and another, or not_slow / held_up; see rest.cpp).
     std::vector<std::vector<body>> piece_bodies;
     std::vector<unsigned char> piece_tiny;
-    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_events;
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_events;  // sized to the piece
+    std::vector<std::size_t> piece_noted;  // how many of piece_events' first places hold notes
 };
 
 }  // namespace ecsd::world
