@@ -303,7 +303,7 @@ void collision_detection_system::run(world& w) {
                     for (unsigned k = 0; k < b; ++k) place += st.piece_pairs[k].size();
                     for (auto k = b; k < e; ++k) {
                         std::copy(st.piece_pairs[k].begin(), st.piece_pairs[k].end(),
-                                  st.pairs.begin() + place);
+                                  st.pairs.data() + place);
                         place += st.piece_pairs[k].size();
                     }
                 });

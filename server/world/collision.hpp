@@ -55,7 +55,6 @@ struct collision_state {
     std::vector<std::uint32_t> bucket_of;
     std::vector<std::uint32_t> offsets;
     std::vector<entity_ref> adjacency;      // Contacts lists end to end (CSR, by offsets)
-    std::vector<std::uint32_t> fill;        // write cursors for the counting sorts
     std::vector<std::uint32_t> body_at;     // the body whose Contacts sit at each place in their pool
     std::vector<ecs::entity_id> untouched;  // bodies whose Contacts go this tick
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> piece_pairs;  // one per thread
