@@ -34,11 +34,26 @@ bool overlap(const collision_body& a, const collision_body& b) {
     return dx * dx + dy * dy < rr * rr;
 }
 
-// Collects every collider's search fields, id and Position, in the order the walk
-// `each<const Position, const Collider>` visits them (the smaller pool's packed order, Position's
-// on a tie), in pieces side by side: each piece writes from its own first place and the pieces are
-// closed up in order, so the bodies come out as one thread gathers them. Velocity and RigidBody
-// are looked up later, once the bodies are sorted (see link_bodies).
+// A counting sort's step for counts made in pieces: for each of the n keys, its start in `start`,
+// and each piece's count turned into that piece's first place among the key's entries (the pieces
+// in order). Returns the total. Entries written through the cursors then keep piece order within a
+// key, as one pass in order puts them.
+std::uint32_t counts_to_cursors(std::vector<std::vector<std::uint32_t>>& fill, std::uint32_t* start,
+                                std::uint32_t n) {
+    std::uint32_t at = 0;
+    for (std::uint32_t k = 0; k < n; ++k) {
+        start[k] = at;
+        for (auto& piece : fill) at += std::exchange(piece[k], at);
+    }
+    return at;
+}
+
+// Collects every collider's search fields, id and Position in pieces side by side: each piece
+// writes from its own first place and the pieces are closed up in order, so the bodies come out
+// as one thread gathers them. The order is the smaller pool's packed order (Position's on a tie),
+// the one `each<const Position, const Collider>` walked before the gather was split; any fixed
+// order would do, as the stable sort by bucket comes next. Velocity and RigidBody are looked up
+// later, once the bodies are sorted (see link_bodies).
 void gather(world& w, collision_state& st, double& max_r) {
     auto& reg = w.registry();
     auto& positions = reg.storage<Position>();
@@ -194,12 +209,7 @@ void collision_detection_system::run(world& w) {
                 }
             });
         st.bucket_start.resize(static_cast<std::size_t>(buckets) + 2);  // [buckets] is an empty sentinel
-        std::uint32_t at = 0;
-        for (std::uint32_t k = 0; k <= buckets; ++k) {
-            st.bucket_start[k] = at;
-            for (auto& fill : st.piece_fill) at += std::exchange(fill[k], at);  // the count becomes a cursor
-        }
-        st.bucket_start[buckets + 1] = at;
+        st.bucket_start[buckets + 1] = counts_to_cursors(st.piece_fill, st.bucket_start.data(), buckets + 1);
         workers.parallel_for(n, world::min_piece / 4,
                              [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
                                  auto* fill = st.piece_fill[piece].data();
@@ -327,13 +337,8 @@ void collision_detection_system::run(world& w) {
         }
     });
     st.offsets.resize(n + 1);
-    std::uint32_t at = 0;
-    for (std::uint32_t i = 0; i < n; ++i) {
-        st.offsets[i] = at;
-        for (auto& fill : st.piece_fill) at += std::exchange(fill[i], at);  // the count becomes a cursor
-    }
-    st.offsets[n] = at;
-    st.adjacency.resize(at);
+    st.offsets[n] = counts_to_cursors(st.piece_fill, st.offsets.data(), n);
+    st.adjacency.resize(st.offsets[n]);
     // Ids go in here, while bodies i and j (neighbours in space and in memory) are in cache.
     workers.parallel_for(np, world::min_piece / 4, [&](unsigned piece, std::uint32_t from, std::uint32_t to) {
         auto* fill = st.piece_fill[piece].data();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -166,34 +167,6 @@ void rest_system::run(world& w) {
         // any order): two candidates join an island; a candidate touching a moving body is not at
         // rest; one touching an immovable collider is held up.
         constexpr std::uint32_t not_slow = moving, held_up = immovable;
-        const auto judge = [&](std::uint32_t from, std::uint32_t to, auto&& note) {
-            for (auto k = from; k < to; ++k) {
-                const auto [i, j] = st.pairs[k];
-                const auto ka = of_link[i], kb = of_link[j];
-                const bool a_candidate = ka < immovable, b_candidate = kb < immovable;
-                if (!a_candidate && !b_candidate) continue;
-                // Touching a moving body (a mover with mass that is no candidate): not at rest.
-                if (!a_candidate && ka == moving) {
-                    note(kb, not_slow);
-                    continue;
-                }
-                if (!b_candidate && kb == moving) {
-                    note(ka, not_slow);
-                    continue;
-                }
-                if (!st.dropped.empty()) {
-                    const auto a = st.links[i].id, b = st.links[j].id;
-                    if (std::binary_search(st.dropped.begin(), st.dropped.end(),
-                                           std::pair(std::min(a, b), std::max(a, b))))
-                        continue;  // a ghost passes through: it holds nothing up
-                }
-                if (a_candidate && b_candidate) {
-                    note(ka, kb);
-                } else {
-                    note(a_candidate ? ka : kb, held_up);  // by an immovable collider
-                }
-            }
-        };
         const auto apply = [&](std::uint32_t k, std::uint32_t what) {
             if (what == not_slow) {
                 bodies[k].slow = false;
@@ -214,20 +187,34 @@ void rest_system::run(world& w) {
                 if (events.size() < to - from) events.resize(to - from);  // room for every pair: no checks
                 auto* out = events.data();
                 std::size_t count = 0;
-                if (!st.dropped.empty()) {
-                    judge(from, to, [&](std::uint32_t k, std::uint32_t what) { out[count++] = {k, what}; });
-                } else {
-                    // Without ghosts a pair's note is (its candidate, the other end), whatever the other
-                    // end is: a candidate, moving (not_slow) or immovable (held_up). So each is written
-                    // and kept when either end is a candidate, without a branch (whether one is, a branch
-                    // predictor keeps losing: about a third of the pairs).
+                // The loop made twice, with and without ghosts: with none the loop has no branch.
+                const auto note_all = [&](auto ghosts) {
                     for (auto k = from; k < to; ++k) {
+                        // A pair's note is (its candidate, the other end), whatever the other end is: a
+                        // candidate, moving (not_slow) or immovable (held_up). So each is written and kept
+                        // when either end is a candidate, without a branch (whether one is, a branch
+                        // predictor keeps losing: about a third of the pairs).
                         const auto [i, j] = st.pairs[k];
                         const auto ka = of_link[i], kb = of_link[j];
                         const bool a_candidate = ka < immovable, b_candidate = kb < immovable;
                         out[count] = a_candidate ? std::pair(ka, kb) : std::pair(kb, ka);
-                        count += static_cast<std::size_t>(a_candidate | b_candidate);
+                        bool keep = a_candidate | b_candidate;
+                        // A ghost passing through holds nothing up and joins no island; touching a moving
+                        // body still counts.
+                        if constexpr (decltype(ghosts)::value) {
+                            if (keep && out[count].second != not_slow) {
+                                const auto a = st.links[i].id, b = st.links[j].id;
+                                keep = !std::binary_search(st.dropped.begin(), st.dropped.end(),
+                                                           std::pair(std::min(a, b), std::max(a, b)));
+                            }
+                        }
+                        count += static_cast<std::size_t>(keep);
                     }
+                };
+                if (st.dropped.empty()) {
+                    note_all(std::false_type{});
+                } else {
+                    note_all(std::true_type{});
                 }
                 rs.piece_noted[piece] = count;
             });
