@@ -133,14 +133,14 @@ class method_answer {
         : value_(init) {}  // NOLINT(google-explicit-constructor)
     /// @brief A result already written as JSON text.
     [[nodiscard]] static method_answer text(std::string json_text) {
-        method_answer a{nlohmann::json()};
+        method_answer a;
         a.text_ = std::move(json_text);
         return a;
     }
     /// @brief An expected error: answered with `why`'s wire reason, `message`, and `data`'s members.
     [[nodiscard]] static method_answer error(protocol::reason why, std::string message,
                                              nlohmann::json data = nullptr) {
-        method_answer a{nlohmann::json()};
+        method_answer a;
         a.error_ = failure{why, std::move(message), std::move(data)};
         return a;
     }
@@ -158,6 +158,10 @@ class method_answer {
     [[nodiscard]] nlohmann::json& value() noexcept { return value_; }
 
   private:
+    // A null tree. (`method_answer a{nlohmann::json()}` was the initializer-list constructor: a tree
+    // `[null]`, two allocations made and a third to destroy it, on every answer given as text.)
+    method_answer() = default;
+
     nlohmann::json value_;
     std::string text_;
     std::optional<failure> error_;
