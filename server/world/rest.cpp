@@ -225,7 +225,8 @@ void rest_system::run(world& w) {
     auto& islands = rs.islands;
     islands.assign(n, {});
     for (std::uint32_t k = 0; k < n; ++k) {
-        auto& is = islands[find(parent, k)];
+        parent[k] = find(parent, k);  // its root, once: the loop below reads it straight
+        auto& is = islands[parent[k]];
         is.slow = is.slow && bodies[k].slow;
         is.supported = is.supported || bodies[k].supported;
         is.walls = is.walls || bodies[k].wall;
@@ -236,14 +237,19 @@ void rest_system::run(world& w) {
     auto& velocities = reg.storage<Velocity>();
     auto& woken = rs.woken;
     woken.clear();
+    // A body's Velocity is looked up only when something may be written to it: the walk saw a
+    // speed to round to 0 (any_tiny), or its island sleeps. In a crowd of slow bodies that never
+    // sleep, a lookup each was most of this loop.
     for (std::uint32_t k = 0; k < n; ++k) {
         const auto& b = bodies[k];
-        const auto& is = islands[find(parent, k)];
+        const auto& is = islands[parent[k]];  // roots do not move once the unions are done
         const auto slot = ecs::index_of(b.id);
-        auto& v = velocities.get(slot);
-        if (v.x * v.x + v.y * v.y < zero_speed * zero_speed && (v.x != 0 || v.y != 0)) {
-            v = {};
-            velocities.mark_written(velocities.index(slot));
+        if (any_tiny) {
+            auto& v = velocities.get(slot);
+            if (v.x * v.x + v.y * v.y < zero_speed * zero_speed && (v.x != 0 || v.y != 0)) {
+                v = {};
+                velocities.mark_written(velocities.index(slot));
+            }
         }
         // A wall holds up a body wedged against it by others (friction), not a lone one.
         if (!is.slow || !(is.supported || (is.walls && is.size > 1))) {
@@ -260,9 +266,12 @@ void rest_system::run(world& w) {
             resting.at(rp).seconds = seconds;
             resting.mark_written(rp);
         }
-        if (seconds >= sleep_after - 1e-9 && (v.x != 0 || v.y != 0)) {
-            v = {};
-            velocities.mark_written(velocities.index(slot));
+        if (seconds >= sleep_after - 1e-9) {
+            auto& v = velocities.get(slot);
+            if (v.x != 0 || v.y != 0) {
+                v = {};
+                velocities.mark_written(velocities.index(slot));
+            }
         }
     }
     for (const auto e : woken) reg.remove<Resting>(e);
