@@ -237,20 +237,26 @@ void rest_system::run(world& w) {
     auto& velocities = reg.storage<Velocity>();
     auto& woken = rs.woken;
     woken.clear();
+    // Stops a body (its Velocity to 0, stamped as written) when `tiny` says so of its velocity.
+    const auto stop_if = [&](std::uint32_t slot, auto tiny) {
+        const auto vp = velocities.index(slot);
+        auto& v = velocities.at(vp);
+        if ((v.x != 0 || v.y != 0) && tiny(v)) {
+            v = {};
+            velocities.mark_written(vp);
+        }
+    };
+    const auto below_zero_speed = [](const Velocity& v) {
+        return v.x * v.x + v.y * v.y < zero_speed * zero_speed;
+    };
     // A body's Velocity is looked up only when something may be written to it: the walk saw a
-    // speed to round to 0 (any_tiny), or its island sleeps. In a crowd of slow bodies that never
-    // sleep, a lookup each was most of this loop.
+    // speed to round to 0 (any_tiny), or its island sleeps. A crowd of slow bodies that never
+    // sleep needs neither.
     for (std::uint32_t k = 0; k < n; ++k) {
         const auto& b = bodies[k];
         const auto& is = islands[parent[k]];  // roots do not move once the unions are done
         const auto slot = ecs::index_of(b.id);
-        if (any_tiny) {
-            auto& v = velocities.get(slot);
-            if (v.x * v.x + v.y * v.y < zero_speed * zero_speed && (v.x != 0 || v.y != 0)) {
-                v = {};
-                velocities.mark_written(velocities.index(slot));
-            }
-        }
+        if (any_tiny) stop_if(slot, below_zero_speed);
         // A wall holds up a body wedged against it by others (friction), not a lone one.
         if (!is.slow || !(is.supported || (is.walls && is.size > 1))) {
             if (b.seconds > 0 || resting.contains(slot)) woken.push_back(b.id);
@@ -266,13 +272,7 @@ void rest_system::run(world& w) {
             resting.at(rp).seconds = seconds;
             resting.mark_written(rp);
         }
-        if (seconds >= sleep_after - 1e-9) {
-            auto& v = velocities.get(slot);
-            if (v.x != 0 || v.y != 0) {
-                v = {};
-                velocities.mark_written(velocities.index(slot));
-            }
-        }
+        if (seconds >= sleep_after - 1e-9) stop_if(slot, [](const Velocity&) { return true; });
     }
     for (const auto e : woken) reg.remove<Resting>(e);
     // Resting on what is no longer a body with mass (its Velocity or RigidBody removed, mass 0).

@@ -75,3 +75,17 @@ TEST(OpenRpc, DescribesEveryMethodByName) {
     EXPECT_EQ(doc["methods"][1]["x-flags"], json({"mutating", "world_bound"}));
     EXPECT_EQ(doc["components"]["errors"]["no_such_entity"]["code"], -32003);
 }
+
+// A text or error answer carries no tree: `method_answer a{json()}` once made it `[null]` (the
+// initializer-list constructor), three allocations on every answer given as text.
+TEST(MethodAnswer, TextAndErrorAnswersCarryANullTree) {
+    auto text = method_answer::text(R"({"entity":7})");
+    EXPECT_TRUE(text.value().is_null());
+    EXPECT_EQ(text.text(), R"({"entity":7})");
+    auto error = method_answer::error(ecsd::protocol::reason::invalid_params, "no");
+    EXPECT_TRUE(error.value().is_null());
+    ASSERT_TRUE(error.failed().has_value());
+    EXPECT_EQ(error.failed()->message, "no");
+    method_answer tree = json{{"a", 1}};
+    EXPECT_TRUE(tree.value().is_object());
+}
