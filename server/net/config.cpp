@@ -125,10 +125,12 @@ std::vector<setting> make_settings() {
                     &server_config::tokens));
     t.push_back(row("threads", "ECSD_THREADS", "threads running connections and worlds",
                     &server_config::threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 256U)); }));
-    t.push_back(row("sim-threads", "ECSD_SIM_THREADS",
-                    "threads each world's tick uses (movement and collision search split across them) "
-                    "unless world.create names its own",
-                    &server_config::sim_threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 64U)); }));
+    t.push_back(
+        row("sim-threads", "ECSD_SIM_THREADS",
+            "threads each world's tick uses (movement, collision detection and response, and most of rest "
+            "split across them) "
+            "unless world.create names its own",
+            &server_config::sim_threads, [](CLI::Option& o) { o.check(CLI::Range(1U, 64U)); }));
     t.push_back(row("script-instructions", "ECSD_SCRIPT_INSTRUCTIONS",
                     "Lua instructions one run of a script system or spell may execute before it is stopped "
                     "and the system disabled",
