@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "ecsd/protocol/ids.hpp"
 #include "ecsd/protocol/json_parse.hpp"
 
 namespace ecsd::protocol {
@@ -54,10 +55,61 @@ bool is_container(simdjson::dom::element v) {
     return v.is_object() || v.is_array();
 }
 
+// params as an entity_read, or nothing where they are not of its exact shape (then they become a
+// tree, which the method's schema judges). Every bound is the schema's or tighter: a name's bytes
+// are at least its characters, so at most 64 bytes is at most 64 characters.
+std::optional<entity_read> read_entity(const json&) {
+    return std::nullopt;  // a tree is already built: nothing to save
+}
+std::optional<entity_read> read_entity(simdjson::dom::element params) {
+    if (!params.is_object()) return std::nullopt;
+    entity_read out;
+    bool has_entity = false;
+    const auto name = [](simdjson::dom::element v) -> std::optional<std::string> {
+        if (!v.is_string()) return std::nullopt;
+        const auto text = std::string_view(v);
+        if (text.size() > entity_read::max_name_bytes) return std::nullopt;
+        return std::string(text);
+    };
+    for (const auto field : simdjson::dom::object(params)) {
+        if (field.key == "entity" && !has_entity) {
+            std::uint64_t id = 0;
+            if (field.value.is_uint64()) {
+                id = std::uint64_t(field.value);
+            } else if (field.value.is_int64() && std::int64_t(field.value) >= 0) {
+                id = static_cast<std::uint64_t>(std::int64_t(field.value));
+            } else {
+                return std::nullopt;  // a Name, a fraction, a negative number: the tree's way
+            }
+            if (id > max_entity_id) return std::nullopt;
+            out.entity = id;
+            has_entity = true;
+        } else if (field.key == "world" && !out.world) {
+            out.world = name(field.value);
+            if (!out.world || out.world->empty()) return std::nullopt;
+        } else if (field.key == "components" && !out.components) {
+            if (!field.value.is_array()) return std::nullopt;
+            const auto items = simdjson::dom::array(field.value);
+            if (items.size() > entity_read::max_names) return std::nullopt;
+            auto& names = out.components.emplace();
+            names.reserve(items.size());
+            for (const auto item : items) {
+                auto n = name(item);
+                if (!n) return std::nullopt;
+                names.push_back(std::move(*n));
+            }
+        } else {
+            return std::nullopt;  // another member, or one given twice
+        }
+    }
+    if (!has_entity) return std::nullopt;
+    return out;
+}
+
 // The envelope's checks, in one order with one set of answers for both readings; a member is
 // null when the request does not have it.
 template <typename V>
-message checked_request(V* id, V* version, V* method, V* params) {
+message checked_request(V* id, V* version, V* method, V* params, std::string_view entity_read_method = {}) {
     json id_value = nullptr;
     if (id != nullptr) {
         id_value = take(*id);
@@ -73,7 +125,9 @@ message checked_request(V* id, V* version, V* method, V* params) {
     if (params != nullptr) {
         if (!is_container(*params))
             return bad(std::move(id_value), reason::invalid_request, "params must be an object or an array");
-        out.params = take(*params);
+        if (!entity_read_method.empty() && text(*method) == entity_read_method)
+            out.read = read_entity(*params);
+        if (!out.read) out.params = take(*params);
     }
     out.method = std::string(text(*method));
     out.id = std::move(id_value);
@@ -83,7 +137,7 @@ message checked_request(V* id, V* version, V* method, V* params) {
 
 // to_message() over simdjson's DOM: only the id and the params become nlohmann values; the
 // envelope around them is never built.
-message dom_to_message(simdjson::dom::element e) {
+message dom_to_message(simdjson::dom::element e, std::string_view entity_read_method) {
     if (!e.is_object()) return bad(nullptr, reason::invalid_request, "a request must be a JSON object");
     simdjson::dom::element id, version, method, params;
     simdjson::dom::element *has_id = nullptr, *has_version = nullptr, *has_method = nullptr,
@@ -103,9 +157,16 @@ message dom_to_message(simdjson::dom::element e) {
             has_params = &params;
         }
     }
-    return checked_request(has_id, has_version, has_method, has_params);
+    return checked_request(has_id, has_version, has_method, has_params, entity_read_method);
 }
 }  // namespace
+
+json to_params(const entity_read& read) {
+    json out = {{"entity", read.entity}};
+    if (read.world) out["world"] = *read.world;
+    if (read.components) out["components"] = *read.components;
+    return out;
+}
 
 message to_message(json&& value) {
     if (!value.is_object()) return bad(nullptr, reason::invalid_request, "a request must be a JSON object");
@@ -174,14 +235,15 @@ parsed_line parse_line(std::string_view line, const parse_limits& limits) {
     // The common case: read from simdjson's DOM, with no tree built for the envelope.
     parsed_line out;
     if (!root.is_array()) {
-        out = one(dom_to_message(root));
+        out = one(dom_to_message(root, limits.entity_read_method));
     } else if (const auto items = simdjson::dom::array(root);
                auto refused = refuse_batch(items.size(), limits)) {
         out = one(std::move(*refused));
     } else {
         out.batch = true;
         out.messages.reserve(items.size());
-        for (const auto item : items) out.messages.emplace_back(dom_to_message(item));
+        for (const auto item : items)
+            out.messages.emplace_back(dom_to_message(item, limits.entity_read_method));
     }
     release_large_dom();  // the messages own their values: the DOM is done with
     return out;

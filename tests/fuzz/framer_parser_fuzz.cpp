@@ -15,6 +15,7 @@
 #include "../support/same_json.hpp"
 #include "ecsd/protocol/depth.hpp"
 #include "ecsd/protocol/framer.hpp"
+#include "ecsd/protocol/ids.hpp"
 #include "ecsd/protocol/json_parse.hpp"
 #include "ecsd/protocol/json_schema.hpp"
 #include "ecsd/protocol/jsonrpc.hpp"
@@ -75,6 +76,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             const auto parsed = p::parse_line(fr.line);
             check(!parsed.messages.empty());
             check(ecsd::test::same_parsed_line(parsed, p::parse_line_tree(fr.line)));
+            // get's params read typed where they have entity_read's shape: still the same messages.
+            p::parse_limits typed;
+            typed.entity_read_method = "world.get_components";
+            const auto typed_parse = p::parse_line(fr.line, typed);
+            check(ecsd::test::same_parsed_line(typed_parse, parsed));
+            for (const auto& m : typed_parse.messages) {
+                if (const auto* r = std::get_if<p::request>(&m); r != nullptr && r->read) {
+                    check(r->method == typed.entity_read_method);
+                    check(r->read->entity <= p::max_entity_id);
+                }
+            }
             for (const auto& m : parsed.messages) {
                 if (const auto* r = std::get_if<p::request>(&m)) {
                     (void)schema.validate(r->params);

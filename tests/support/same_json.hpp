@@ -30,7 +30,8 @@ inline bool same_json(const nlohmann::json& a, const nlohmann::json& b) {
 }
 
 /// @brief Two readings of one line (protocol::parse_line and parse_line_tree) give the same
-/// messages: the same requests (id, method, params, notification) and the same refusals.
+/// messages: the same requests (id, method, params, notification) and the same refusals. Params
+/// read typed count as the tree they stand for.
 inline bool same_parsed_line(const protocol::parsed_line& a, const protocol::parsed_line& b) {
     if (a.batch != b.batch || a.messages.size() != b.messages.size()) return false;
     for (std::size_t i = 0; i < a.messages.size(); ++i) {
@@ -39,8 +40,13 @@ inline bool same_parsed_line(const protocol::parsed_line& a, const protocol::par
         if (x.index() != y.index()) return false;
         if (const auto* r = std::get_if<protocol::request>(&x)) {
             const auto& s = std::get<protocol::request>(y);
+            // Params read typed (protocol::entity_read) stand for the tree the parser would have built.
+            const auto params = [](const protocol::request& q) {
+                return q.read ? protocol::to_params(*q.read) : q.params;
+            };
             if (!same_json(r->id, s.id) || r->notification != s.notification || r->method != s.method ||
-                !same_json(r->params, s.params))
+                (r->read && !r->params.is_null()) || (s.read && !s.params.is_null()) ||
+                !same_json(params(*r), params(s)))
                 return false;
         } else {
             const auto& m = std::get<protocol::bad_message>(x);

@@ -1,5 +1,6 @@
 // world.get_components, world.insert_components, world.mutate_components,
 // world.remove_components, world.list_components, world.register_component.
+#include "ecsd/protocol/jsonrpc.hpp"
 #include "methods.hpp"
 #include "methods/schemas.hpp"
 #include "rpc/method_table.hpp"
@@ -12,15 +13,19 @@ using nlohmann::json;
 using protocol::reason;
 
 method_answer get_components(method_context& ctx) {
-    // The hottest read: written as text, keys in json::dump() order ("components" < "entity").
-    const auto e = schemas::entity_param(ctx.world(), ctx.params);
+    // The hottest read: written as text, keys in json::dump() order ("components" < "entity"). Its
+    // params usually come typed (method_flags::entity_read): an id and the names, no tree.
+    std::optional<std::vector<std::string>> tree_names;
+    const auto e = ctx.read ? ctx.read->entity : schemas::entity_param(ctx.world(), ctx.params);
+    if (!ctx.read) tree_names = schemas::optional_names(ctx.params, "components");
+    const auto& names = ctx.read ? ctx.read->components : tree_names;
     const auto& reg = ctx.world().registry();
     // The common error, answered without a throw: it must cost no more than a success.
     if (!reg.alive(e)) return method_answer::error(reason::no_such_entity, reg.why_not_alive(e));
     std::string out;
     ecs::json_text w(out);
     w.raw(R"({"components":)");
-    ctx.world().write_components(e, schemas::optional_names(ctx.params, "components"), w);
+    ctx.world().write_components(e, names, w);
     w.raw(R"(,"entity":)");
     w.unsigned_integer(e);
     w.raw("}");
@@ -96,7 +101,7 @@ void register_component_methods(method_table& table) {
                                        {"entity"}),
                .result = object_schema({{"entity", schemas::entity()}, {"components", {{"type", "object"}}}},
                                        {"entity", "components"}),
-               .flags = read,
+               .flags = read | method_flags::entity_read,
                .handler = get_components});
     table.add({.name = "world.insert_components",
                .summary = "Adds components or replaces their whole values (all validated first).",

@@ -85,13 +85,15 @@ void log_error(std::uint64_t connection, std::string_view method, reason why, st
 }  // namespace
 
 void dispatcher::note_done(const method_entry& method, const json& params, std::uint64_t ns, bool error,
-                           std::uint64_t connection) const {
+                           std::uint64_t connection, const protocol::entity_read* read) const {
     if (services_.stats)
         services_.stats->record(static_cast<std::size_t>(&method - services_.methods.methods().data()), ns,
                                 error);
     if (services_.slowlog.wants(ns))
         services_.slowlog.add(ns, method.name,
-                              has(method.flags, method_flags::secret) ? json(hidden_params) : params,
+                              has(method.flags, method_flags::secret) ? json(hidden_params)
+                              : read != nullptr                       ? protocol::to_params(*read)
+                                                                      : params,
                               connection);
 }
 
@@ -147,6 +149,13 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
     };
 
     const method_entry* method = services_.methods.find(req.method);
+    // Params the parser read as an entity_read (protocol/jsonrpc.hpp) take the typed way only to a
+    // method whose handler reads them so, and only when nothing here shows params as a tree.
+    if (req.read && (method == nullptr || !has(method->flags, method_flags::entity_read) ||
+                     spdlog::should_log(spdlog::level::trace) || services_.monitors.active())) {
+        req.params = protocol::to_params(*req.read);
+        req.read.reset();
+    }
     const bool may_run_unauthenticated = method != nullptr && has(method->flags, method_flags::pre_auth);
     if (!may_run_unauthenticated && !still_authenticated(services_, caller)) {
         return refuse(reason::unauthorized, "call server.auth first");
@@ -172,15 +181,24 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
         (has(method->flags, method_flags::mutating) || has(method->flags, method_flags::admin))) {
         return refuse(reason::unauthorized, "the server is read-only");
     }
-    if (req.params.is_null()) req.params = json::object();
-    if (!req.params.is_object()) return refuse(reason::invalid_params, "params must be an object (by-name)");
-    // A world name becomes a file name: every method that takes one gets it checked here, first.
-    if (const auto w = req.params.find("world"); w != req.params.end() && w->is_string()) {
-        if (auto problem = protocol::world_name_problem(w->get_ref<const std::string&>()))
-            return refuse(reason::invalid_params, "params.world: " + *problem);
+    if (req.read) {
+        // Of the params' schema by their shape (entity_read): only the world's name is left to check.
+        if (req.read->world) {
+            if (auto problem = protocol::world_name_problem(*req.read->world))
+                return refuse(reason::invalid_params, "params.world: " + *problem);
+        }
+    } else {
+        if (req.params.is_null()) req.params = json::object();
+        if (!req.params.is_object())
+            return refuse(reason::invalid_params, "params must be an object (by-name)");
+        // A world name becomes a file name: every method that takes one gets it checked here, first.
+        if (const auto w = req.params.find("world"); w != req.params.end() && w->is_string()) {
+            if (auto problem = protocol::world_name_problem(w->get_ref<const std::string&>()))
+                return refuse(reason::invalid_params, "params.world: " + *problem);
+        }
+        if (auto problem = method->compiled_params.validate(req.params))
+            return refuse(reason::invalid_params, *problem);
     }
-    if (auto problem = method->compiled_params.validate(req.params))
-        return refuse(reason::invalid_params, *problem);
     if (has(method->flags, method_flags::action)) {
         // A player's calls are held to --action-rate; the caller's identity goes into the params
         // (which the schema lets no client set), so the journal replays the call as the same caller.
@@ -196,27 +214,25 @@ prepared dispatcher::prepare(protocol::request&& req, session& caller) {
     }
 
     if (has(method->flags, method_flags::world_bound)) {
-        auto it = req.params.find("world");
-        const std::string name = it == req.params.end() ? std::string("default") : it->get<std::string>();
+        std::string name = "default";
+        if (req.read) {
+            if (req.read->world) name = *req.read->world;
+        } else if (const auto it = req.params.find("world"); it != req.params.end()) {
+            name = it->get<std::string>();
+        }
         auto world = services_.worlds.find(name);
         if (!world) return refuse(reason::no_such_world, "no world '" + name + "'", {{"world", name}});
         prepared p;
-        p.job =
-            world_job{std::move(world), method, std::move(req.id), std::move(req.params), req.notification,
-                      caller.id,        &caller};
+        p.job = world_job{std::move(world), method,    std::move(req.id), std::move(req.params),
+                          req.notification, caller.id, &caller,           std::move(req.read)};
         return p;
     }
 
     if (has(method->flags, method_flags::background)) {
         // Queued on the lane's strand like a world job; the connection answers when it is done.
         prepared p;
-        p.job = world_job{services_.transfers.lane(),
-                          method,
-                          std::move(req.id),
-                          std::move(req.params),
-                          req.notification,
-                          caller.id,
-                          &caller};
+        p.job = world_job{services_.transfers.lane(), method,    std::move(req.id), std::move(req.params),
+                          req.notification,           caller.id, &caller,           std::nullopt};
         return p;
     }
 
@@ -246,7 +262,7 @@ job_result dispatcher::run(world_job& job) {
         log_error(job.connection, job.method->name, reason::world_sealed, message);
         return error_result(reason::world_sealed, message, {{"world", job.world->name()}});
     }
-    method_context ctx{job.params, services_, job.world.get(), job.caller};
+    method_context ctx{job.params, services_, job.world.get(), job.caller, job.read ? &*job.read : nullptr};
     world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
     // Write-ahead: the request is journaled before it is applied (on the world's strand, so nothing
     // else appends in between). A request that cannot be journaled is never applied, and one that

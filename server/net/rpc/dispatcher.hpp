@@ -29,6 +29,7 @@ struct world_job {
     bool notification = false;
     std::uint64_t connection = 0;  ///< for logs
     session* caller = nullptr;     ///< the calling connection; world handlers may read only caller->watches
+    std::optional<protocol::entity_read> read;  ///< the params, read typed (then `params` is null)
 };
 
 /// @brief What a handler produced: the result, or an error object; serialised off the world strand.
@@ -62,7 +63,7 @@ class dispatcher {
     /// @brief Counts a finished request for server.info's method stats and server.slowlog: `ns` of
     /// handler time (every slice of a sliced one), `params` as the client sent them.
     void note_done(const method_entry& method, const nlohmann::json& params, std::uint64_t ns, bool error,
-                   std::uint64_t connection) const;
+                   std::uint64_t connection, const protocol::entity_read* read = nullptr) const;
 
   private:
     job_result invoke(const method_entry& method, method_context& ctx, std::uint64_t connection) const;

@@ -40,6 +40,16 @@ void method_table::add(method_info info) {
     if (has(info.flags, method_flags::in_slices) && !has(info.flags, method_flags::world_bound)) {
         throw std::invalid_argument("method_table: " + info.name + " runs in slices but is not world_bound");
     }
+    if (has(info.flags, method_flags::entity_read) &&
+        (!has(info.flags, method_flags::read_only) || !has(info.flags, method_flags::world_bound))) {
+        // A typed read has no params tree: nothing may journal it or add to its params.
+        throw std::invalid_argument("method_table: " + info.name +
+                                    " reads typed params but is not a world read");
+    }
+    if (has(info.flags, method_flags::entity_read) && !entity_read_name_.empty()) {
+        throw std::invalid_argument("method_table: " + info.name + " reads typed params, as " +
+                                    entity_read_name_ + " does: the parser reads one method's so");
+    }
     if (info.params.is_null()) info.params = nlohmann::json::object();
     if (info.result.is_null()) info.result = nlohmann::json::object();
     if (!info.params.is_object() || info.params.value("type", "object") != "object") {
@@ -60,6 +70,7 @@ void method_table::add(method_info info) {
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument("method_table: " + info.name + ": " + e.what());
     }
+    if (has(info.flags, method_flags::entity_read)) entity_read_name_ = info.name;
     index_.emplace(info.name, rows_.size());
     rows_.push_back(method_entry{std::move(info), std::move(compiled)});
 }

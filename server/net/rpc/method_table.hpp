@@ -56,6 +56,10 @@
 #include "ecsd/protocol/errors.hpp"
 #include "ecsd/protocol/json_schema.hpp"
 
+namespace ecsd::protocol {
+struct entity_read;  // ecsd/protocol/jsonrpc.hpp
+}
+
 namespace ecsd::world {
 class world;
 }
@@ -95,6 +99,10 @@ enum class method_flags : std::uint32_t {
     /// the dispatcher adds params.caller, the caller's identity, before the request is journaled
     /// (so a replay runs it as the same caller), and holds players to --action-rate
     action = 1U << 10,
+    /// read_only and world_bound, and its handler answers from method_context::read when the
+    /// parser read the params as a protocol::entity_read (world.get_components: the hottest read).
+    /// An implementation detail, not listed among a method's flags.
+    entity_read = 1U << 11,
 };
 
 [[nodiscard]] constexpr method_flags operator|(method_flags a, method_flags b) noexcept {
@@ -112,6 +120,8 @@ struct method_context {
     server_services& services;       ///< server-wide state (thread-safe parts only)
     hosted_world* hosted = nullptr;  ///< world_bound methods: the resolved world
     session* caller = nullptr;       ///< the calling connection (world_bound: only caller->watches)
+    /// method_flags::entity_read methods: the params read typed, in place of `params` (then null)
+    const protocol::entity_read* read = nullptr;
 
     /// @brief The world of a world_bound method; call only from its handler.
     [[nodiscard]] world::world& world() const;
@@ -196,6 +206,9 @@ class method_table {
     [[nodiscard]] const method_entry* find(std::string_view name) const noexcept;
     /// @brief Every row, in the order added.
     [[nodiscard]] const std::vector<method_entry>& methods() const noexcept { return rows_; }
+    /// @brief The method with method_flags::entity_read (at most one), or empty: what the request
+    /// pipeline asks the parser to read typed (protocol::parse_limits::entity_read_method).
+    [[nodiscard]] std::string_view entity_read_method() const noexcept { return entity_read_name_; }
 
   private:
     /// Hashes a name once, where an ordered map compared it with about seven of the ~100 names,
@@ -206,6 +219,7 @@ class method_table {
         std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
     };
     std::vector<method_entry> rows_;
+    std::string entity_read_name_;
     std::unordered_map<std::string, std::size_t, name_hash, std::equal_to<>> index_;
 };
 

@@ -65,6 +65,7 @@ request_pipeline::request_pipeline(server_services& services, dispatcher& dispat
       home_(std::move(home)),
       resume_(std::move(resume)) {
     parse_limits_.max_batch = services.config.max_batch;
+    parse_limits_.entity_read_method = services.methods.entity_read_method();
 }
 
 bool request_pipeline::has_room(std::size_t unsent) const noexcept {

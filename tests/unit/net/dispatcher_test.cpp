@@ -46,7 +46,7 @@ class DispatcherTest : public testing::Test, protected ecsd::net::test::rpc_harn
     }
 
     json call(std::string method, json params = nullptr, bool notification = false) {
-        p::request r{json(1), notification, std::move(method), std::move(params)};
+        p::request r{json(1), notification, std::move(method), std::move(params), std::nullopt};
         auto out = dispatch_.prepare(std::move(r), session_);
         if (out.job) {
             const auto result = dispatch_.run(*out.job);

@@ -339,7 +339,7 @@ TEST(ParseLine, TheDomReadingAnswersWhatTheTreeReadingAnswers) {
     std::string batch = "[";
     for (int i = 0; i < 5; ++i) batch += std::string(i ? "," : "") + R"({"jsonrpc":"2.0","method":"m"})";
     batch += "]";
-    const p::parse_limits small{.max_depth = 3, .max_batch = 4};
+    const p::parse_limits small{.max_depth = 3, .max_batch = 4, .entity_read_method = {}};
     EXPECT_TRUE(ecsd::test::same_parsed_line(p::parse_line(batch, small), p::parse_line_tree(batch, small)));
     const auto nested = std::string(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[[1]]}})");
     EXPECT_TRUE(
@@ -349,4 +349,76 @@ TEST(ParseLine, TheDomReadingAnswersWhatTheTreeReadingAnswers) {
     EXPECT_EQ(std::get<p::bad_message>(too_many.messages[0]).why, p::reason::limit_reached);
     // The comparison can fail: two different requests are told apart.
     EXPECT_FALSE(ecsd::test::same_parsed_line(p::parse_line(lines[3]), p::parse_line_tree(lines[4])));
+}
+
+// world.get_components' params read typed (parse_limits::entity_read_method): exactly the shape
+// {entity: id, world?: name, components?: [names]} within the schema's bounds; anything else, valid
+// or not, is read as a tree, and either way the request stands for the tree the other reading builds.
+TEST(ParseLine, AnEntityReadsParamsAreReadTypedOnlyInTheirExactShape) {
+    p::parse_limits typed;
+    typed.entity_read_method = "world.get_components";
+    const auto line = [](const std::string& params, const std::string& method = "world.get_components") {
+        return R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params + "}";
+    };
+    const auto request_of = [&](const std::string& text) {
+        auto parsed = p::parse_line(text, typed);
+        EXPECT_EQ(parsed.messages.size(), 1U);
+        EXPECT_TRUE(ecsd::test::same_parsed_line(parsed, p::parse_line_tree(text))) << text;
+        return std::get<p::request>(parsed.messages.front());
+    };
+
+    const auto all =
+        request_of(line(R"({"world":"w","entity":4294967296,"components":["Position","Health"]})"));
+    ASSERT_TRUE(all.read.has_value());
+    EXPECT_TRUE(all.params.is_null());
+    EXPECT_EQ(all.read->entity, 4294967296U);
+    EXPECT_EQ(all.read->world, "w");
+    EXPECT_EQ(all.read->components, (std::vector<std::string>{"Position", "Health"}));
+    const auto bare = request_of(line(R"({"entity":0})"));
+    ASSERT_TRUE(bare.read.has_value());
+    EXPECT_FALSE(bare.read->world.has_value());
+    EXPECT_FALSE(bare.read->components.has_value());
+    const auto none = request_of(line(R"({"entity":7,"components":[]})"));
+    ASSERT_TRUE(none.read && none.read->components);
+    EXPECT_TRUE(none.read->components->empty());
+    EXPECT_TRUE(request_of(line(R"({"entity":9007199254740991})")).read.has_value());  // 2^53 - 1
+    EXPECT_TRUE(request_of(line(R"({"entity":1,"world":")" + std::string(64, 'a') + R"("})")).read);
+
+    std::string many = R"({"entity":1,"components":[)";
+    for (int i = 0; i < 1025; ++i) many += std::string(i ? "," : "") + R"("C")";
+    many += "]}";
+    const std::string not_typed[] = {
+        R"({"entity":"Hero"})",            // a Name: looked up in the world
+        R"({"entity":1.0})",               // a double
+        R"({"entity":-1})",                // below the schema's minimum
+        R"({"entity":9007199254740992})",  // 2^53: past the schema's maximum
+        R"({"entity":18446744073709551615})",
+        R"({"world":"w"})",              // no entity
+        R"({"entity":1,"entity":2})",    // a repeated key
+        R"({"entity":1,"extra":true})",  // a member the schema refuses
+        R"({"entity":1,"world":""})",
+        R"({"entity":1,"world":5})",
+        R"({"entity":1,"world":")" + std::string(65, 'a') + R"("})",
+        R"({"entity":1,"components":"Position"})",
+        R"({"entity":1,"components":[1]})",
+        R"({"entity":1,"components":[")" + std::string(65, 'c') + R"("]})",
+        many,
+        R"([1])",
+        R"({})",
+    };
+    for (const auto& params : not_typed) {
+        const auto r = request_of(line(params));
+        EXPECT_FALSE(r.read.has_value()) << params;
+        EXPECT_FALSE(r.params.is_null()) << params;
+    }
+    // Only the named method's params, and only when a method is named.
+    EXPECT_FALSE(request_of(line(R"({"entity":1})", "world.list_components")).read);
+    EXPECT_FALSE(std::get<p::request>(p::parse_line(line(R"({"entity":1})")).messages.front()).read);
+    // Each element of a batch on its own.
+    const std::string batch = "[" + line(R"({"entity":1})") + "," + line(R"({"entity":"Hero"})") + "]";
+    const auto parsed = p::parse_line(batch, typed);
+    EXPECT_TRUE(ecsd::test::same_parsed_line(parsed, p::parse_line_tree(batch)));
+    ASSERT_EQ(parsed.messages.size(), 2U);
+    EXPECT_TRUE(std::get<p::request>(parsed.messages[0]).read);
+    EXPECT_FALSE(std::get<p::request>(parsed.messages[1]).read);
 }

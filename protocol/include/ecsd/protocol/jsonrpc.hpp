@@ -3,6 +3,8 @@
 // response lines. Pure functions; the server and ecsctl share them.
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -15,12 +17,33 @@
 
 namespace ecsd::protocol {
 
+/// @brief The params of a read of one entity by id, `{"entity": 7, "world"?: "w", "components"?:
+/// ["Position"]}`, read straight from the parser for the method parse_limits::entity_read_method
+/// names: the server answers its hottest read without a tree for the params, the schema's walk over
+/// it or the tree's destruction (together about a fifth of a get's trip through the pipeline).
+/// Only params of exactly this shape are read so, each member within the bounds the method's schema
+/// sets (the id an integer of at most 53 bits, a name at most 64 bytes, at most 1024 names); any
+/// other params, valid or not, become a tree as for every method, so no answer depends on which way
+/// they were read.
+struct entity_read {
+    std::uint64_t entity = 0;
+    std::optional<std::string> world;
+    std::optional<std::vector<std::string>> components;
+
+    static constexpr std::size_t max_name_bytes = 64;
+    static constexpr std::size_t max_names = 1024;
+};
+
+/// @brief The params tree an entity_read stands for: what the parser would have built.
+[[nodiscard]] nlohmann::json to_params(const entity_read& read);
+
 /// @brief A valid request or notification.
 struct request {
     nlohmann::json id;          ///< string, number or null; meaningless for notifications
     bool notification = false;  ///< true when the message had no "id" member: no response
     std::string method;
-    nlohmann::json params;  ///< object, array, or null when absent
+    nlohmann::json params;            ///< object, array, or null when absent (null when `read` is set)
+    std::optional<entity_read> read;  ///< the params, when the parser read them as an entity_read
 };
 
 /// @brief A message that must be answered with an error instead of being dispatched.
@@ -44,6 +67,9 @@ struct parsed_line {
 struct parse_limits {
     std::size_t max_depth = max_nesting_depth;
     std::size_t max_batch = 1024;  ///< more elements than this: one invalid_request error
+    /// A method whose params, when they have entity_read's shape, are read into request::read
+    /// instead of a tree (empty: none). The server names world.get_components.
+    std::string_view entity_read_method;
 };
 
 /// @brief Parses and validates one line. Never throws for bad input: every failure becomes a
