@@ -76,6 +76,9 @@ TEST_F(TypedReadTest, TheMethodTableNamesGetComponents) {
 
 TEST_F(TypedReadTest, EveryGetAnswersAsItsTreeReadingDoes) {
     const auto hero = std::to_string(hero_), gone = std::to_string(gone_);
+    std::string many_names;  // 1024 names of 64 bytes
+    for (std::size_t i = 0; i < p::entity_read::max_names; ++i)
+        many_names += (i ? ",\"" : "\"") + std::string(p::entity_read::max_name_bytes, 'C') + "\"";
     struct line {
         std::string params;
         bool typed;
@@ -94,6 +97,11 @@ TEST_F(TypedReadTest, EveryGetAnswersAsItsTreeReadingDoes) {
         {R"({"entity":)" + hero + R"(,"world":"elsewhere"})", true},  // no_such_world
         {R"({"entity":)" + hero + R"(,"world":"../etc"})", true},     // no file name
         {R"({"entity":)" + hero + R"(,"world":".hidden"})", true},
+        // The typed reading's bounds, each at its edge: the schema must let all of them through,
+        // or the tree's answer (invalid_params) would differ from the typed one.
+        {R"({"entity":9007199254740991})", true},
+        {R"({"entity":1,"world":")" + std::string(64, 'w') + R"("})", true},
+        {R"({"entity":)" + hero + R"(,"components":[)" + many_names + "]}", true},
         {R"({"entity":"Hero"})", false},
         {R"({"entity":"Nobody"})", false},
         {R"({"entity":"12"})", false},
