@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include "ecsd/protocol/ids.hpp"
@@ -58,9 +59,6 @@ bool is_container(simdjson::dom::element v) {
 // params as an entity_read, or nothing where they are not of its exact shape (then they become a
 // tree, which the method's schema judges). Every bound is the schema's or tighter: a name's bytes
 // are at least its characters, so at most 64 bytes is at most 64 characters.
-std::optional<entity_read> read_entity(const json&) {
-    return std::nullopt;  // a tree is already built: nothing to save
-}
 std::optional<entity_read> read_entity(simdjson::dom::element params) {
     if (!params.is_object()) return std::nullopt;
     entity_read out;
@@ -125,8 +123,11 @@ message checked_request(V* id, V* version, V* method, V* params, std::string_vie
     if (params != nullptr) {
         if (!is_container(*params))
             return bad(std::move(id_value), reason::invalid_request, "params must be an object or an array");
-        if (!entity_read_method.empty() && text(*method) == entity_read_method)
-            out.read = read_entity(*params);
+        if constexpr (std::is_same_v<V,
+                                     simdjson::dom::element>) {  // a tree is built already: nothing to save
+            if (!entity_read_method.empty() && text(*method) == entity_read_method)
+                out.read = read_entity(*params);
+        }
         if (!out.read) out.params = take(*params);
     }
     out.method = std::string(text(*method));

@@ -262,7 +262,7 @@ job_result dispatcher::run(world_job& job) {
         log_error(job.connection, job.method->name, reason::world_sealed, message);
         return error_result(reason::world_sealed, message, {{"world", job.world->name()}});
     }
-    method_context ctx{job.params, services_, job.world.get(), job.caller, job.read ? &*job.read : nullptr};
+    method_context ctx{job.params, services_, job.world.get(), job.caller, job.typed_params()};
     world_log* log = has(job.method->flags, method_flags::mutating) ? job.world->log() : nullptr;
     // Write-ahead: the request is journaled before it is applied (on the world's strand, so nothing
     // else appends in between). A request that cannot be journaled is never applied, and one that

@@ -30,6 +30,11 @@ struct world_job {
     std::uint64_t connection = 0;  ///< for logs
     session* caller = nullptr;     ///< the calling connection; world handlers may read only caller->watches
     std::optional<protocol::entity_read> read;  ///< the params, read typed (then `params` is null)
+
+    /// @brief The typed params, or null: what method_context::read and note_done take.
+    [[nodiscard]] const protocol::entity_read* typed_params() const noexcept {
+        return read ? &*read : nullptr;
+    }
 };
 
 /// @brief What a handler produced: the result, or an error object; serialised off the world strand.

@@ -15,8 +15,7 @@ std::optional<job_result> job_runner::next(dispatcher& d, world_job& job, clock:
     };
     if (!has(job.method->flags, method_flags::in_slices)) {
         auto r = d.run(job);
-        d.note_done(*job.method, job.params, elapsed_ns(), r.is_error, job.connection,
-                    job.read ? &*job.read : nullptr);
+        d.note_done(*job.method, job.params, elapsed_ns(), r.is_error, job.connection, job.typed_params());
         if (!r.is_error && has(job.method->flags, method_flags::mutating)) job.world->note_mutation();
         return r;
     }
